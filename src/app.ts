@@ -1,0 +1,105 @@
+/**
+ * `createApp(deps)`: the one route table, the request middleware (parameters,
+ * audit) and the error handler that turns every error into the envelope.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { AppEnv, RequestAudit } from "./http/context.ts";
+import type { Deps } from "./deps.ts";
+import { errorEnvelope } from "./http/envelope.ts";
+import { readParams } from "./http/params.ts";
+import { AppError, HttpError } from "./errors.ts";
+import { newAuditEntry } from "./domain/audit/mod.ts";
+import { clientAddress, type Network, parseNetwork } from "./lib/ip.ts";
+import { authRoutes } from "./http/routes/auth.ts";
+import { systemRoutes } from "./http/routes/system.ts";
+import { auditRoutes } from "./http/routes/audit.ts";
+import { healthzRoutes } from "./http/routes/healthz.ts";
+
+const MAX_INFO = 900;
+
+/** Builds the Hono app for `deps`. */
+export function createApp(deps: Deps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>({ strict: false });
+  const trusted = deps.config.server.trustedProxies
+    .map(parseNetwork)
+    .filter((n): n is Network => n !== undefined);
+
+  app.use("*", async (c, next) => {
+    const started = performance.now();
+    c.set("deps", deps);
+    c.set("authStyle", false);
+    c.set("identity", undefined);
+    const userAgent = c.req.header("user-agent") ?? "";
+    const peer = c.env?.remoteAddr?.hostname ?? "127.0.0.1";
+    const clientIp = clientAddress(peer, c.req.header("x-forwarded-for"), trusted);
+    c.set("userAgent", userAgent);
+    c.set("clientIp", clientIp);
+    const audit: RequestAudit = newAuditEntry(
+      deps.clock.now(),
+      `${c.req.method} ${c.req.path}`,
+      deps.nodeName,
+    );
+    audit.client = clientIp;
+    audit.userAgent = userAgent.slice(0, 255);
+    c.set("audit", audit);
+    c.set("params", {});
+    try {
+      c.set("params", await readParams(c, deps.config.server.bodyLimit));
+      await next();
+    } finally {
+      audit.success = audit.outcome ?? (c.res ? c.res.status < 400 : false);
+      audit.durationMs = performance.now() - started;
+      audit.info = audit.info.slice(0, MAX_INFO);
+      delete audit.outcome;
+      deps.audit.write(audit);
+    }
+  });
+
+  app.route("/auth", authRoutes);
+  app.route("/system", systemRoutes);
+  app.route("/audit", auditRoutes);
+  app.route("/healthz", healthzRoutes);
+
+  app.onError(async (err, c) => {
+    if (!(err instanceof AppError)) {
+      // the cause goes to the log, never to the client
+      deps.log.error("Unhandled error", { path: c.req.path, error: err, stack: err.stack ?? "" });
+    } else if (c.var.audit) {
+      c.var.audit.info ||= err.message;
+    }
+    return await errorEnvelope(c, err);
+  });
+
+  const routeTable = app.routes
+    .filter((r) => r.method !== "ALL")
+    .map((r) => ({ method: r.method, regexp: pathRegexp(r.path) }));
+
+  app.notFound(async (c) => {
+    const path = c.req.path;
+    const allowed = routeTable.some((r) => r.regexp.test(path));
+    const err = allowed
+      ? new HttpError(405, `The method ${c.req.method} is not allowed for the requested URL.`, 405)
+      : new HttpError(404, "The requested URL was not found on the server.", 404);
+    return await errorEnvelope(c, err);
+  });
+
+  return app;
+}
+
+function pathRegexp(path: string): RegExp {
+  const body = path
+    .replace(/\/+$/, "")
+    .split("/")
+    .map((seg) => {
+      if (seg === "*") return ".*";
+      if (seg.startsWith(":")) {
+        const m = /^:[^{]+(?:\{(.+)\})?(\?)?$/.exec(seg);
+        return m?.[1] ? `(?:${m[1]})` : "[^/]+";
+      }
+      return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("/");
+  return new RegExp(`^${body}/?$`);
+}

@@ -1,0 +1,13 @@
+/**
+ * Every migration in order. The list is explicit so `deno compile` bundles it;
+ * a merged migration is never edited: add a new one.
+ *
+ * @module
+ */
+import type { Migration } from "kysely/migration";
+import * as m0001 from "./0001_foundation.ts";
+
+/** Migration name → module, applied in key order. */
+export const MIGRATIONS: Record<string, Migration> = {
+  "0001_foundation": m0001,
+};

@@ -1,0 +1,55 @@
+/**
+ * Table types of the Tessera database. Each feature adds its tables here and
+ * a migration under `migrations/`. Booleans are stored as 0/1 integers and
+ * times as integer milliseconds since the epoch, so SQL stays portable.
+ *
+ * @module
+ */
+import type { Generated, Kysely } from "kysely";
+
+/** Local administrators (`admin add`, `POST /auth`). */
+export interface AdminTable {
+  id: Generated<number>;
+  username: string;
+  email: string;
+  password_hash: string;
+  created_at: number;
+}
+
+/** System configuration key/value pairs (`/system/`). */
+export interface ConfigTable {
+  key: string;
+  value: string;
+  type: string;
+  description: string;
+}
+
+/** One row per API request (`/audit/`). */
+export interface AuditTable {
+  id: Generated<number>;
+  ts: number;
+  action: string;
+  success: number;
+  serial: string;
+  token_type: string;
+  user: string;
+  realm: string;
+  resolver: string;
+  administrator: string;
+  client: string;
+  user_agent: string;
+  info: string;
+  policies: string;
+  duration_ms: number;
+  node: string;
+}
+
+/** Every table Tessera knows. */
+export interface Database {
+  admin: AdminTable;
+  config: ConfigTable;
+  audit: AuditTable;
+}
+
+/** The typed Kysely handle every store receives. */
+export type Db = Kysely<Database>;

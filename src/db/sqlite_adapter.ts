@@ -1,0 +1,76 @@
+/**
+ * Adapts Deno's built-in `node:sqlite` (`DatabaseSync`) to the small database
+ * interface Kysely's `SqliteDialect` drives, with a prepared-statement cache.
+ *
+ * @module
+ */
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { SqliteDatabase, SqliteStatement } from "kysely";
+
+type SqlValue = null | number | bigint | string | Uint8Array;
+
+// node:sqlite binds only null, numbers, bigints, strings and bytes.
+function bindable(params: ReadonlyArray<unknown>): SqlValue[] {
+  const out: SqlValue[] = new Array(params.length);
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i];
+    if (p === undefined || p === null) out[i] = null;
+    else if (typeof p === "boolean") out[i] = p ? 1 : 0;
+    else if (p instanceof Date) out[i] = p.toISOString();
+    else out[i] = p as SqlValue;
+  }
+  return out;
+}
+
+class CachedStatement implements SqliteStatement {
+  readonly reader: boolean;
+  readonly #stmt: StatementSync;
+  constructor(stmt: StatementSync) {
+    this.#stmt = stmt;
+    this.reader = stmt.columns().length > 0;
+  }
+  all(parameters: ReadonlyArray<unknown>): unknown[] {
+    return this.#stmt.all(...bindable(parameters));
+  }
+  run(
+    parameters: ReadonlyArray<unknown>,
+  ): { changes: number | bigint; lastInsertRowid: number | bigint } {
+    return this.#stmt.run(...bindable(parameters));
+  }
+  iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
+    return this.#stmt.iterate(...bindable(parameters)) as IterableIterator<unknown>;
+  }
+}
+
+const CACHE_LIMIT = 500;
+
+/** A `node:sqlite` database that Kysely's `SqliteDialect` can drive. */
+export class NodeSqliteDatabase implements SqliteDatabase {
+  readonly raw: DatabaseSync;
+  readonly #cache = new Map<string, CachedStatement>();
+
+  /** Opens `path` (or `:memory:`) with WAL, foreign keys and a busy timeout. */
+  constructor(path: string) {
+    this.raw = new DatabaseSync(path);
+    this.raw.exec("PRAGMA busy_timeout = 5000");
+    if (path !== ":memory:") this.raw.exec("PRAGMA journal_mode = WAL");
+    this.raw.exec("PRAGMA synchronous = NORMAL");
+    this.raw.exec("PRAGMA foreign_keys = ON");
+  }
+
+  prepare(sql: string): SqliteStatement {
+    let stmt = this.#cache.get(sql);
+    if (stmt === undefined) {
+      stmt = new CachedStatement(this.raw.prepare(sql));
+      // statements built from varying IN-lists could grow the cache without bound
+      if (this.#cache.size >= CACHE_LIMIT) this.#cache.delete(this.#cache.keys().next().value!);
+      this.#cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  close(): void {
+    this.#cache.clear();
+    this.raw.close();
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * `POST /auth` decisions (spec 01 §6): local admins first, then realm users.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import { AuthError } from "../../errors.ts";
+import { verifyAdminLogin } from "../admin/mod.ts";
+
+/** A successful login, before a JWT is issued. */
+export interface LoginResult {
+  username: string;
+  realm: string;
+  resolver: string;
+  role: "admin" | "user";
+  authtype: "password";
+}
+
+/** Request of {@link login}. */
+export interface LoginRequest {
+  username: string;
+  password: string;
+  realm?: string;
+}
+
+const WRONG_CREDENTIALS = "Authentication failure. Wrong credentials";
+
+/**
+ * Checks a login. Every failure is the same 4031 error so callers cannot tell
+ * unknown users from wrong passwords; the log gets the reason.
+ */
+export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult> {
+  if (req.username === "") throw new AuthError("Authentication failure. Missing Username", 4032);
+  // a local admin wins over a realm user of the same name (spec 01 §6.1 step 4)
+  const admin = await verifyAdminLogin(deps, req.username, req.password);
+  if (admin) {
+    return {
+      username: admin.username,
+      realm: "",
+      resolver: "",
+      role: "admin",
+      authtype: "password",
+    };
+  }
+  deps.log.info("Login failed", {
+    username: req.username,
+    reason: "no local admin with that password",
+  });
+  throw new AuthError(WRONG_CREDENTIALS, 4031);
+}
+
+/** WebUI settings returned with every login (spec 01 §6.3 defaults). */
+export const WEBUI_DEFAULTS: Record<string, unknown> = {
+  logout_time: 120,
+  audit_page_size: 10,
+  token_page_size: 15,
+  user_page_size: 15,
+  policy_template_url: "/static/policy-templates/",
+  default_tokentype: "hotp",
+  default_container_type: "generic",
+  timeout_action: "lockscreen",
+  user_details: false,
+  token_wizard: false,
+  token_wizard_2nd: false,
+  admin_dashboard: false,
+  dialog_no_token: false,
+  search_on_enter: false,
+  hide_welcome: false,
+  hide_buttons: false,
+  deletion_confirmation: false,
+  show_seed: false,
+  show_node: "",
+  token_rollover: {},
+  subscription_status: 0,
+  subscription_status_push: 0,
+  qr_image_android: null,
+  qr_image_ios: null,
+  qr_image_custom: null,
+  logout_redirect_url: "",
+  require_description: [],
+  rss_age: 180,
+  container_wizard: { enabled: false },
+};
+
+/** Menus of the WebUI per role. */
+export function menusOf(role: "admin" | "user"): string[] {
+  return role === "admin"
+    ? ["tokens", "users", "machines", "config", "audit", "components"]
+    : ["tokens", "audit"];
+}
+
+/** privacyIDEA's numeric log level (PI_LOGLEVEL) for our level name. */
+export function piLogLevel(level: string): number {
+  return ({ debug: 10, info: 20, warn: 30, error: 40 } as Record<string, number>)[level] ?? 30;
+}

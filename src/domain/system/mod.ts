@@ -1,0 +1,246 @@
+/**
+ * System configuration (`/system/`): known keys are typed, validated and have
+ * defaults; other keys are stored as strings like privacyIDEA does.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import { ParameterError } from "../../errors.ts";
+import * as store from "./system_store.ts";
+
+type KeyType = "int" | "bool" | "string";
+
+interface KnownKey {
+  type: KeyType;
+  default: string;
+  description: string;
+  /** Returns a problem text for a bad value. */
+  check?: (value: string) => string | undefined;
+}
+
+const nonNegative = (v: string) => Number(v) >= 0 ? undefined : "must not be negative";
+
+/** The system config keys Tessera knows, with privacyIDEA's defaults. */
+export const SYSTEM_KEYS: Record<string, KnownKey> = {
+  DefaultMaxFailCount: {
+    type: "int",
+    default: "10",
+    description: "fail counter limit of new tokens",
+    check: nonNegative,
+  },
+  DefaultCountWindow: {
+    type: "int",
+    default: "10",
+    description: "HOTP look-ahead window of new tokens",
+    check: nonNegative,
+  },
+  DefaultSyncWindow: {
+    type: "int",
+    default: "1000",
+    description: "resync window of new tokens",
+    check: nonNegative,
+  },
+  DefaultOtpLen: {
+    type: "int",
+    default: "6",
+    description: "OTP length of new tokens",
+    check: (v) => v === "6" || v === "8" ? undefined : "must be 6 or 8",
+  },
+  DefaultChallengeValidityTime: {
+    type: "int",
+    default: "120",
+    description: "seconds a challenge stays valid",
+    check: (v) => Number(v) > 0 ? undefined : "must be greater than 0",
+  },
+  PrependPin: {
+    type: "bool",
+    default: "True",
+    description: "the PIN comes before the OTP in pass",
+  },
+  splitAtSign: {
+    type: "bool",
+    default: "True",
+    description: "split user@realm logins at the last @",
+  },
+  IncFailCountOnFalsePin: {
+    type: "bool",
+    default: "True",
+    description: "a wrong PIN raises the fail counter",
+  },
+  AutoResync: {
+    type: "bool",
+    default: "False",
+    description: "resync HOTP/TOTP with two consecutive OTPs",
+  },
+  AutoResyncTimeout: {
+    type: "int",
+    default: "300",
+    description: "seconds between the two OTPs of an auto-resync",
+    check: nonNegative,
+  },
+  failcounter_clear_timeout: {
+    type: "int",
+    default: "0",
+    description: "minutes after which a maxed fail counter is cleared (0 = never)",
+    check: nonNegative,
+  },
+  no_auth_counter: {
+    type: "bool",
+    default: "False",
+    description: "do not count authentications in tokeninfo",
+  },
+  ReturnSamlAttributes: {
+    type: "bool",
+    default: "True",
+    description: "samlcheck returns user attributes",
+  },
+  ReturnSamlAttributesOnFail: {
+    type: "bool",
+    default: "False",
+    description: "samlcheck returns attributes on failure",
+  },
+  SerialLength: {
+    type: "int",
+    default: "8",
+    description: "length of the generated part of serials",
+    check: (v) => Number(v) >= 4 && Number(v) <= 32 ? undefined : "must be between 4 and 32",
+  },
+  OverrideAuthorizationClient: {
+    type: "string",
+    default: "",
+    description: "proxies allowed to pass the client parameter",
+  },
+  "hotp.hashlib": {
+    type: "string",
+    default: "sha1",
+    description: "default HOTP hash",
+    check: (v) =>
+      ["sha1", "sha256", "sha512"].includes(v) ? undefined : "must be sha1, sha256 or sha512",
+  },
+  "totp.hashlib": {
+    type: "string",
+    default: "sha1",
+    description: "default TOTP hash",
+    check: (v) =>
+      ["sha1", "sha256", "sha512"].includes(v) ? undefined : "must be sha1, sha256 or sha512",
+  },
+  "totp.timeStep": {
+    type: "int",
+    default: "30",
+    description: "default TOTP time step",
+    check: (v) => v === "30" || v === "60" ? undefined : "must be 30 or 60",
+  },
+  "totp.timeWindow": {
+    type: "int",
+    default: "180",
+    description: "default TOTP window in seconds",
+    check: nonNegative,
+  },
+};
+
+const TRUE_VALUES = new Set(["true", "1", "yes", "on"]);
+const FALSE_VALUES = new Set(["false", "0", "no", "off", ""]);
+const MAX_KEY = 255;
+const MAX_VALUE = 2000;
+
+/** A snapshot of the system config with typed accessors and defaults. */
+export class SystemConfig {
+  readonly #values: Map<string, string>;
+  constructor(values: Map<string, string>) {
+    this.#values = values;
+  }
+  /** The raw string, the known default, or `fallback`. */
+  get(key: string, fallback = ""): string {
+    return this.#values.get(key) ?? SYSTEM_KEYS[key]?.default ?? fallback;
+  }
+  /** A boolean value (privacyIDEA accepts True/true/1). */
+  bool(key: string): boolean {
+    return TRUE_VALUES.has(this.get(key).toLowerCase());
+  }
+  /** An integer value, or the default when the stored one is not a number. */
+  int(key: string): number {
+    const n = Number.parseInt(this.get(key), 10);
+    return Number.isFinite(n) ? n : Number.parseInt(SYSTEM_KEYS[key]?.default ?? "0", 10);
+  }
+  /** Every stored key (no defaults). */
+  entries(): [string, string][] {
+    return [...this.#values.entries()];
+  }
+}
+
+/** Reads the whole system config (one small query). */
+export async function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
+  const rows = await store.allEntries(deps.db);
+  return new SystemConfig(new Map(rows.map((r) => [r.key, r.value])));
+}
+
+/** `GET /system/`: every stored key, or one value when `key` is given (null if unset). */
+export async function readSystemConfig(deps: Deps, key?: string): Promise<unknown> {
+  const cfg = await loadSystemConfig(deps);
+  if (key !== undefined) {
+    const stored = cfg.entries().find(([k]) => k === key);
+    return stored ? stored[1] : (SYSTEM_KEYS[key]?.default ?? null);
+  }
+  return Object.fromEntries(cfg.entries());
+}
+
+function normalise(
+  key: string,
+  raw: unknown,
+): { value: string; type: string; description: string } {
+  if (key.length === 0 || key.length > MAX_KEY || /[\0\s]/.test(key)) {
+    throw new ParameterError(`Cannot set config key "${key.slice(0, 50)}": invalid key name`);
+  }
+  let value: string;
+  if (typeof raw === "string") value = raw;
+  else if (typeof raw === "number" || typeof raw === "boolean") value = String(raw);
+  else {throw new ParameterError(
+      `Cannot set config key "${key}": the value must be a string, number or boolean`,
+    );}
+  if (value.length > MAX_VALUE) {
+    throw new ParameterError(
+      `Cannot set config key "${key}": the value is longer than ${MAX_VALUE} characters`,
+    );
+  }
+  const known = SYSTEM_KEYS[key];
+  if (!known) return { value, type: "", description: "" };
+  if (known.type === "bool") {
+    const v = value.toLowerCase();
+    if (TRUE_VALUES.has(v)) value = "True";
+    else if (FALSE_VALUES.has(v)) value = "False";
+    else {throw new ParameterError(
+        `Cannot set config key "${key}": expected a boolean, got "${value}"`,
+      );}
+  } else if (known.type === "int") {
+    if (!/^-?\d+$/.test(value.trim())) {
+      throw new ParameterError(
+        `Cannot set config key "${key}": expected an integer, got "${value}"`,
+      );
+    }
+    value = String(Number.parseInt(value, 10));
+  }
+  const problem = known.check?.(value);
+  if (problem) {
+    throw new ParameterError(`Cannot set config key "${key}": ${problem}, got "${value}"`);
+  }
+  return { value, type: known.type === "string" ? "" : known.type, description: known.description };
+}
+
+/**
+ * `POST /system/setConfig`: validates every pair first, then stores them in one
+ * transaction. Returns `{key: "insert"|"update"}`.
+ */
+export async function setSystemConfig(
+  deps: Deps,
+  pairs: Record<string, unknown>,
+): Promise<Record<string, "insert" | "update">> {
+  const entries = Object.entries(pairs).map(([key, raw]) => ({ key, ...normalise(key, raw) }));
+  if (entries.length === 0) throw new ParameterError("Missing parameter: key=value pairs to set");
+  const results = await store.upsertEntries(deps.db, entries);
+  return Object.fromEntries(entries.map((e, i) => [e.key, results[i]]));
+}
+
+/** `DELETE /system/<key>`: true if the key was stored. */
+export async function deleteSystemConfig(deps: Deps, key: string): Promise<boolean> {
+  return await store.deleteEntry(deps.db, key);
+}

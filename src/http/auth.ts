@@ -1,0 +1,68 @@
+/**
+ * Role middleware: every admin or user endpoint is mounted behind one of these.
+ *
+ * @module
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv, Identity } from "./context.ts";
+import { AuthError } from "../errors.ts";
+import { verifyJwt } from "./jwt.ts";
+
+function tokenOf(c: Context<AppEnv>): string | undefined {
+  const prefix = c.var.deps.config.auth.headerPrefix;
+  const raw = (prefix ? c.req.header(`${prefix}-Authorization`) : undefined) ??
+    c.req.header("Authorization");
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const t = raw.trim();
+  // a "Bearer " prefix is a harmless extension (spec 01 §5)
+  return t.toLowerCase().startsWith("bearer ") ? t.slice(7).trim() : t;
+}
+
+/** Verifies the caller's JWT, stores the identity and fills the audit row. */
+export async function authenticate(c: Context<AppEnv>): Promise<Identity> {
+  const token = tokenOf(c);
+  if (token === undefined) {
+    throw new AuthError("Authentication failure. Missing Authorization header.", 4033);
+  }
+  const identity = await verifyJwt(c.var.deps, token);
+  c.set("identity", identity);
+  const audit = c.var.audit;
+  if (identity.role === "admin") {
+    audit.administrator = identity.username;
+  } else {
+    audit.user = identity.username;
+    audit.realm = identity.realm;
+    audit.resolver = identity.resolver;
+  }
+  return identity;
+}
+
+/**
+ * Requires a JWT of one of `roles`. A user-role caller can only act on himself:
+ * `user`, `realm` and `resolver` are overwritten and `userid` dropped (spec 01 §5).
+ */
+export function requireRole(...roles: ("admin" | "user")[]): MiddlewareHandler<AppEnv> {
+  const shown = `[${roles.map((r) => `'${r}'`).join(", ")}]`;
+  return async (c, next) => {
+    const identity = await authenticate(c);
+    if (!roles.includes(identity.role)) {
+      throw new AuthError(
+        `Authentication failure. You do not have the necessary role (${shown}) to access this resource!`,
+        4306,
+      );
+    }
+    if (identity.role === "user") {
+      const p = c.var.params;
+      p.user = identity.username;
+      p.realm = identity.realm;
+      p.resolver = identity.resolver;
+      delete p.userid;
+    }
+    await next();
+  };
+}
+
+/** Admin JWT only. */
+export const adminOnly: MiddlewareHandler<AppEnv> = requireRole("admin");
+/** Admin or user JWT. */
+export const adminOrUser: MiddlewareHandler<AppEnv> = requireRole("admin", "user");

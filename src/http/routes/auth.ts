@@ -1,0 +1,51 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { stringParam } from "../params.ts";
+import { issueJwt } from "../jwt.ts";
+import { login, menusOf, piLogLevel, WEBUI_DEFAULTS } from "../../domain/auth/mod.ts";
+import { adminOrUser } from "../auth.ts";
+
+/** `/auth`: login (unauthenticated) and `/auth/rights`. */
+export const authRoutes = new Hono<AppEnv>();
+
+authRoutes.post("/", async (c) => {
+  c.set("authStyle", true);
+  const p = c.var.params;
+  const deps = c.var.deps;
+  const result = await login(deps, {
+    username: stringParam(p, "username") ?? "",
+    password: stringParam(p, "password") ?? "",
+    realm: stringParam(p, "realm"),
+  });
+  const rights: string[] = [];
+  const { token } = await issueJwt(deps, { ...result, rights });
+  const audit = c.var.audit;
+  audit.user = result.username;
+  audit.realm = result.realm;
+  if (result.role === "admin") audit.administrator = result.username;
+  audit.outcome = true;
+  return ok(c, {
+    token,
+    role: result.role,
+    username: result.username,
+    realm: result.realm,
+    rights,
+    menus: menusOf(result.role),
+    log_level: piLogLevel(deps.config.log.level),
+    auth: true,
+    ...WEBUI_DEFAULTS,
+  });
+});
+
+authRoutes.get("/rights", adminOrUser, (c) => {
+  return ok(c, {
+    hotp: "HOTP: event based One Time Passwords",
+    totp: "TOTP: time based One Time Passwords",
+    spass: "SPass: Simple Pass token. Static passwords",
+    pw: "PW: A token with a fixed password",
+    registration:
+      "Registration: A token that creates a registration code that can be used as a second factor once",
+    sshkey: "SSHkey: The token represents an SSH public key",
+  });
+});

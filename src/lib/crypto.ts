@@ -1,0 +1,141 @@
+/**
+ * Small, domain-free crypto helpers: AES-256-GCM for secrets at rest, keyed PIN
+ * hashes, scrypt password hashes and constant-time comparison.
+ *
+ * @module
+ */
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hkdfSync,
+  scrypt as scryptCb,
+  timingSafeEqual,
+} from "node:crypto";
+import type { Random } from "./random.ts";
+import { fromHex, toHex } from "./random.ts";
+
+const ENC_PREFIX = "g1:";
+
+/** Encrypts `plaintext` with AES-256-GCM; returns `g1:<iv hex>:<ciphertext+tag hex>`. */
+export function encryptSecret(
+  key: Uint8Array,
+  plaintext: string | Uint8Array,
+  random: Random,
+): string {
+  const iv = random.bytes(12);
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  const data = typeof plaintext === "string" ? new TextEncoder().encode(plaintext) : plaintext;
+  const ct = new Uint8Array([...cipher.update(data), ...cipher.final(), ...cipher.getAuthTag()]);
+  return `${ENC_PREFIX}${toHex(iv)}:${toHex(ct)}`;
+}
+
+/** Decrypts a value made by {@link encryptSecret}; throws if it was tampered with. */
+export function decryptSecret(key: Uint8Array, value: string): Uint8Array {
+  if (!value.startsWith(ENC_PREFIX)) throw new Error("not an encrypted value");
+  const [ivHex, ctHex] = value.slice(ENC_PREFIX.length).split(":");
+  const iv = fromHex(ivHex);
+  const all = fromHex(ctHex);
+  const decipher = createDecipheriv("aes-256-gcm", key, iv);
+  decipher.setAuthTag(all.subarray(all.length - 16));
+  return new Uint8Array([
+    ...decipher.update(all.subarray(0, all.length - 16)),
+    ...decipher.final(),
+  ]);
+}
+
+/** Decrypts a value made by {@link encryptSecret} into a UTF-8 string. */
+export function decryptSecretText(key: Uint8Array, value: string): string {
+  return new TextDecoder().decode(decryptSecret(key, value));
+}
+
+/** True when `value` looks like an output of {@link encryptSecret}. */
+export function isEncrypted(value: string): boolean {
+  return value.startsWith(ENC_PREFIX);
+}
+
+/** HMAC-SHA-256 of `data` under `key`. */
+export function hmacSha256(key: Uint8Array, data: string | Uint8Array): Uint8Array {
+  return new Uint8Array(createHmac("sha256", key).update(data).digest());
+}
+
+/** Derives `length` bytes from `key` for the purpose named by `info` (HKDF-SHA-256). */
+export function deriveKey(key: Uint8Array, info: string, length = 32): Uint8Array {
+  return new Uint8Array(hkdfSync("sha256", key, new Uint8Array(0), info, length));
+}
+
+/** Constant-time equality of two strings (false for different lengths). */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = new TextEncoder().encode(a);
+  const bb = new TextEncoder().encode(b);
+  if (ab.length !== bb.length) {
+    // compare anyway so the time does not depend on where the strings differ
+    timingSafeEqual(ab, ab);
+    return false;
+  }
+  return timingSafeEqual(ab, bb);
+}
+
+const PIN_PREFIX = "hmac256$";
+
+/** Keyed hash of a PIN: `hmac256$<salt hex>$<hmac hex>` (see DESIGN.md on why not a slow KDF). */
+export function hashPin(pepper: Uint8Array, pin: string, random: Random): string {
+  const salt = toHex(random.bytes(16));
+  return `${PIN_PREFIX}${salt}$${toHex(hmacSha256(pepper, salt + ":" + pin))}`;
+}
+
+/** Checks `pin` against a {@link hashPin} value in constant time. */
+export function verifyPin(pepper: Uint8Array, stored: string, pin: string): boolean {
+  if (!stored.startsWith(PIN_PREFIX)) return false;
+  const [salt, mac] = stored.slice(PIN_PREFIX.length).split("$");
+  return safeEqual(toHex(hmacSha256(pepper, salt + ":" + pin)), mac ?? "");
+}
+
+const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
+
+function scrypt(password: string, salt: Uint8Array, opts: typeof SCRYPT): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    scryptCb(password, salt, opts.keylen, {
+      N: opts.N,
+      r: opts.r,
+      p: opts.p,
+      maxmem: 64 * 1024 * 1024,
+    }, (err, key) => {
+      if (err) reject(err);
+      else resolve(new Uint8Array(key));
+    });
+  });
+}
+
+/** Hashes a password with scrypt: `$scrypt$ln=14,r=8,p=1$<salt b64>$<hash b64>`. */
+export async function hashPassword(password: string, random: Random): Promise<string> {
+  const salt = random.bytes(16);
+  const key = await scrypt(password, salt, SCRYPT);
+  return `$scrypt$ln=${Math.log2(SCRYPT.N)},r=${SCRYPT.r},p=${SCRYPT.p}$${b64(salt)}$${b64(key)}`;
+}
+
+/** Verifies a password against a {@link hashPassword} hash; false for anything malformed. */
+export async function verifyPassword(stored: string, password: string): Promise<boolean> {
+  const m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$/.exec(
+    stored,
+  );
+  if (!m) return false;
+  const ln = Number(m[1]);
+  if (ln < 1 || ln > 20) return false;
+  const expected = fromB64(m[5]);
+  const key = await scrypt(password, fromB64(m[4]), {
+    N: 2 ** ln,
+    r: Number(m[2]),
+    p: Number(m[3]),
+    keylen: expected.length,
+  });
+  return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+function b64(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes));
+}
+
+function fromB64(s: string): Uint8Array {
+  return Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+}

@@ -1,0 +1,50 @@
+/**
+ * Builds the running dependencies from a config: data dir, key file, database
+ * and migrations. Used by `main.ts` (serve, admin, migrate) and the benchmark.
+ *
+ * @module
+ */
+import { hostname } from "node:os";
+import type { Config } from "./config.ts";
+import type { Deps } from "./deps.ts";
+import { migrateToLatest, openDatabase } from "./db/database.ts";
+import { AuditWriter } from "./domain/audit/mod.ts";
+import { keysFromKeyFile } from "./domain/keys.ts";
+import { systemClock } from "./lib/clock.ts";
+import { loadOrCreateKeyFile } from "./lib/key_file.ts";
+import type { Logger } from "./lib/logger.ts";
+import { secureRandom } from "./lib/random.ts";
+
+/** Opens everything a Tessera process needs; `migrate` runs pending migrations. */
+export async function openRuntime(
+  config: Config,
+  log: Logger,
+  options: { migrate?: boolean } = {},
+): Promise<Deps> {
+  Deno.mkdirSync(config.storage.dataDir, { recursive: true, mode: 0o700 });
+  const key = loadOrCreateKeyFile(config.storage.keyFile, secureRandom);
+  if (key.created) log.info("Created encryption key file", { path: config.storage.keyFile });
+  const db = openDatabase(config.storage.databaseUrl);
+  if (options.migrate !== false) {
+    const applied = await migrateToLatest(db);
+    if (applied.length > 0) {
+      log.info("Applied database migrations", { migrations: applied.join(",") });
+    }
+  }
+  return {
+    config,
+    db,
+    clock: systemClock,
+    random: secureRandom,
+    keys: keysFromKeyFile(key.bytes),
+    log,
+    audit: new AuditWriter(db, log),
+    nodeName: config.server.nodeName || hostname(),
+  };
+}
+
+/** Flushes the audit queue and closes the database. */
+export async function closeRuntime(deps: Deps): Promise<void> {
+  await deps.audit.flush();
+  await deps.db.destroy();
+}
