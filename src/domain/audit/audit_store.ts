@@ -1,3 +1,4 @@
+import { CompiledQuery } from "kysely";
 import type { Db } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
 import type { AuditEntry } from "./mod.ts";
@@ -23,31 +24,68 @@ export interface AuditRow extends AuditEntry {
   id: number;
 }
 
+const AUDIT_INSERT_COLUMNS = [
+  "ts",
+  "action",
+  "success",
+  "serial",
+  "token_type",
+  "user",
+  "realm",
+  "resolver",
+  "administrator",
+  "client",
+  "user_agent",
+  "info",
+  "policies",
+  "duration_ms",
+  "node",
+] as const;
+
+const CHUNK = 50;
+const insertSql = new WeakMap<Db, Map<number, string>>();
+
+// Inserts are compiled once per database and row count and reused with fresh
+// parameters: building a Kysely query per batch costs more than the insert.
+function compiledInsert(db: Db, rows: number): string {
+  let byCount = insertSql.get(db);
+  if (byCount === undefined) insertSql.set(db, byCount = new Map());
+  let text = byCount.get(rows);
+  if (text === undefined) {
+    const row = Object.fromEntries(AUDIT_INSERT_COLUMNS.map((c) => [c, ""]));
+    text = db.insertInto("audit").values(Array(rows).fill(row)).compile().sql;
+    byCount.set(rows, text);
+  }
+  return text;
+}
+
 /** Writes many rows in one transaction. */
 export async function insertEntries(db: Db, entries: AuditEntry[]): Promise<void> {
   if (entries.length === 0) return;
   await db.transaction().execute(async (trx) => {
-    // chunks keep the statement below SQLite's bound-parameter limit
-    for (let i = 0; i < entries.length; i += 50) {
-      await trx.insertInto("audit").values(
-        entries.slice(i, i + 50).map((e) => ({
-          ts: e.ts,
-          action: e.action,
-          success: e.success ? 1 : 0,
-          serial: e.serial,
-          token_type: e.tokenType,
-          user: e.user,
-          realm: e.realm,
-          resolver: e.resolver,
-          administrator: e.administrator,
-          client: e.client,
-          user_agent: e.userAgent,
-          info: e.info,
-          policies: e.policies,
-          duration_ms: e.durationMs,
-          node: e.node,
-        })),
-      ).execute();
+    for (let i = 0; i < entries.length; i += CHUNK) {
+      const chunk = entries.slice(i, i + CHUNK);
+      const params: unknown[] = [];
+      for (const e of chunk) {
+        params.push(
+          e.ts,
+          e.action,
+          e.success ? 1 : 0,
+          e.serial,
+          e.tokenType,
+          e.user,
+          e.realm,
+          e.resolver,
+          e.administrator,
+          e.client,
+          e.userAgent,
+          e.info,
+          e.policies,
+          e.durationMs,
+          e.node,
+        );
+      }
+      await trx.executeQuery(CompiledQuery.raw(compiledInsert(db, chunk.length), params));
     }
   });
 }

@@ -1,0 +1,62 @@
+/**
+ * Measures what the audit log costs per request: the same app with the real
+ * batched AuditWriter and with a writer that drops rows, on a file database.
+ * Run: deno run -A bench/audit_overhead.ts [requests]
+ *
+ * @module
+ */
+import { createApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { migrateToLatest, openDatabase } from "../src/db/database.ts";
+import { AuditWriter } from "../src/domain/audit/mod.ts";
+import { keysFromKeyFile } from "../src/domain/keys.ts";
+import { systemClock } from "../src/lib/clock.ts";
+import { createLogger } from "../src/lib/logger.ts";
+import { secureRandom } from "../src/lib/random.ts";
+import type { Deps } from "../src/deps.ts";
+
+const N = Number(Deno.args[0] ?? 20000);
+
+async function measure(dropAudit: boolean): Promise<number> {
+  const dir = await Deno.makeTempDir();
+  const config = loadConfig({ overrides: { dataDir: dir } });
+  const db = openDatabase(config.storage.databaseUrl);
+  await migrateToLatest(db);
+  const log = createLogger("error");
+  const audit = new AuditWriter(db, log);
+  if (dropAudit) audit.write = () => {};
+  const deps: Deps = {
+    config,
+    db,
+    clock: systemClock,
+    random: secureRandom,
+    keys: keysFromKeyFile(secureRandom.bytes(96)),
+    log,
+    audit,
+    nodeName: "bench",
+  };
+  const app = createApp(deps);
+  const run = async (n: number) => {
+    for (let i = 0; i < n; i++) await (await app.request("/healthz/?x=1")).arrayBuffer();
+  };
+  await run(2000);
+  const t0 = performance.now();
+  await run(N);
+  await audit.flush();
+  const ms = performance.now() - t0;
+  await db.destroy();
+  await Deno.remove(dir, { recursive: true });
+  return N / (ms / 1000);
+}
+
+const without = await measure(true);
+const withAudit = await measure(false);
+const without2 = await measure(true);
+const withAudit2 = await measure(false);
+const a = (without + without2) / 2;
+const b = (withAudit + withAudit2) / 2;
+console.log(`requests: ${N} per run, two runs each`);
+console.log(`without audit rows: ${a.toFixed(0)} req/s`);
+console.log(
+  `with audit rows:    ${b.toFixed(0)} req/s (${((1 - b / a) * 100).toFixed(1)}% slower)`,
+);
