@@ -95,7 +95,7 @@ function pathRegexp(path: string): RegExp {
     .map((seg) => {
       if (seg === "*") return ".*";
       if (seg.startsWith(":")) {
-        const m = /^:[^{]+(?:\{(.+)\})?(\?)?$/.exec(seg);
+        const m = seg.match(/^:[^{]+(?:\{(.+)\})?(\?)?$/);
         return m?.[1] ? `(?:${m[1]})` : "[^/]+";
       }
       return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -116,8 +116,8 @@ export async function hashPassword(password: string, random: Random): Promise<st
 
 /** Verifies a password against a {@link hashPassword} hash; false for anything malformed. */
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
-  const m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$/.exec(
-    stored,
+  const m = stored.match(
+    /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$/,
   );
   if (!m) return false;
   const ln = Number(m[1]);

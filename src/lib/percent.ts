@@ -40,9 +40,9 @@ export function parseUserAgent(
   ua: string | null | undefined,
 ): { product: string; version: string; comment: string } {
   if (!ua) return { product: "", version: "", comment: "" };
-  const m = PRODUCT_REGEXP.exec(ua.trim());
+  const m = ua.trim().match(PRODUCT_REGEXP);
   if (!m) {
-    const lead = /^[A-Za-z0-9_-]+/.exec(ua);
+    const lead = ua.match(/^[A-Za-z0-9_-]+/);
     return { product: lead ? lead[0] : "", version: "", comment: "" };
   }
   return { product: m[1], version: m[2] ?? "", comment: m[3] ?? "" };

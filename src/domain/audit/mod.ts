@@ -206,7 +206,7 @@ export async function searchAudit(
   }
   let since: number | undefined;
   if (params.timelimit !== undefined && params.timelimit !== "") {
-    const m = TIMELIMIT_REGEXP.exec(String(params.timelimit));
+    const m = String(params.timelimit).match(TIMELIMIT_REGEXP);
     if (!m) {
       throw new ParameterError(
         `Cannot parse parameter "timelimit": expected e.g. "2h" or "7d", got "${params.timelimit}"`,
