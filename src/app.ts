@@ -16,6 +16,7 @@ import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
 import { auditRoutes } from "./http/routes/audit.ts";
 import { healthzRoutes } from "./http/routes/healthz.ts";
+import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 
 const MAX_INFO = 900;
 
@@ -61,6 +62,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route("/system", systemRoutes);
   app.route("/audit", auditRoutes);
   app.route("/healthz", healthzRoutes);
+  app.route("/radiusserver", radiusserverRoutes);
 
   app.onError(async (err, c) => {
     if (!(err instanceof AppError)) {

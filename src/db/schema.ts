@@ -49,7 +49,22 @@ export interface Database {
   admin: AdminTable;
   config: ConfigTable;
   audit: AuditTable;
+  radiusserver: RadiusServerTable;
 }
 
 /** The typed Kysely handle every store receives. */
 export type Db = Kysely<Database>;
+
+/** RADIUS server definitions (`/radiusserver/`); `secret` is encrypted, `options` JSON or null. */
+export interface RadiusServerTable {
+  id: Generated<number>;
+  identifier: string;
+  server: string;
+  port: number;
+  secret: string;
+  description: string;
+  dictionary: string;
+  retries: number;
+  timeout: number;
+  options: string | null;
+}

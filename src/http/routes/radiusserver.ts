@@ -1,0 +1,63 @@
+import { Hono } from "hono";
+import type { AppEnv, Params } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { intParam, pathParam, requireString, stringParam } from "../params.ts";
+import { adminOnly } from "../auth.ts";
+import {
+  deleteRadiusServer,
+  LIMITS,
+  listRadiusServers,
+  setRadiusServer,
+  testRadiusRequest,
+} from "../../domain/radius/mod.ts";
+
+/** `/radiusserver/`: RADIUS server definitions (spec 08 §1). */
+export const radiusserverRoutes = new Hono<AppEnv>();
+
+function settings(p: Params) {
+  return {
+    port: intParam(p, "port", undefined, ...LIMITS.port),
+    retries: intParam(p, "retries", undefined, ...LIMITS.retries),
+    timeout: intParam(p, "timeout", undefined, ...LIMITS.timeout),
+    dictionary: stringParam(p, "dictionary"),
+    options: p.options,
+  };
+}
+
+radiusserverRoutes.get("/", adminOnly, async (c) => {
+  return ok(c, await listRadiusServers(c.var.deps));
+});
+
+radiusserverRoutes.post("/test_request", adminOnly, async (c) => {
+  const p = c.var.params;
+  const identifier = requireString(p, "identifier");
+  c.var.audit.info = identifier.slice(0, 200);
+  const value = await testRadiusRequest(c.var.deps, {
+    identifier,
+    server: requireString(p, "server"),
+    secret: requireString(p, "secret"),
+    username: requireString(p, "username"),
+    password: requireString(p, "password"),
+    ...settings(p),
+  });
+  return ok(c, value);
+});
+
+radiusserverRoutes.post("/:identifier", adminOnly, async (c) => {
+  const p = c.var.params;
+  const identifier = pathParam(c, "identifier");
+  c.var.audit.info = identifier.slice(0, 200);
+  const value = await setRadiusServer(c.var.deps, identifier, {
+    server: requireString(p, "server"),
+    secret: requireString(p, "secret"),
+    description: stringParam(p, "description"),
+    ...settings(p),
+  });
+  return ok(c, value);
+});
+
+radiusserverRoutes.delete("/:identifier", adminOnly, async (c) => {
+  const identifier = pathParam(c, "identifier");
+  c.var.audit.info = identifier.slice(0, 200);
+  return ok(c, await deleteRadiusServer(c.var.deps, identifier));
+});
