@@ -49,6 +49,10 @@ export interface Database {
   admin: AdminTable;
   config: ConfigTable;
   audit: AuditTable;
+  resolver: ResolverTable;
+  realm: RealmTable;
+  realm_resolver: RealmResolverTable;
+  user_attribute: UserAttributeTable;
   radiusserver: RadiusServerTable;
 }
 
@@ -67,4 +71,41 @@ export interface RadiusServerTable {
   retries: number;
   timeout: number;
   options: string | null;
+}
+
+/** User resolvers (`/resolver/`); `config` is a JSON object with encrypted secrets. */
+export interface ResolverTable {
+  id: Generated<number>;
+  name: string;
+  type: string;
+  config: string;
+  meta: string;
+  updated_at: number;
+}
+
+/** Realms (`/realm/`). */
+export interface RealmTable {
+  id: Generated<number>;
+  name: string;
+  is_default: number;
+}
+
+/** Resolvers of a realm with optional priority and node pinning. */
+export interface RealmResolverTable {
+  id: Generated<number>;
+  realm_id: number;
+  resolver_id: number;
+  priority: number | null;
+  node: string;
+}
+
+/** Custom user attributes per (uid, resolver, realm). */
+export interface UserAttributeTable {
+  id: Generated<number>;
+  user_id: string;
+  resolver: string;
+  realm: string;
+  key: string;
+  value: string;
+  type: string;
 }

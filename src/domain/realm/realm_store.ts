@@ -1,0 +1,187 @@
+/**
+ * Storage of realms, their resolver lists and realm-wide checks.
+ *
+ * @module
+ */
+import { sql } from "kysely";
+import type { Db } from "../../db/schema.ts";
+import type { ResolverRecord } from "../resolver/resolver_store.ts";
+
+/** One resolver entry of a realm. */
+export interface RealmMember {
+  resolverId: number;
+  name: string;
+  type: string;
+  priority: number | null;
+  node: string;
+}
+
+/** A realm with its resolvers. */
+export interface RealmRecord {
+  id: number;
+  name: string;
+  isDefault: boolean;
+  resolvers: RealmMember[];
+}
+
+/** Every realm (with resolvers), ordered by name. */
+export async function listRealms(db: Db): Promise<RealmRecord[]> {
+  const realms = await db.selectFrom("realm").selectAll().orderBy("name").execute();
+  const members = await db.selectFrom("realm_resolver")
+    .innerJoin("resolver", "resolver.id", "realm_resolver.resolver_id")
+    .select([
+      "realm_resolver.realm_id as realmId",
+      "resolver.id as resolverId",
+      "resolver.name as name",
+      "resolver.type as type",
+      "realm_resolver.priority as priority",
+      "realm_resolver.node as node",
+    ])
+    .orderBy("resolver.name").execute();
+  return realms.map((r) => ({
+    id: Number(r.id),
+    name: r.name,
+    isDefault: Number(r.is_default) === 1,
+    resolvers: members.filter((m) => Number(m.realmId) === Number(r.id)).map((m) => ({
+      resolverId: Number(m.resolverId),
+      name: m.name,
+      type: m.type,
+      priority: m.priority === null ? null : Number(m.priority),
+      node: m.node,
+    })),
+  }));
+}
+
+/** A realm row by exact (normalised) name. */
+export async function findRealm(
+  db: Db,
+  name: string,
+): Promise<{ id: number; name: string; isDefault: boolean } | undefined> {
+  const row = await db.selectFrom("realm").selectAll().where("name", "=", name)
+    .executeTakeFirst();
+  return row ? { id: Number(row.id), name: row.name, isDefault: row.is_default === 1 } : undefined;
+}
+
+/** Name of the default realm. */
+export async function defaultRealmName(db: Db): Promise<string | undefined> {
+  const row = await db.selectFrom("realm").select("name").where("is_default", "=", 1)
+    .executeTakeFirst();
+  return row?.name;
+}
+
+/** Inserts a realm if missing; returns its id and whether it was created. */
+export async function ensureRealm(db: Db, name: string): Promise<{ id: number; created: boolean }> {
+  const res = await db.insertInto("realm").values({ name, is_default: 0 })
+    .onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
+  const row = await db.selectFrom("realm").select("id").where("name", "=", name)
+    .executeTakeFirstOrThrow();
+  return { id: Number(row.id), created: Number(res.numInsertedOrUpdatedRows ?? 0) > 0 };
+}
+
+/** Number of realms. */
+export async function countRealms(db: Db): Promise<number> {
+  const row = await db.selectFrom("realm").select(sql<number>`count(*)`.as("n"))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Replaces the realm's resolver entries that are not pinned to a node. */
+export async function replaceResolvers(
+  db: Db,
+  realmId: number,
+  entries: { resolverId: number; priority: number | null }[],
+): Promise<void> {
+  await db.deleteFrom("realm_resolver").where("realm_id", "=", realmId).where("node", "=", "")
+    .execute();
+  if (entries.length === 0) return;
+  await db.insertInto("realm_resolver").values(entries.map((e) => ({
+    realm_id: realmId,
+    resolver_id: e.resolverId,
+    priority: e.priority,
+    node: "",
+  }))).execute();
+}
+
+/** Makes `realmId` the only default realm (undefined: no default). */
+export async function setDefaultRealm(db: Db, realmId: number | undefined): Promise<void> {
+  await db.updateTable("realm").set({ is_default: 0 }).where("is_default", "=", 1).execute();
+  if (realmId !== undefined) {
+    await db.updateTable("realm").set({ is_default: 1 }).where("id", "=", realmId).execute();
+  }
+}
+
+/** Deletes a realm (its resolver entries cascade). */
+export async function deleteRealm(db: Db, realmId: number): Promise<void> {
+  await db.deleteFrom("realm_resolver").where("realm_id", "=", realmId).execute();
+  await db.deleteFrom("realm").where("id", "=", realmId).execute();
+}
+
+/** Sorted distinct custom attribute keys stored for users of `realm`. */
+export async function attributeKeysInRealm(db: Db, realm: string): Promise<string[]> {
+  const rows = await db.selectFrom("user_attribute").select("key").distinct()
+    .where("realm", "=", realm).orderBy("key").execute();
+  return rows.map((r) => r.key);
+}
+
+/** Deletes every custom attribute of users of `realm`. */
+export async function deleteAttributesInRealm(db: Db, realm: string): Promise<number> {
+  const res = await db.deleteFrom("user_attribute").where("realm", "=", realm).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/**
+ * Number of tokens assigned to users of `realm`. The `token` table belongs to the
+ * token feature (migration 0003_tokens); without it no token can be assigned.
+ */
+export async function countTokensInRealm(db: Db, realm: string): Promise<number> {
+  const tables = await db.introspection.getTables();
+  const token = tables.find((t) => t.name === "token");
+  if (!token || !token.columns.some((c) => c.name === "user_realm")) return 0;
+  const res = await sql<{ n: number }>`select count(*) as n from ${sql.table("token")} where ${
+    sql.ref("user_realm")
+  } = ${realm}`.execute(db);
+  return Number(res.rows[0]?.n ?? 0);
+}
+
+/** Resolver records of a realm with their priority and node, for user resolution. */
+export async function resolversOfRealm(
+  db: Db,
+  realm: string,
+): Promise<{ record: ResolverRecord; priority: number | null; node: string }[]> {
+  const rows = await db.selectFrom("realm_resolver")
+    .innerJoin("realm", "realm.id", "realm_resolver.realm_id")
+    .innerJoin("resolver", "resolver.id", "realm_resolver.resolver_id")
+    .select([
+      "resolver.id as id",
+      "resolver.name as name",
+      "resolver.type as type",
+      "resolver.config as config",
+      "resolver.meta as meta",
+      "resolver.updated_at as updatedAt",
+      "realm_resolver.priority as priority",
+      "realm_resolver.node as node",
+    ])
+    .where("realm.name", "=", realm).execute();
+  return rows.map((r) => ({
+    record: {
+      id: Number(r.id),
+      name: r.name,
+      type: r.type,
+      config: safeParse(r.config),
+      meta: safeParse(r.meta),
+      updatedAt: Number(r.updatedAt),
+    },
+    priority: r.priority === null ? null : Number(r.priority),
+    node: r.node,
+  }));
+}
+
+// deno-lint-ignore no-explicit-any
+function safeParse(text: string): any {
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,297 @@
+/**
+ * Resolver definitions (`/resolver/`) and resolver instances for user lookups.
+ * Secret config values are stored encrypted and shown as `__CENSORED__`.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import { ConfigAdminError, ParameterError, ResolverError } from "../../errors.ts";
+import { decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.ts";
+import { passwdResolver } from "./passwd.ts";
+import { resolveDataPath } from "./paths.ts";
+import { parseSqlConfig, SQL_DEFAULTS, sqlResolver } from "./sql.ts";
+import * as store from "./resolver_store.ts";
+import type { UserResolver } from "./types.ts";
+
+export type { ResolverTestResult, UserInfo, UserResolver } from "./types.ts";
+export { USER_FIELDS } from "./types.ts";
+export { closeSqlConnections, SQL_DEFAULT_MAP } from "./sql.ts";
+export type { ResolverRecord } from "./resolver_store.ts";
+
+/** What a censored secret looks like in responses (and means "keep" in requests). */
+export const CENSORED = "__CENSORED__";
+
+/** Resolver and realm names (spec 03 §1). */
+export const NAME_REGEXP = /^[A-Za-z0-9_\-.]{1,255}$/;
+
+/** Resolver types Tessera implements, with their secret keys and defaults. */
+const TYPES: Record<string, { secrets: string[]; defaults: Record<string, string> }> = {
+  passwdresolver: { secrets: [], defaults: { fileName: "/etc/passwd" } },
+  sqlresolver: { secrets: ["Password"], defaults: SQL_DEFAULTS },
+};
+
+/** Parameters that are never part of a resolver's configuration. */
+const NOT_CONFIG = new Set(["type", "resolver", "resolvername", "nonce"]);
+const MAX_VALUE = 10_000;
+
+/** A resolver as listed by `GET /resolver/`. */
+export interface ResolverListEntry {
+  resolvername: string;
+  type: string;
+  censor_keys: string[];
+  data: Record<string, string>;
+}
+
+function knownType(type: string): { secrets: string[]; defaults: Record<string, string> } {
+  const t = TYPES[type];
+  if (!t) {
+    throw new ResolverError(
+      `Cannot use resolver type "${type}": unknown type (known: ${Object.keys(TYPES).join(", ")})`,
+    );
+  }
+  return t;
+}
+
+function checkName(name: string): void {
+  if (!NAME_REGEXP.test(name)) {
+    throw new ParameterError(
+      `Cannot use resolver name "${name.slice(0, 64)}": only letters, digits and _ - . are allowed`,
+    );
+  }
+}
+
+function isEditable(rec: { type: string; config: Record<string, string> }): boolean {
+  if (rec.type !== "sqlresolver") return false;
+  return ["1", "true", "yes", "on"].includes((rec.config.Editable ?? "").trim().toLowerCase());
+}
+
+function censored(rec: store.ResolverRecord): ResolverListEntry {
+  const secrets = knownType(rec.type).secrets;
+  const data: Record<string, string> = {};
+  for (const [k, v] of Object.entries(rec.config)) {
+    data[k] = secrets.includes(k) && v !== "" ? CENSORED : v;
+  }
+  return { resolvername: rec.name, type: rec.type, censor_keys: secrets, data };
+}
+
+/** `GET /resolver/`: resolvers keyed by name, optionally filtered by type / editable / name. */
+export async function listResolvers(
+  deps: Deps,
+  filter: { type?: string; editable?: boolean; name?: string } = {},
+): Promise<Record<string, ResolverListEntry>> {
+  const out: Record<string, ResolverListEntry> = {};
+  for (const rec of await store.listResolvers(deps.db)) {
+    if (filter.type && rec.type !== filter.type) continue;
+    if (filter.name !== undefined && rec.name.toLowerCase() !== filter.name.toLowerCase()) continue;
+    if (filter.editable !== undefined && isEditable(rec) !== filter.editable) continue;
+    if (!TYPES[rec.type]) continue;
+    out[rec.name] = censored(rec);
+  }
+  return out;
+}
+
+/** Turns request parameters into config values and `type.`/`desc.` metadata. */
+export function configFromParams(params: Record<string, unknown>): {
+  config: Record<string, string>;
+  meta: Record<string, { type?: string; description?: string }>;
+} {
+  const config: Record<string, string> = {};
+  const meta: Record<string, { type?: string; description?: string }> = {};
+  for (const [key, raw] of Object.entries(params)) {
+    if (NOT_CONFIG.has(key)) continue;
+    let value: string;
+    if (typeof raw === "string") value = raw;
+    else if (typeof raw === "number" || typeof raw === "boolean") value = String(raw);
+    else if (raw === null) value = "";
+    else if (typeof raw === "object") value = JSON.stringify(raw);
+    else continue;
+    if (value.length > MAX_VALUE || key.length > 255 || value.includes("\0")) {
+      throw new ParameterError(
+        `Cannot use resolver config key "${key.slice(0, 64)}": value too long or invalid`,
+      );
+    }
+    if (key.startsWith("type.")) (meta[key.slice(5)] ??= {}).type = value;
+    else if (key.startsWith("desc.")) (meta[key.slice(5)] ??= {}).description = value;
+    else config[key] = value;
+  }
+  return { config, meta };
+}
+
+/** Merges `incoming` over `stored`: "" deletes a key, `__CENSORED__` keeps the stored secret. */
+function mergeConfig(
+  stored: Record<string, string>,
+  incoming: Record<string, string>,
+  secrets: string[],
+): Record<string, string> {
+  const out = { ...stored };
+  for (const [k, v] of Object.entries(incoming)) {
+    if (v === "") delete out[k];
+    else if (v === CENSORED && secrets.includes(k)) {
+      if (!(k in stored)) delete out[k];
+    } else out[k] = v;
+  }
+  return out;
+}
+
+function decryptConfig(deps: Deps, rec: { type: string; config: Record<string, string> }) {
+  const secrets = TYPES[rec.type]?.secrets ?? [];
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(rec.config)) {
+    out[k] = secrets.includes(k) && isEncrypted(v) ? decryptSecretText(deps.keys.config, v) : v;
+  }
+  return out;
+}
+
+function encryptConfig(deps: Deps, type: string, config: Record<string, string>) {
+  const secrets = knownType(type).secrets;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(config)) {
+    out[k] = secrets.includes(k) && !isEncrypted(v)
+      ? encryptSecret(deps.keys.config, v, deps.random)
+      : v;
+  }
+  return out;
+}
+
+/** Validates a (plain) configuration by building an instance from it. */
+function validateConfig(deps: Deps, name: string, type: string, config: Record<string, string>) {
+  buildInstance(deps, { name, type, config, updatedAt: 0 });
+}
+
+/** `POST /resolver/<name>`: creates or updates a resolver; returns its id. */
+export async function saveResolver(
+  deps: Deps,
+  name: string,
+  input: { type: string; params: Record<string, unknown> },
+): Promise<number> {
+  checkName(name);
+  const { secrets } = knownType(input.type);
+  const { config, meta } = configFromParams(input.params);
+  const now = deps.clock.now();
+  const existing = await store.findResolver(deps.db, name);
+  if (existing) {
+    if (existing.type !== input.type) {
+      throw new ResolverError(
+        `Cannot save resolver "${name}": resolver with similar name and other type already exists`,
+      );
+    }
+    const merged = mergeConfig(decryptConfig(deps, existing), config, secrets);
+    validateConfig(deps, name, input.type, merged);
+    await store.updateResolver(deps.db, existing.id, {
+      config: encryptConfig(deps, input.type, merged),
+      meta: { ...existing.meta, ...meta },
+      updatedAt: Math.max(now, existing.updatedAt + 1),
+    });
+    return existing.id;
+  }
+  const fresh = mergeConfig({}, config, secrets);
+  validateConfig(deps, name, input.type, fresh);
+  const id = await store.insertResolver(deps.db, {
+    name,
+    type: input.type,
+    config: encryptConfig(deps, input.type, fresh),
+    meta,
+    updatedAt: now,
+  });
+  if (id === undefined) {
+    throw new ResolverError(`Cannot create resolver "${name}": the resolver already exists`);
+  }
+  return id;
+}
+
+/** `DELETE /resolver/<name>`: the deleted id, -1 when unknown; refused while in a realm. */
+export async function deleteResolver(deps: Deps, name: string): Promise<number> {
+  return await deps.db.transaction().execute(async (trx) => {
+    const rec = await store.findResolver(trx, name);
+    if (!rec) return -1;
+    const realms = await store.realmsOfResolver(trx, rec.id);
+    if (realms.length > 0) {
+      throw new ConfigAdminError(
+        `The resolver '${name}' is still contained in realm '${realms[0]}'.`,
+      );
+    }
+    await store.deleteResolver(trx, rec.id);
+    return rec.id;
+  });
+}
+
+/** `POST /resolver/test`: checks a configuration without storing it. */
+export async function testResolver(
+  deps: Deps,
+  input: { type: string; params: Record<string, unknown>; resolver?: string },
+): Promise<{ success: boolean; description: string }> {
+  const { secrets } = knownType(input.type);
+  const { config } = configFromParams(input.params);
+  let base: Record<string, string> = {};
+  if (input.resolver) {
+    const rec = await store.findResolver(deps.db, input.resolver);
+    if (rec && rec.type === input.type) base = decryptConfig(deps, rec);
+  }
+  // "__CENSORED__" means: use the stored secret of the named resolver
+  const merged: Record<string, string> = {};
+  for (const [k, v] of Object.entries(config)) {
+    if (v === CENSORED && secrets.includes(k)) {
+      if (k in base) merged[k] = base[k];
+    } else if (v !== "") merged[k] = v;
+  }
+  let instance: UserResolver;
+  try {
+    instance = buildInstance(deps, {
+      name: input.resolver ?? "test",
+      type: input.type,
+      config: merged,
+      updatedAt: -1,
+    });
+  } catch (err) {
+    return { success: false, description: (err as Error).message };
+  }
+  return await instance.test();
+}
+
+/** `GET /resolver/<type>/default`: the default configuration of a type. */
+export function resolverDefaults(type: string): Record<string, string> {
+  return { ...knownType(type).defaults };
+}
+
+function buildInstance(
+  deps: Deps,
+  rec: { name: string; type: string; config: Record<string, string>; updatedAt: number },
+): UserResolver {
+  switch (rec.type) {
+    case "passwdresolver": {
+      const file = (rec.config.fileName ?? rec.config.filename ?? "").trim() || "/etc/passwd";
+      return passwdResolver(
+        rec.name,
+        resolveDataPath(deps.config.storage.dataDir, file, "fileName"),
+      );
+    }
+    case "sqlresolver": {
+      const cfg = parseSqlConfig(rec.name, rec.config, deps.config.storage.dataDir);
+      return sqlResolver({
+        name: rec.name,
+        config: cfg,
+        cacheKey: `${rec.updatedAt}:${JSON.stringify(rec.config)}`,
+        owner: deps.db,
+        random: deps.random,
+      });
+    }
+    default:
+      throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);
+  }
+}
+
+/** The instance of a stored resolver, or undefined when no such resolver exists. */
+export async function getResolver(deps: Deps, name: string): Promise<UserResolver | undefined> {
+  const rec = await store.findResolver(deps.db, name);
+  return rec ? instanceOf(deps, rec) : undefined;
+}
+
+/** The instance of a loaded resolver record. */
+export function instanceOf(deps: Deps, rec: store.ResolverRecord): UserResolver {
+  return buildInstance(deps, { ...rec, config: decryptConfig(deps, rec) });
+}
+
+/** Whether the stored resolver `name` exists. */
+export async function resolverExists(deps: Deps, name: string): Promise<boolean> {
+  return (await store.findResolver(deps.db, name)) !== undefined;
+}

@@ -1,0 +1,373 @@
+/**
+ * `sqlresolver`: users in a table of an SQL database (spec 03 §2.2). SQLite
+ * files today; `Database` relative paths live under the data directory.
+ * Connections are cached per resolver and keyed by the stored configuration,
+ * so a change made on another node opens a fresh connection here.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { ParameterError, ResolverError, UserError } from "../../errors.ts";
+import {
+  hashCryptPassword,
+  type HashType,
+  verifyCryptHash,
+  WRITABLE_HASH_TYPES,
+} from "../../lib/crypt.ts";
+import type { Random } from "../../lib/random.ts";
+import { resolveDataPath } from "./paths.ts";
+import * as users from "./sql_user_store.ts";
+import {
+  emptyUserInfo,
+  type ResolverTestResult,
+  type UserInfo,
+  type UserResolver,
+} from "./types.ts";
+
+/** The parsed, validated configuration of a sqlresolver. */
+export interface SqlResolverConfig {
+  driver: "sqlite";
+  /** Absolute path of the SQLite file. */
+  database: string;
+  table: users.UserTable;
+  limit: number;
+  editable: boolean;
+  hashType: HashType;
+}
+
+const IDENT_REGEXP = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const TABLE_REGEXP = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
+const SQLITE_DRIVERS = new Set(["", "sqlite", "sqlite3", "sqlite+pysqlite"]);
+const WHERE_REGEXP = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|!=|<>|=|<|>|\blike\b)\s*(.*?)\s*$/i;
+
+/** The default `Map`: every standard attribute in a column of the same name, uid in `id`. */
+export const SQL_DEFAULT_MAP: Record<string, string> = {
+  userid: "id",
+  username: "username",
+  email: "email",
+  surname: "surname",
+  givenname: "givenname",
+  password: "password",
+  phone: "phone",
+  mobile: "mobile",
+  description: "description",
+};
+
+/** Default configuration shown by `GET /resolver/sqlresolver/default`. */
+export const SQL_DEFAULTS: Record<string, string> = {
+  Driver: "sqlite",
+  Server: "",
+  Port: "",
+  Database: "users.sqlite",
+  User: "",
+  Password: "",
+  conParams: "",
+  Table: "users",
+  Map: JSON.stringify(SQL_DEFAULT_MAP),
+  Where: "",
+  Limit: "100",
+  Editable: "0",
+  Password_Hash_Type: "SSHA256",
+  Encoding: "utf8",
+  poolSize: "5",
+  poolTimeout: "10",
+  poolRecycle: "7200",
+};
+
+/** True for privacyIDEA's truthy config strings. */
+export function isTruthy(value: string | undefined): boolean {
+  return ["1", "true", "yes", "on"].includes((value ?? "").trim().toLowerCase());
+}
+
+/** Parses and validates a sqlresolver configuration (ParameterError on problems). */
+export function parseSqlConfig(
+  name: string,
+  config: Record<string, string>,
+  dataDir: string,
+): SqlResolverConfig {
+  const fail = (why: string) => new ParameterError(`Cannot use sqlresolver "${name}": ${why}`);
+  const driver = (config.Driver ?? "").trim().toLowerCase();
+  if (!SQLITE_DRIVERS.has(driver)) {
+    throw fail(`driver "${config.Driver}" is not supported yet (only sqlite)`);
+  }
+  const dbPath = (config.Database ?? "").trim();
+  if (dbPath === "") throw fail("Database is required");
+  const database = resolveDataPath(dataDir, dbPath, "Database");
+  const table = (config.Table ?? "").trim();
+  if (!TABLE_REGEXP.test(table)) throw fail(`Table "${table}" is not a valid table name`);
+  let map: Record<string, string>;
+  try {
+    map = JSON.parse(config.Map ?? "");
+  } catch {
+    throw fail("Map must be a JSON object of attribute → column");
+  }
+  if (!map || typeof map !== "object" || Array.isArray(map)) {
+    throw fail("Map must be a JSON object of attribute → column");
+  }
+  for (const [attr, col] of Object.entries(map)) {
+    if (typeof col !== "string" || !IDENT_REGEXP.test(col) || !IDENT_REGEXP.test(attr)) {
+      throw fail(`Map entry "${attr}" must name a column (letters, digits, _)`);
+    }
+  }
+  if (!map.userid || !map.username) throw fail("Map needs the keys userid and username");
+  const where: users.WhereCondition[] = [];
+  const whereText = (config.Where ?? "").trim();
+  if (whereText !== "") {
+    for (const part of whereText.split(/\s+and\s+/i)) {
+      const m = WHERE_REGEXP.exec(part);
+      if (!m) throw fail(`cannot parse Where condition "${part}"`);
+      const op = m[2].toLowerCase() === "<>" ? "!=" : m[2].toLowerCase();
+      where.push({
+        column: m[1],
+        op: op as users.WhereCondition["op"],
+        value: m[3].replace(/^(['"])(.*)\1$/, "$2"),
+      });
+    }
+  }
+  const limitText = (config.Limit ?? "").trim();
+  const limit = limitText === "" ? 100 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100000) {
+    throw fail("Limit must be an integer from 1 to 100000");
+  }
+  const hashType =
+    ((config.Password_Hash_Type ?? "").trim().toUpperCase() || "SSHA256") as HashType;
+  if (!WRITABLE_HASH_TYPES.includes(hashType)) {
+    throw fail(
+      `Password_Hash_Type "${config.Password_Hash_Type}" is not one of ${
+        WRITABLE_HASH_TYPES.join(", ")
+      }`,
+    );
+  }
+  return {
+    driver: "sqlite",
+    database,
+    table: { table, map, where },
+    limit,
+    editable: isTruthy(config.Editable),
+    hashType,
+  };
+}
+
+interface CachedConnection {
+  key: string;
+  db: users.UserDb;
+  ready: Promise<void>;
+}
+
+const CONNECTIONS = new WeakMap<object, Map<string, CachedConnection>>();
+
+/** Closes every cached user-database connection that belongs to `owner`. */
+export async function closeSqlConnections(owner: object): Promise<void> {
+  const map = CONNECTIONS.get(owner);
+  if (!map) return;
+  CONNECTIONS.delete(owner);
+  for (const c of map.values()) await c.db.destroy().catch(() => {});
+}
+
+function connection(
+  owner: object,
+  name: string,
+  cacheKey: string,
+  cfg: SqlResolverConfig,
+): CachedConnection {
+  let map = CONNECTIONS.get(owner);
+  if (!map) {
+    map = new Map();
+    CONNECTIONS.set(owner, map);
+  }
+  const cached = map.get(name);
+  if (cached && cached.key === cacheKey) return cached;
+  if (cached) cached.db.destroy().catch(() => {});
+  if (!cfg.editable && !existsSync(cfg.database)) {
+    throw new ResolverError(
+      `Cannot open the database of resolver "${name}": the file does not exist`,
+    );
+  }
+  const db = users.openSqliteUserDb(cfg.database);
+  // an editable resolver on a new file gets its table on first use
+  const ready = cfg.editable ? users.ensureUserTable(db, cfg.table) : Promise.resolve();
+  const conn = { key: cacheKey, db, ready };
+  map.set(name, conn);
+  return conn;
+}
+
+/** Options of {@link sqlResolver}. */
+export interface SqlResolverOptions {
+  name: string;
+  config: SqlResolverConfig;
+  /** Changes whenever the stored configuration changes. */
+  cacheKey: string;
+  /** Object the connection cache hangs off (the Tessera database handle). */
+  owner: object;
+  random: Random;
+}
+
+/** Creates a sqlresolver instance. */
+export function sqlResolver(opts: SqlResolverOptions): UserResolver {
+  const { name, config: cfg } = opts;
+  const t = cfg.table;
+  const map = t.map;
+
+  async function db(): Promise<users.UserDb> {
+    const conn = connection(opts.owner, name, opts.cacheKey, cfg);
+    try {
+      await conn.ready;
+    } catch (err) {
+      throw storeError(err);
+    }
+    return conn.db;
+  }
+
+  function storeError(err: unknown): Error {
+    if (err instanceof ResolverError || err instanceof UserError) return err;
+    return new ResolverError(
+      `Cannot query the database of resolver "${name}": ${(err as Error).message}`,
+    );
+  }
+
+  async function run<T>(f: (d: users.UserDb) => Promise<T>): Promise<T> {
+    const d = await db();
+    try {
+      return await f(d);
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  function infoOf(row: Record<string, unknown>): UserInfo {
+    const info = emptyUserInfo();
+    for (const [attr, col] of Object.entries(map)) {
+      if (attr === "password") continue;
+      const v = row[col];
+      info[attr] = v === null || v === undefined ? "" : String(v);
+    }
+    return info;
+  }
+
+  function columnsOf(
+    attributes: Record<string, string>,
+    password?: string,
+  ): Record<string, string> {
+    const values: Record<string, string> = {};
+    for (const [attr, value] of Object.entries(attributes)) {
+      if (attr === "password") continue;
+      const col = map[attr];
+      if (col) values[col] = value;
+    }
+    if (password !== undefined && password !== "") {
+      if (!map.password) {
+        throw new ResolverError(
+          `Cannot set a password in resolver "${name}": Map has no password column`,
+        );
+      }
+      values[map.password] = hashCryptPassword(cfg.hashType, password, opts.random.bytes(22));
+    }
+    return values;
+  }
+
+  function requireEditable(): void {
+    if (!cfg.editable) {
+      throw new ResolverError(`Cannot change users of resolver "${name}": it is not editable`);
+    }
+  }
+
+  return {
+    name,
+    type: "sqlresolver",
+    editable: cfg.editable,
+    async getUserId(login) {
+      const row = await run((d) => users.findUserRow(d, t, map.username, login));
+      return row ? String(row[map.userid]) : undefined;
+    },
+    async getUserInfo(uid) {
+      const row = await run((d) => users.findUserRow(d, t, map.userid, uid));
+      return row ? infoOf(row) : undefined;
+    },
+    async getUserList(search) {
+      const filters: [string, string][] = [];
+      for (const [attr, pattern] of Object.entries(search)) {
+        const col = map[attr];
+        if (!col || attr === "password") return [];
+        filters.push([col, pattern]);
+      }
+      const rows = await run((d) => users.listUserRows(d, t, filters, cfg.limit));
+      return rows.map(infoOf);
+    },
+    async checkPass(uid, password) {
+      if (!map.password) return false;
+      const row = await run((d) => users.findUserRow(d, t, map.userid, uid));
+      const hash = row?.[map.password];
+      return typeof hash === "string" ? await verifyCryptHash(hash, password) : false;
+    },
+    async addUser(attributes, password) {
+      requireEditable();
+      const login = attributes.username ?? "";
+      const values = columnsOf(attributes, password);
+      return await run(async (d) => {
+        if (await users.findUserRow(d, t, map.username, login)) {
+          throw new UserError(`Cannot create user "${login}": the user already exists`);
+        }
+        try {
+          await users.insertUserRow(d, t, values);
+        } catch (err) {
+          if (/unique/i.test((err as Error).message)) {
+            throw new UserError(`Cannot create user "${login}": the user already exists`);
+          }
+          throw err;
+        }
+        const row = await users.findUserRow(d, t, map.username, login);
+        if (!row) throw new ResolverError(`Cannot create user "${login}": the row is not visible`);
+        return String(row[map.userid]);
+      });
+    },
+    async updateUser(uid, attributes, password) {
+      requireEditable();
+      const values = columnsOf(attributes, password);
+      return await run(async (d) => {
+        try {
+          return await users.updateUserRow(d, t, uid, values);
+        } catch (err) {
+          if (/unique/i.test((err as Error).message)) {
+            throw new UserError(`Cannot update user: the login "${attributes.username}" is taken`);
+          }
+          throw err;
+        }
+      });
+    },
+    async deleteUser(uid) {
+      requireEditable();
+      return await run((d) => users.deleteUserRow(d, t, uid));
+    },
+    async test(): Promise<ResolverTestResult> {
+      if (!existsSync(cfg.database)) {
+        return cfg.editable
+          ? {
+            success: true,
+            description:
+              `The database file does not exist yet; it is created with table "${t.table}" on first use.`,
+          }
+          : { success: false, description: "The database file does not exist." };
+      }
+      const d = users.openSqliteUserDb(cfg.database);
+      try {
+        if (!(await users.userTableExists(d, t.table))) {
+          return cfg.editable
+            ? {
+              success: true,
+              description: `Table "${t.table}" does not exist yet; it is created on first use.`,
+            }
+            : { success: false, description: `Table "${t.table}" does not exist.` };
+        }
+        const n = await users.countUserRows(d, t);
+        return { success: true, description: `Found ${n} users.` };
+      } catch (err) {
+        return {
+          success: false,
+          description: `Cannot query the database: ${(err as Error).message}`,
+        };
+      } finally {
+        await d.destroy().catch(() => {});
+      }
+    },
+  };
+}

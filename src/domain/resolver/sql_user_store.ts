@@ -1,0 +1,149 @@
+/**
+ * SQL against a `sqlresolver`'s own database: the user table named by `Table`
+ * with columns from `Map`. Identifiers go through Kysely's quoting (checked
+ * against an identifier pattern first); values are always bound.
+ *
+ * @module
+ */
+import { Kysely, type RawBuilder, sql, type SqlBool, SqliteDialect } from "kysely";
+import { NodeSqliteDatabase } from "../../db/sqlite_adapter.ts";
+import { likeStar } from "../../db/like.ts";
+
+/** A connection to a resolver's user database. */
+// deno-lint-ignore no-explicit-any
+export type UserDb = Kysely<any>;
+
+/** One `Where` condition of the resolver config. */
+export interface WhereCondition {
+  column: string;
+  op: "=" | "!=" | "<" | ">" | "<=" | ">=" | "like";
+  value: string;
+}
+
+/** Everything the store needs to address the user table. */
+export interface UserTable {
+  table: string;
+  /** attribute → column */
+  map: Record<string, string>;
+  where: WhereCondition[];
+}
+
+/** Opens (and creates, if `create`) a SQLite user database file. */
+export function openSqliteUserDb(path: string): UserDb {
+  return new Kysely({ dialect: new SqliteDialect({ database: new NodeSqliteDatabase(path) }) });
+}
+
+function whereOf(t: UserTable): RawBuilder<SqlBool>[] {
+  return t.where.map((w) =>
+    w.op === "like"
+      ? sql<SqlBool>`${sql.ref(w.column)} like ${w.value}`
+      : sql<SqlBool>`${sql.ref(w.column)} ${sql.raw(w.op)} ${w.value}`
+  );
+}
+
+function baseQuery(db: UserDb, t: UserTable) {
+  let q = db.selectFrom(t.table).selectAll();
+  for (const cond of whereOf(t)) q = q.where(cond);
+  return q;
+}
+
+/** Creates the user table from the map's columns when it does not exist (SQLite). */
+export async function ensureUserTable(db: UserDb, t: UserTable): Promise<void> {
+  const idCol = t.map.userid;
+  const loginCol = t.map.username;
+  let create = db.schema.createTable(t.table).ifNotExists();
+  const seen = new Set<string>();
+  if (idCol) {
+    create = create.addColumn(idCol, "integer", (c) => c.primaryKey().autoIncrement());
+    seen.add(idCol);
+  }
+  for (const col of Object.values(t.map)) {
+    if (seen.has(col)) continue;
+    seen.add(col);
+    create = create.addColumn(
+      col,
+      "text",
+      (c) => col === loginCol ? c.notNull().unique() : c,
+    );
+  }
+  await create.execute();
+}
+
+/** True when the table exists. */
+export async function userTableExists(db: UserDb, table: string): Promise<boolean> {
+  const tables = await db.introspection.getTables();
+  return tables.some((x) => x.name === table || `${x.schema}.${x.name}` === table);
+}
+
+/** The first row whose `column` equals `value`. */
+export async function findUserRow(
+  db: UserDb,
+  t: UserTable,
+  column: string,
+  value: string,
+): Promise<Record<string, unknown> | undefined> {
+  return await baseQuery(db, t).where(sql<SqlBool>`${sql.ref(column)} = ${value}`).limit(1)
+    .executeTakeFirst();
+}
+
+/** Rows matching every `column → pattern` filter (`*` wildcard), at most `limit`. */
+export async function listUserRows(
+  db: UserDb,
+  t: UserTable,
+  filters: [string, string][],
+  limit: number,
+): Promise<Record<string, unknown>[]> {
+  let q = baseQuery(db, t);
+  for (const [column, pattern] of filters) {
+    if (pattern === "*") continue;
+    q = q.where(
+      pattern.includes("*")
+        ? likeStar(column, pattern)
+        : sql<SqlBool>`${sql.ref(column)} = ${pattern}`,
+    );
+  }
+  if (t.map.username) q = q.orderBy(sql.ref(t.map.username));
+  return await q.limit(limit).execute();
+}
+
+/** Number of rows the resolver sees. */
+export async function countUserRows(db: UserDb, t: UserTable): Promise<number> {
+  let q = db.selectFrom(t.table).select(sql<number>`count(*)`.as("n"));
+  for (const cond of whereOf(t)) q = q.where(cond);
+  const row = await q.executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Inserts a user row (column → value). */
+export async function insertUserRow(
+  db: UserDb,
+  t: UserTable,
+  values: Record<string, string>,
+): Promise<void> {
+  await db.insertInto(t.table).values(values).execute();
+}
+
+/** Updates the row with `idColumn = uid`; returns whether a row changed. */
+export async function updateUserRow(
+  db: UserDb,
+  t: UserTable,
+  uid: string,
+  values: Record<string, string>,
+): Promise<boolean> {
+  if (Object.keys(values).length === 0) {
+    return (await findUserRow(db, t, t.map.userid, uid)) !== undefined;
+  }
+  let q = db.updateTable(t.table).set(values)
+    .where(sql<SqlBool>`${sql.ref(t.map.userid)} = ${uid}`);
+  for (const cond of whereOf(t)) q = q.where(cond);
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Deletes the row with `idColumn = uid`; returns whether it existed. */
+export async function deleteUserRow(db: UserDb, t: UserTable, uid: string): Promise<boolean> {
+  let q = db.deleteFrom(t.table).where(sql<SqlBool>`${sql.ref(t.map.userid)} = ${uid}`);
+  for (const cond of whereOf(t)) q = q.where(cond);
+  const res = await q.executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}

@@ -1,0 +1,73 @@
+/**
+ * Custom user attributes (`user_attribute` table).
+ *
+ * @module
+ */
+import type { Db } from "../../db/schema.ts";
+
+/** Which user an attribute belongs to. */
+export interface AttributeOwner {
+  uid: string;
+  resolver: string;
+  realm: string;
+}
+
+/** key → value of one user. */
+export async function attributesOf(db: Db, owner: AttributeOwner): Promise<Record<string, string>> {
+  const rows = await db.selectFrom("user_attribute").select(["key", "value"])
+    .where("user_id", "=", owner.uid).where("resolver", "=", owner.resolver)
+    .where("realm", "=", owner.realm).orderBy("key").execute();
+  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+}
+
+/** Inserts or replaces one attribute; returns the row id. */
+export async function upsertAttribute(
+  db: Db,
+  owner: AttributeOwner,
+  attr: { key: string; value: string; type: string },
+): Promise<number> {
+  await db.insertInto("user_attribute").values({
+    user_id: owner.uid,
+    resolver: owner.resolver,
+    realm: owner.realm,
+    key: attr.key,
+    value: attr.value,
+    type: attr.type,
+  }).onConflict((oc) =>
+    oc.columns(["user_id", "resolver", "realm", "key"]).doUpdateSet({
+      value: attr.value,
+      type: attr.type,
+    })
+  ).execute();
+  const row = await db.selectFrom("user_attribute").select("id")
+    .where("user_id", "=", owner.uid).where("resolver", "=", owner.resolver)
+    .where("realm", "=", owner.realm).where("key", "=", attr.key).executeTakeFirstOrThrow();
+  return Number(row.id);
+}
+
+/** Deletes one attribute; returns the number of deleted rows. */
+export async function deleteAttribute(db: Db, owner: AttributeOwner, key: string): Promise<number> {
+  const res = await db.deleteFrom("user_attribute")
+    .where("user_id", "=", owner.uid).where("resolver", "=", owner.resolver)
+    .where("realm", "=", owner.realm).where("key", "=", key).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Deletes every attribute of one user (e.g. when the user is deleted). */
+export async function deleteAllAttributes(db: Db, owner: AttributeOwner): Promise<number> {
+  const res = await db.deleteFrom("user_attribute")
+    .where("user_id", "=", owner.uid).where("resolver", "=", owner.resolver)
+    .where("realm", "=", owner.realm).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Deletes every attribute of `uid` in `resolver`, whatever the realm. */
+export async function deleteAttributesOfUid(
+  db: Db,
+  resolver: string,
+  uid: string,
+): Promise<number> {
+  const res = await db.deleteFrom("user_attribute").where("user_id", "=", uid)
+    .where("resolver", "=", resolver).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

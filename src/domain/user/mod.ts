@@ -1,0 +1,368 @@
+/**
+ * Users: resolution of `login@realm` across a realm's resolvers (spec 03 §4),
+ * user attributes, password checks, `/user/` listing and editing, and custom
+ * user attributes (§6).
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import { ParameterError, PolicyError, ResolverError, UserError } from "../../errors.ts";
+import { loadSystemConfig } from "../system/mod.ts";
+import {
+  getDefaultRealmName,
+  normaliseRealmName,
+  orderedResolversOfRealm,
+  realmExistsByName,
+  realmNames,
+  realmsOfResolver,
+} from "../realm/mod.ts";
+import { getResolver, instanceOf, USER_FIELDS, type UserResolver } from "../resolver/mod.ts";
+import * as attrStore from "./attribute_store.ts";
+import { customAttributeRights, mayDelete, maySet } from "./attribute_rights.ts";
+import type { AttributeRights } from "./attribute_rights.ts";
+
+export type { AttributeRights, AttributeRightsContext } from "./attribute_rights.ts";
+
+/** A resolved user: login in realm, found in resolver with id uid. */
+export interface UserRef {
+  login: string;
+  realm: string;
+  resolver: string;
+  uid: string;
+}
+
+/** Who is calling a user endpoint (from the JWT). */
+export interface Caller {
+  role: "admin" | "user";
+  username: string;
+  realm: string;
+  client?: string;
+}
+
+/**
+ * "login@realm" (split at the LAST @ only if the suffix is an existing realm and
+ * system config splitAtSign is true) or "realm\login"; an explicit non-empty
+ * `realm` argument wins; no realm → default realm (lower-cased); "" if none.
+ */
+export async function splitUser(
+  deps: Deps,
+  user: string,
+  realm?: string,
+): Promise<{ login: string; realm: string }> {
+  let login = user;
+  let found = "";
+  const bs = user.indexOf("\\");
+  if (bs > 0) {
+    found = user.slice(0, bs);
+    login = user.slice(bs + 1);
+  } else {
+    const at = user.lastIndexOf("@");
+    if (at > 0 && at < user.length - 1) {
+      const suffix = user.slice(at + 1);
+      if (
+        (await loadSystemConfig(deps)).bool("splitAtSign") && await realmExistsByName(deps, suffix)
+      ) {
+        login = user.slice(0, at);
+        found = suffix;
+      }
+    }
+  }
+  if (realm !== undefined && realm.trim() !== "") found = realm;
+  if (found === "") found = (await getDefaultRealmName(deps)) ?? "";
+  return { login, realm: normaliseRealmName(found) };
+}
+
+/** Resolves a login in a realm by resolver priority (spec 03 §4); explicit resolver skips the search. */
+export async function resolveUser(
+  deps: Deps,
+  login: string,
+  realm: string,
+  resolver?: string,
+): Promise<UserRef | undefined> {
+  if (login === "" || realm === "") return undefined;
+  const realmName = normaliseRealmName(realm);
+  const members = await orderedResolversOfRealm(deps, realmName);
+  for (const m of members) {
+    if (resolver && m.record.name !== resolver) continue;
+    const uid = await instanceOf(deps, m.record).getUserId(login);
+    if (uid !== undefined) return { login, realm: realmName, resolver: m.record.name, uid };
+  }
+  return undefined;
+}
+
+async function instanceFor(deps: Deps, resolver: string): Promise<UserResolver> {
+  const inst = await getResolver(deps, resolver);
+  if (!inst) throw new ResolverError(`Cannot use resolver "${resolver}": no such resolver`);
+  return inst;
+}
+
+/** User attributes: username, userid, givenname, surname, email, phone, mobile, description + custom attributes. */
+export async function getUserInfo(deps: Deps, ref: UserRef): Promise<Record<string, string>> {
+  const inst = await getResolver(deps, ref.resolver);
+  const info = (inst ? await inst.getUserInfo(ref.uid) : undefined) ??
+    Object.fromEntries(USER_FIELDS.map((f) => [f, ""]));
+  const custom = await attrStore.attributesOf(deps.db, ref);
+  // the user store's own fields win over custom attributes of the same name
+  return { ...custom, ...info };
+}
+
+/** Checks the user's password against the user store. */
+export async function checkUserPassword(
+  deps: Deps,
+  ref: UserRef,
+  password: string,
+): Promise<boolean> {
+  const inst = await getResolver(deps, ref.resolver);
+  return inst ? await inst.checkPass(ref.uid, password) : false;
+}
+
+/** Name of the default realm, if any. */
+export async function getDefaultRealm(deps: Deps): Promise<string | undefined> {
+  return await getDefaultRealmName(deps);
+}
+
+/** Whether a realm of that name exists (case-insensitive). */
+export async function realmExists(deps: Deps, realm: string): Promise<boolean> {
+  return await realmExistsByName(deps, realm);
+}
+
+/** Custom attributes of a user (key → value). */
+export async function getCustomAttributes(
+  deps: Deps,
+  ref: UserRef,
+): Promise<Record<string, string>> {
+  return await attrStore.attributesOf(deps.db, ref);
+}
+
+/** Resolves a user or throws 904 as token/user endpoints do. */
+export async function requireUser(
+  deps: Deps,
+  user: string,
+  options: { realm?: string; resolver?: string } = {},
+): Promise<UserRef> {
+  const { login, realm } = await splitUser(deps, user, options.realm);
+  const ref = await resolveUser(deps, login, realm, options.resolver || undefined);
+  if (!ref) throw new UserError(`User ${login}@${realm} does not exist.`);
+  return ref;
+}
+
+/** Options of {@link listUsers}. */
+export interface ListUsersOptions {
+  /** Realms to search (empty and no resolver: all realms). */
+  realms?: string[];
+  /** A resolver to search in every realm containing it (additive to `realms`). */
+  resolver?: string;
+  /** attribute → pattern (`*` wildcard); `username` included. */
+  search: Record<string, string>;
+  /** Only these keys in each item. */
+  attributes?: string[];
+  includeCustomAttributes?: boolean;
+  /** Only this user (user-role callers see only themselves). */
+  only?: UserRef;
+}
+
+/** `GET /user/`: users of the selected realms/resolvers, deduplicated per (username, realm). */
+export async function listUsers(
+  deps: Deps,
+  options: ListUsersOptions,
+): Promise<Record<string, unknown>[]> {
+  const includeCustom = options.includeCustomAttributes ?? true;
+  const items: Record<string, unknown>[] = [];
+  const finish = async (info: Record<string, string>, realm: string, resolver: UserResolver) => {
+    let item: Record<string, unknown> = {
+      ...info,
+      realm,
+      resolver: resolver.name,
+      editable: resolver.editable,
+    };
+    if (includeCustom) {
+      const custom = await attrStore.attributesOf(deps.db, {
+        uid: info.userid,
+        resolver: resolver.name,
+        realm,
+      });
+      item = { ...custom, ...item };
+    }
+    if (options.attributes && options.attributes.length > 0) {
+      item = Object.fromEntries(
+        options.attributes.filter((a) => a in item).map((a) => [a, item[a]]),
+      );
+    }
+    items.push(item);
+  };
+
+  if (options.only) {
+    const ref = options.only;
+    const inst = await getResolver(deps, ref.resolver);
+    const info = inst ? await inst.getUserInfo(ref.uid) : undefined;
+    if (inst && info) await finish(info, ref.realm, inst);
+    return items;
+  }
+
+  const pairs: { realm: string; resolver?: string }[] = [];
+  const realms = (options.realms ?? []).map(normaliseRealmName).filter((r) => r !== "");
+  for (const r of realms) pairs.push({ realm: r });
+  if (options.resolver) {
+    for (const r of await realmsOfResolver(deps, options.resolver)) {
+      pairs.push({ realm: r, resolver: options.resolver });
+    }
+  }
+  if (realms.length === 0 && !options.resolver) {
+    for (const r of await realmNames(deps)) pairs.push({ realm: r });
+  }
+  const done = new Set<string>();
+  for (const pair of pairs) {
+    const members = await orderedResolversOfRealm(deps, pair.realm);
+    const seen = new Set<string>();
+    for (const m of members) {
+      if (pair.resolver && m.record.name !== pair.resolver) continue;
+      const key = `${pair.realm}\0${m.record.name}`;
+      if (done.has(key)) continue;
+      done.add(key);
+      const inst = instanceOf(deps, m.record);
+      for (const info of await inst.getUserList(options.search)) {
+        // the same login in a lower-priority resolver is masked (spec 03 §5)
+        if (seen.has(info.username)) continue;
+        seen.add(info.username);
+        await finish(info, pair.realm, inst);
+      }
+    }
+  }
+  return items;
+}
+
+const LOGIN_REGEXP = /^[^\0\s]{1,255}$/;
+
+function checkLogin(login: string): void {
+  if (!LOGIN_REGEXP.test(login)) {
+    throw new ParameterError(
+      `Cannot use user name "${login.slice(0, 64)}": invalid characters or length`,
+    );
+  }
+}
+
+/** `POST /user/`: creates a user in an editable resolver; returns the new uid. */
+export async function createUser(
+  deps: Deps,
+  input: {
+    login: string;
+    resolver: string;
+    password?: string;
+    attributes?: Record<string, string>;
+  },
+): Promise<string> {
+  checkLogin(input.login);
+  const inst = await instanceFor(deps, input.resolver);
+  if (!inst.editable) {
+    throw new ResolverError(
+      `Cannot create user "${input.login}": resolver "${input.resolver}" is not editable`,
+    );
+  }
+  return await inst.addUser({ ...input.attributes, username: input.login }, input.password);
+}
+
+/** `PUT /user/`: updates a user selected by login or `userid`; returns whether it changed. */
+export async function updateUser(
+  deps: Deps,
+  input: {
+    login: string;
+    resolver: string;
+    userid?: string;
+    password?: string;
+    attributes?: Record<string, string>;
+  },
+): Promise<boolean> {
+  const inst = await instanceFor(deps, input.resolver);
+  const uid = input.userid ?? await inst.getUserId(input.login);
+  if (uid === undefined || (await inst.getUserInfo(uid)) === undefined) {
+    throw new UserError(`User ${input.login} does not exist in resolver ${input.resolver}.`);
+  }
+  if (!inst.editable) {
+    throw new ResolverError(
+      `Cannot update user "${input.login}": resolver "${input.resolver}" is not editable`,
+    );
+  }
+  const attributes = { ...input.attributes };
+  if (input.userid !== undefined && input.login !== "") {
+    checkLogin(input.login);
+    attributes.username = input.login; // select by uid allows a rename
+  }
+  return await inst.updateUser(uid, attributes, input.password);
+}
+
+/** `DELETE /user/<resolver>/<login>`: deletes a user and its custom attributes. */
+export async function deleteUser(deps: Deps, resolver: string, login: string): Promise<boolean> {
+  const inst = await instanceFor(deps, resolver);
+  const uid = await inst.getUserId(login);
+  if (uid === undefined) {
+    throw new UserError(`User ${login} does not exist in resolver ${resolver}.`);
+  }
+  if (!inst.editable) {
+    throw new ResolverError(
+      `Cannot delete user "${login}": resolver "${resolver}" is not editable`,
+    );
+  }
+  const deleted = await inst.deleteUser(uid);
+  if (deleted) await attrStore.deleteAttributesOfUid(deps.db, resolver, uid);
+  return deleted;
+}
+
+const ATTR_KEY_REGEXP = /^[^\0]{1,255}$/;
+
+async function rightsFor(deps: Deps, caller: Caller, ref: UserRef): Promise<AttributeRights> {
+  return await customAttributeRights(deps, {
+    role: caller.role,
+    username: caller.username,
+    realm: caller.realm,
+    user: ref,
+    client: caller.client,
+  });
+}
+
+/** `POST /user/attribute`: sets a custom attribute if a policy allows it; returns the row id. */
+export async function setCustomAttribute(
+  deps: Deps,
+  ref: UserRef,
+  input: { key: string; value: string; type?: string; caller: Caller },
+): Promise<number> {
+  if (!ATTR_KEY_REGEXP.test(input.key) || input.value.length > 2000) {
+    throw new ParameterError("Cannot set custom attribute: invalid key or value too long");
+  }
+  const rights = await rightsFor(deps, input.caller, ref);
+  if (!maySet(rights, input.key, input.value)) {
+    throw new PolicyError(`You are not allowed to set the custom user attribute ${input.key}!`);
+  }
+  return await attrStore.upsertAttribute(deps.db, ref, {
+    key: input.key,
+    value: input.value,
+    type: input.type ?? "",
+  });
+}
+
+/** `DELETE /user/attribute/<key>/<user>/<realm>`: deletes one attribute; returns the count. */
+export async function deleteCustomAttribute(
+  deps: Deps,
+  ref: UserRef,
+  input: { key: string; caller: Caller },
+): Promise<number> {
+  if (
+    input.caller.role === "user" &&
+    (input.caller.username !== ref.login || normaliseRealmName(input.caller.realm) !== ref.realm)
+  ) {
+    throw new PolicyError("User is not allowed to delete attributes of other users.");
+  }
+  const rights = await rightsFor(deps, input.caller, ref);
+  if (!mayDelete(rights, input.key)) {
+    throw new PolicyError(`You are not allowed to delete the custom user attribute ${input.key}!`);
+  }
+  return await attrStore.deleteAttribute(deps.db, ref, input.key);
+}
+
+/** `GET /user/editable_attributes/`: what the caller may set and delete for the user. */
+export async function editableAttributes(
+  deps: Deps,
+  ref: UserRef,
+  caller: Caller,
+): Promise<AttributeRights> {
+  return await rightsFor(deps, caller, ref);
+}
