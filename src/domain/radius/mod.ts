@@ -280,6 +280,18 @@ export async function askRadiusServer(
   }, { log: deps.log });
 }
 
+/** Sends one Access-Request to an explicit target (legacy radius tokens). */
+export async function sendRadiusTo(
+  deps: Deps,
+  target: RadiusTarget,
+  question: Omit<RadiusQuestion, "nasIdentifier">,
+): Promise<RadiusAnswer> {
+  return await sendAccessRequest(deps.random, target, {
+    ...question,
+    nasIdentifier: await nasIdentifier(deps),
+  }, { log: deps.log });
+}
+
 /** Input of {@link testRadiusRequest} (`POST /radiusserver/test_request`). */
 export interface RadiusTestInput {
   identifier: string;
