@@ -223,12 +223,12 @@ export async function verifyCryptHash(stored: string, password: string): Promise
   if (hash.startsWith("1|")) hash = hash.slice(2);
   if (hash === "" || hash === "x" || hash === "*" || hash.startsWith("!")) return false;
 
-  const sha = /^\$([56])\$(?:rounds=(\d+)\$)?([^$]{0,16})\$([./0-9A-Za-z]+)$/.exec(hash);
+  const sha = hash.match(/^\$([56])\$(?:rounds=(\d+)\$)?([^$]{0,16})\$([./0-9A-Za-z]+)$/);
   if (sha) {
     const rounds = sha[2] === undefined ? undefined : Number(sha[2]);
     return strEqual(shaCrypt(sha[1] as "5" | "6", password, sha[3], rounds), hash);
   }
-  const md5 = /^\$1\$([^$]{0,8})\$([./0-9A-Za-z]{22})$/.exec(hash);
+  const md5 = hash.match(/^\$1\$([^$]{0,8})\$([./0-9A-Za-z]{22})$/);
   if (md5) return strEqual(md5Crypt(password, md5[1]), hash);
   if (/^\$2[abxy]?\$\d\d\$[./0-9A-Za-z]{53}$/.test(hash)) {
     try {
@@ -237,7 +237,7 @@ export async function verifyCryptHash(stored: string, password: string): Promise
       return false;
     }
   }
-  const ldap = /^\{([A-Za-z0-9]+)\}(.*)$/s.exec(hash);
+  const ldap = hash.match(/^\{([A-Za-z0-9]+)\}(.*)$/s);
   if (ldap) {
     const spec = LDAP_ALGS[ldap[1].toUpperCase()];
     const raw = spec ? fromB64(ldap[2]) : undefined;

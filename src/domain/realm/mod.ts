@@ -73,7 +73,7 @@ export async function setRealm(
   const name = normaliseRealmName(realmName);
   checkRealmName(name);
   const wanted = [...new Set(input.resolvers.map((r) => r.trim()).filter((r) => r !== ""))];
-  return await deps.db.transaction().execute(async (trx) => {
+  return await store.inTransaction(deps.db, async (trx) => {
     const found = await resolverStore.findResolvers(trx, wanted);
     const byName = new Map(found.map((r) => [r.name, r]));
     const added: string[] = [];
@@ -107,7 +107,7 @@ export async function deleteRealm(
   options: { deleteCustomAttributes?: boolean } = {},
 ): Promise<number> {
   const name = normaliseRealmName(realmName);
-  return await deps.db.transaction().execute(async (trx) => {
+  return await store.inTransaction(deps.db, async (trx) => {
     const realm = await store.findRealm(trx, name);
     if (!realm) throw new ResourceNotFoundError(REALM_NOT_FOUND);
     if ((await store.countTokensInRealm(trx, name)) > 0) {
@@ -143,7 +143,7 @@ export async function readDefaultRealm(deps: Deps): Promise<Record<string, Realm
 /** `POST /defaultrealm/<realm>`: makes the realm the default; returns its id. */
 export async function setDefaultRealm(deps: Deps, realmName: string): Promise<number> {
   const name = normaliseRealmName(realmName);
-  return await deps.db.transaction().execute(async (trx) => {
+  return await store.inTransaction(deps.db, async (trx) => {
     const realm = await store.findRealm(trx, name);
     if (!realm) throw new ResourceNotFoundError(REALM_NOT_FOUND);
     await store.setDefaultRealm(trx, realm.id);
@@ -153,7 +153,7 @@ export async function setDefaultRealm(deps: Deps, realmName: string): Promise<nu
 
 /** `DELETE /defaultrealm`: clears the default; returns the previous default's id or 0. */
 export async function clearDefaultRealm(deps: Deps): Promise<number> {
-  return await deps.db.transaction().execute(async (trx) => {
+  return await store.inTransaction(deps.db, async (trx) => {
     const name = await store.defaultRealmName(trx);
     if (name === undefined) return 0;
     const realm = await store.findRealm(trx, name);

@@ -185,3 +185,8 @@ function safeParse(text: string): any {
     return {};
   }
 }
+
+/** Runs `work` in one database transaction. */
+export async function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  return await db.transaction().execute(work);
+}

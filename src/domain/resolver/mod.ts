@@ -201,7 +201,7 @@ export async function saveResolver(
 
 /** `DELETE /resolver/<name>`: the deleted id, -1 when unknown; refused while in a realm. */
 export async function deleteResolver(deps: Deps, name: string): Promise<number> {
-  return await deps.db.transaction().execute(async (trx) => {
+  return await store.inTransaction(deps.db, async (trx) => {
     const rec = await store.findResolver(trx, name);
     if (!rec) return -1;
     const realms = await store.realmsOfResolver(trx, rec.id);

@@ -117,9 +117,9 @@ function uidMatch(expr: string, uid: string): boolean {
   const n = Number(uid);
   const e = expr.trim();
   if (e === "*" || e === "") return true;
-  const between = /^between\s+(-?\d+)\s*,\s*(-?\d+)$/i.exec(e);
+  const between = e.match(/^between\s+(-?\d+)\s*,\s*(-?\d+)$/i);
   if (between) return n >= Number(between[1]) && n <= Number(between[2]);
-  const cmp = /^(>=|<=|=|>|<)\s*(-?\d+)$/.exec(e);
+  const cmp = e.match(/^(>=|<=|=|>|<)\s*(-?\d+)$/);
   if (!cmp) return starMatch(e, uid);
   const v = Number(cmp[2]);
   switch (cmp[1]) {

@@ -103,3 +103,8 @@ export async function deleteResolver(db: Db, id: number): Promise<boolean> {
   const res = await db.deleteFrom("resolver").where("id", "=", id).executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
+
+/** Runs `work` in one database transaction. */
+export async function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  return await db.transaction().execute(work);
+}

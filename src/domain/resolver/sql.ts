@@ -114,7 +114,7 @@ export function parseSqlConfig(
   const whereText = (config.Where ?? "").trim();
   if (whereText !== "") {
     for (const part of whereText.split(/\s+and\s+/i)) {
-      const m = WHERE_REGEXP.exec(part);
+      const m = part.match(WHERE_REGEXP);
       if (!m) throw fail(`cannot parse Where condition "${part}"`);
       const op = m[2].toLowerCase() === "<>" ? "!=" : m[2].toLowerCase();
       where.push({
