@@ -16,6 +16,9 @@ import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
 import { auditRoutes } from "./http/routes/audit.ts";
 import { healthzRoutes } from "./http/routes/healthz.ts";
+import { eventRoutes } from "./http/routes/event.ts";
+import { smtpServerRoutes } from "./http/routes/smtpserver.ts";
+import { eventMiddleware } from "./http/events.ts";
 import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 
 const MAX_INFO = 900;
@@ -58,10 +61,14 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     }
   });
 
+  // event handlers (spec 05): pre handlers before the route, post handlers after it
+  app.use("*", eventMiddleware);
   app.route("/auth", authRoutes);
   app.route("/system", systemRoutes);
   app.route("/audit", auditRoutes);
   app.route("/healthz", healthzRoutes);
+  app.route("/event", eventRoutes);
+  app.route("/smtpserver", smtpServerRoutes);
   app.route("/radiusserver", radiusserverRoutes);
 
   app.onError(async (err, c) => {

@@ -49,6 +49,10 @@ export interface Database {
   admin: AdminTable;
   config: ConfigTable;
   audit: AuditTable;
+  eventhandler: EventHandlerTable;
+  eventconfig_version: EventConfigVersionTable;
+  eventcounter: EventCounterTable;
+  smtpserver: SmtpServerTable;
   resolver: ResolverTable;
   realm: RealmTable;
   realm_resolver: RealmResolverTable;
@@ -108,4 +112,46 @@ export interface UserAttributeTable {
   key: string;
   value: string;
   type: string;
+}
+
+/** Event handler definitions (`/event/`); options and conditions are JSON objects of strings. */
+export interface EventHandlerTable {
+  id: Generated<number>;
+  name: string;
+  active: number;
+  ordering: number;
+  position: string;
+  abort_on_error: number;
+  event: string;
+  handlermodule: string;
+  action: string;
+  options: string;
+  conditions: string;
+}
+
+/** One row: bumped on every event config change so each node reloads its cache. */
+export interface EventConfigVersionTable {
+  id: number;
+  version: number;
+}
+
+/** Named counters of the Counter event handler. */
+export interface EventCounterTable {
+  counter_name: string;
+  counter_value: number;
+}
+
+/** SMTP server definitions (`/smtpserver/`); the password is encrypted. */
+export interface SmtpServerTable {
+  id: Generated<number>;
+  identifier: string;
+  server: string;
+  port: number;
+  tls: number;
+  username: string;
+  password: string;
+  sender: string;
+  description: string;
+  timeout: number;
+  enqueue_job: number;
 }

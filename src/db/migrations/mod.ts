@@ -8,10 +8,12 @@ import type { Migration } from "kysely/migration";
 import * as m0001 from "./0001_foundation.ts";
 import * as m0002 from "./0002_users.ts";
 import * as m0007 from "./0007_radius.ts";
+import * as m0005 from "./0005_events.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_foundation": m0001,
   "0002_users": m0002,
+  "0005_events": m0005,
   "0007_radius": m0007,
 };

@@ -1,0 +1,304 @@
+/**
+ * Event conditions (spec 05 §6): their definitions for `/event/conditions/<m>`
+ * and their evaluation against a request. All configured conditions must hold;
+ * unknown names are ignored.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import { inNetwork, parseIp, parseNetwork } from "../../lib/ip.ts";
+import type { EventContext } from "./types.ts";
+import { isTrue } from "./types.ts";
+import {
+  compareInt,
+  compareValues,
+  parseDuration,
+  parseKeyComparison,
+  replaceNow,
+} from "./compare.ts";
+import {
+  contextSerial,
+  contextToken,
+  contextTokens,
+  contextUser,
+  contextUserInfo,
+  detailOf,
+  resultOf,
+} from "./facts.ts";
+import { readCounter } from "./event_store.ts";
+import { findTokens, findUser } from "./ports.ts";
+
+/** Definition of one condition. */
+export interface ConditionDef {
+  type: "str" | "multi" | "regexp";
+  desc: string;
+  group: "general" | "user" | "token" | "counter" | "challenge" | "container";
+  value?: unknown[];
+}
+
+const BOOL = ["True", "False"];
+
+function def(
+  type: ConditionDef["type"],
+  group: ConditionDef["group"],
+  desc: string,
+  value?: unknown[],
+): ConditionDef {
+  return value ? { type, desc, group, value } : { type, desc, group };
+}
+
+/** Every condition Tessera knows (identical for every module). */
+export const CONDITIONS: Record<string, ConditionDef> = {
+  client_ip: def(
+    "str",
+    "general",
+    "The client IP must be in this CSV of IPs/networks (-x excludes)",
+  ),
+  logged_in_user: def("str", "general", "The logged-in role", ["admin", "user"]),
+  result_value: def("str", "general", "The result.value of the response is true or false", BOOL),
+  result_status: def("str", "general", "The result.status of the response is true or false", BOOL),
+  result_authentication: def(
+    "str",
+    "general",
+    "The result.authentication of the response",
+    ["ACCEPT", "REJECT", "CHALLENGE", "DECLINED"],
+  ),
+  detail_error_message: def("regexp", "general", "A regex searched in detail.error.message"),
+  detail_message: def("regexp", "general", "A regex searched in detail.message"),
+  realm: def("str", "user", "The user is in one of these realms (CSV)"),
+  resolver: def("str", "user", "The user is in one of these resolvers (CSV)"),
+  user_info: def("str", "user", "'<attribute> <comparator> <value>' on the user's attributes"),
+  user_token_number: def("str", "user", "The number of tokens of the user, like >2"),
+  user_container_number: def("str", "user", "The number of containers of the user, like >2"),
+  tokentype: def("multi", "token", "The token type is one of these (CSV)"),
+  serial: def("regexp", "token", "A regex matched at the start of the serial"),
+  tokenrealm: def("multi", "token", "A token realm is one of these (CSV)"),
+  tokenresolver: def("multi", "token", "A token resolver is one of these (CSV)"),
+  token_locked: def("str", "token", "The token has reached its maximum fail count", BOOL),
+  token_has_owner: def("str", "token", "The token has an owner", BOOL),
+  token_is_orphaned: def("str", "token", "The token's owner no longer exists", BOOL),
+  token_validity_period: def("str", "token", "The token is within its validity period", BOOL),
+  token_is_in_container: def("str", "token", "The token is in a container", BOOL),
+  otp_counter: def("str", "token", "The OTP counter, like >100"),
+  count_auth: def("str", "token", "The number of authentications, like >100"),
+  count_auth_success: def("str", "token", "The number of successful authentications"),
+  count_auth_fail: def("str", "token", "The number of failed authentications"),
+  failcounter: def("str", "token", "The fail counter, like >3"),
+  last_auth: def("str", "token", "The last successful authentication is older than 7h, 10d, 1y…"),
+  tokeninfo: def("str", "token", "'<key> <comparator> <value>' on the tokeninfo"),
+  rollout_state: def("str", "token", "The rollout state of the token"),
+  counter: def("str", "counter", "'<counter name> <comparator> <integer>' on an event counter"),
+  challenge_session: def("regexp", "challenge", "A regex matched on the challenge session"),
+  challenge_expired: def("str", "challenge", "The challenge has expired", BOOL),
+  container_state: def("str", "container", "The container has all these states (CSV)"),
+  container_exact_state: def("str", "container", "The container has exactly these states (CSV)"),
+  container_has_owner: def("str", "container", "The container has an owner", BOOL),
+  container_has_token: def("str", "container", "The container holds tokens", BOOL),
+  container_type: def("str", "container", "The container type"),
+  container_realm: def("str", "container", "A container realm is one of these (CSV)"),
+  container_resolver: def("str", "container", "The container owner's resolver is one of these"),
+  container_info: def("str", "container", "'<key> <comparator> <value>' on the container info"),
+  container_last_authentication: def("str", "container", "Last authentication within a duration"),
+  container_last_synchronization: def("str", "container", "Last synchronization within a duration"),
+};
+
+function csv(value: string): string[] {
+  return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
+
+function boolMatches(value: string, actual: boolean): boolean {
+  return isTrue(value) === actual;
+}
+
+function searchRegexp(pattern: string, text: string): boolean {
+  try {
+    return new RegExp(pattern).test(text);
+  } catch {
+    return false;
+  }
+}
+
+function clientMatches(value: string, ip: string): boolean {
+  const addr = parseIp(ip);
+  if (!addr) return false;
+  let found = false;
+  for (const entry of csv(value)) {
+    const negative = entry.startsWith("-") || entry.startsWith("!");
+    const net = parseNetwork(negative ? entry.slice(1) : entry);
+    if (!net || !inNetwork(addr, net)) continue;
+    if (negative) return false;
+    found = true;
+  }
+  return found;
+}
+
+function infoInt(info: Record<string, string>, key: string): number {
+  const n = Number.parseInt(info[key] ?? "0", 10);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/** Evaluates one condition; true when it holds or is skipped. */
+async function holds(deps: Deps, name: string, value: string, ctx: EventContext): Promise<boolean> {
+  const now = deps.clock.now();
+  switch (name) {
+    case "client_ip":
+      return ctx.request.clientIp ? clientMatches(value, ctx.request.clientIp) : true;
+    case "logged_in_user":
+      return (ctx.request.identity?.role ?? "user") === value;
+    case "result_value":
+      return boolMatches(value, Boolean(resultOf(ctx).value));
+    case "result_status":
+      return boolMatches(value, Boolean(resultOf(ctx).status));
+    case "result_authentication":
+      return resultOf(ctx).authentication === value;
+    case "detail_error_message": {
+      const err = detailOf(ctx).error as Record<string, unknown> | undefined;
+      return searchRegexp(value, String(err?.message ?? ""));
+    }
+    case "detail_message":
+      return searchRegexp(value, String(detailOf(ctx).message ?? ""));
+    case "realm": {
+      const user = await contextUser(deps, ctx);
+      return user !== undefined && csv(value).includes(user.realm);
+    }
+    case "resolver": {
+      const user = await contextUser(deps, ctx);
+      return user !== undefined && csv(value).includes(user.resolver);
+    }
+    case "user_info": {
+      const cmp = parseKeyComparison(value);
+      const info = await contextUserInfo(deps, ctx);
+      if (!cmp || !(cmp.key in info)) return false;
+      return compareValues(info[cmp.key], cmp.cmp, replaceNow(cmp.value, now), now);
+    }
+    case "user_token_number": {
+      const user = await contextUser(deps, ctx);
+      if (!user) return true;
+      return compareInt((await contextTokensOfUser(deps, ctx)).length, value);
+    }
+    case "user_container_number":
+      return (await contextUser(deps, ctx)) ? compareInt(0, value) : true;
+    case "serial": {
+      const serial = contextSerial(ctx) || (await contextToken(deps, ctx))?.serial || "";
+      if (!serial) return true;
+      try {
+        return new RegExp(`^(?:${value})`).test(serial);
+      } catch {
+        return false;
+      }
+    }
+    case "tokenrealm":
+    case "tokenresolver": {
+      const token = await contextToken(deps, ctx);
+      if (!token) return true;
+      const have = name === "tokenrealm" ? token.realms : token.owner ? [token.owner.resolver] : [];
+      if (have.length === 0) return true;
+      const want = csv(value);
+      return have.some((h) => want.includes(h));
+    }
+    case "token_locked": {
+      const token = await contextToken(deps, ctx);
+      if (token) return boolMatches(value, token.failCount >= token.maxFail);
+      // [quirk] without a single token: any locked token of the user, whatever the value
+      const tokens = await contextTokens(deps, ctx);
+      return tokens.some((t) => t.failCount >= t.maxFail);
+    }
+    case "counter": {
+      const m = value.match(/^\s*(\S+?)\s*('?(?:==|!=|>=|<=|=|<|>)'?\s*-?\d+)\s*$/);
+      if (!m) return false;
+      return compareInt(await readCounter(deps.db, m[1]), m[2]);
+    }
+    case "challenge_session":
+    case "challenge_expired":
+      // challenges are not visible to the engine yet: nothing found, condition skipped
+      return true;
+  }
+  if (name.startsWith("container_")) return true; // no containers in Tessera: skipped
+  if (!(name in CONDITIONS)) return true; // unknown names are stored and ignored
+  return await tokenHolds(deps, name, value, ctx, now);
+}
+
+async function contextTokensOfUser(deps: Deps, ctx: EventContext) {
+  const user = await contextUser(deps, ctx);
+  if (!user) return [];
+  const key = "usertokens";
+  if (!ctx.cache.has(key)) {
+    ctx.cache.set(key, await findTokens(deps, { user }));
+  }
+  return ctx.cache.get(key) as unknown[];
+}
+
+/** Token-only conditions: skipped without a single token. */
+async function tokenHolds(
+  deps: Deps,
+  name: string,
+  value: string,
+  ctx: EventContext,
+  now: number,
+): Promise<boolean> {
+  const token = await contextToken(deps, ctx);
+  if (!token) return true;
+  const info = token.info;
+  switch (name) {
+    case "tokentype":
+      return csv(value).includes(token.type);
+    case "token_has_owner":
+      return boolMatches(value, token.owner !== undefined);
+    case "token_is_orphaned": {
+      if (!token.owner) return boolMatches(value, false);
+      const exists = await findUser(
+        deps,
+        token.owner.login,
+        token.owner.realm,
+        token.owner.resolver,
+      );
+      return boolMatches(value, exists === undefined);
+    }
+    case "token_validity_period": {
+      const start = Date.parse(info.validity_period_start ?? "");
+      const end = Date.parse(info.validity_period_end ?? "");
+      const within = (Number.isNaN(start) || start <= now) && (Number.isNaN(end) || now <= end);
+      return boolMatches(value, within);
+    }
+    case "token_is_in_container":
+      return boolMatches(value, false);
+    case "otp_counter":
+      return compareInt(token.otpCounter, value);
+    case "count_auth":
+      return compareInt(infoInt(info, "count_auth"), value);
+    case "count_auth_success":
+      return compareInt(infoInt(info, "count_auth_success"), value);
+    case "count_auth_fail":
+      return compareInt(infoInt(info, "count_auth") - infoInt(info, "count_auth_success"), value);
+    case "failcounter":
+      return compareInt(token.failCount, value);
+    case "last_auth": {
+      const last = Date.parse(info.last_auth ?? "");
+      const dur = parseDuration(value);
+      if (Number.isNaN(last) || dur === undefined) return false;
+      return now - last > dur;
+    }
+    case "tokeninfo": {
+      const cmp = parseKeyComparison(value);
+      if (!cmp || !(cmp.key in info)) return false;
+      return compareValues(info[cmp.key], cmp.cmp, replaceNow(cmp.value, now), now);
+    }
+    case "rollout_state": {
+      const norm = (s: string) => s === "enrolled" ? "" : s;
+      return norm(token.rolloutState) === norm(value);
+    }
+  }
+  return true;
+}
+
+/** True when every configured condition holds. */
+export async function conditionsHold(
+  deps: Deps,
+  conditions: Record<string, string>,
+  ctx: EventContext,
+): Promise<boolean> {
+  for (const [name, value] of Object.entries(conditions)) {
+    if (!(await holds(deps, name, String(value), ctx))) return false;
+  }
+  return true;
+}

@@ -1,0 +1,116 @@
+/**
+ * The event engine: finds the active definitions of an event (cached per
+ * database, keyed by the config version every write bumps, so every node sees
+ * changes on its next request), checks their conditions and runs their actions.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import type { Db } from "../../db/schema.ts";
+import type { AuditEntry } from "../audit/mod.ts";
+import { configVersion, type EventRow, loadAll } from "./event_store.ts";
+import type { EventContext } from "./types.ts";
+import { EventAbortError } from "./types.ts";
+import { conditionsHold } from "./conditions.ts";
+import { handlerModule } from "./handlers/mod.ts";
+
+/** The active definitions of one event, split by position and ordered. */
+export interface EventPlan {
+  pre: EventRow[];
+  post: EventRow[];
+}
+
+interface Compiled {
+  version: number;
+  byEvent: Map<string, EventPlan>;
+}
+
+const CACHE = new WeakMap<Db, Compiled>();
+const MAX_INFO = 900;
+
+function compile(version: number, rows: EventRow[]): Compiled {
+  const byEvent = new Map<string, EventPlan>();
+  // rows come ordered by ordering, then id
+  for (const row of rows) {
+    if (!row.active) continue;
+    for (const name of row.event.split(",").map((s) => s.trim()).filter(Boolean)) {
+      let plan = byEvent.get(name);
+      if (!plan) {
+        plan = { pre: [], post: [] };
+        byEvent.set(name, plan);
+      }
+      (row.position === "pre" ? plan.pre : plan.post).push(row);
+    }
+  }
+  return { version, byEvent };
+}
+
+/** The active definitions for `event`, or undefined when none: one small query per call. */
+export async function eventPlan(deps: Deps, event: string): Promise<EventPlan | undefined> {
+  const version = await configVersion(deps.db);
+  let compiled = CACHE.get(deps.db);
+  if (!compiled || compiled.version !== version) {
+    const loaded = await loadAll(deps.db);
+    compiled = compile(loaded.version, loaded.rows);
+    CACHE.set(deps.db, compiled);
+  }
+  return compiled.byEvent.get(event);
+}
+
+function auditCopy(
+  deps: Deps,
+  base: AuditEntry,
+  action: string,
+  success: boolean,
+  info: string,
+): AuditEntry {
+  const entry: AuditEntry & { outcome?: boolean } = {
+    ...base,
+    ts: deps.clock.now(),
+    action: action.slice(0, 200),
+    success,
+    info: info.slice(0, MAX_INFO),
+    durationMs: 0,
+  };
+  delete entry.outcome;
+  return entry;
+}
+
+/**
+ * Runs `defs` in order for `ctx`. Each definition whose conditions hold writes
+ * its own audit entry. Errors are logged and audited; they abort the request
+ * only for an abort error or a definition with `abort_on_error`.
+ */
+export async function runDefinitions(
+  deps: Deps,
+  defs: readonly EventRow[],
+  ctx: EventContext,
+  audit: AuditEntry,
+): Promise<void> {
+  const prefix = ctx.position === "pre" ? "PRE-EVENT" : "POST-EVENT";
+  for (const def of defs) {
+    const mod = handlerModule(def.handlermodule);
+    if (!mod || !mod.positions.includes(ctx.position)) continue;
+    const action = `${prefix} ${ctx.event}>>${def.handlermodule}:${def.action}`;
+    const label = def.name || String(def.id);
+    try {
+      if (!(await conditionsHold(deps, def.conditions, ctx))) continue;
+      const result = await mod.run(deps, def, ctx);
+      const info = result.details ? `${label} (${result.details})` : label;
+      deps.audit.write(auditCopy(deps, audit, action, result.success, info));
+    } catch (err) {
+      const cls = err instanceof Error ? err.constructor.name : "Error";
+      // the message may carry secrets: log it, audit only the class
+      deps.log.error("Event handler failed", {
+        definition: label,
+        action,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      deps.audit.write(auditCopy(deps, audit, action, false, `${label} (${cls})`));
+      if (err instanceof EventAbortError) throw err;
+      if (def.abortOnError) {
+        throw new Error(`Event handler "${label}" failed and aborts the request`, { cause: err });
+      }
+    }
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The facts conditions and handlers use (spec 05 §6.1): the user, serial and
+ * token of the request, looked up lazily and cached per request.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import type { EventContext } from "./types.ts";
+import { type EventToken, type EventUser, findTokens, findUser, userAttributes } from "./ports.ts";
+
+async function cached<T>(ctx: EventContext, key: string, make: () => Promise<T>): Promise<T> {
+  if (ctx.cache.has(key)) return ctx.cache.get(key) as T;
+  const v = await make();
+  ctx.cache.set(key, v);
+  return v;
+}
+
+function str(v: unknown): string {
+  return typeof v === "string" ? v : typeof v === "number" ? String(v) : "";
+}
+
+/** The response `detail` object (empty in pre position). */
+export function detailOf(ctx: EventContext): Record<string, unknown> {
+  const d = ctx.response?.body?.detail;
+  return d && typeof d === "object" && !Array.isArray(d) ? d as Record<string, unknown> : {};
+}
+
+/** The response `result` object (empty in pre position). */
+export function resultOf(ctx: EventContext): Record<string, unknown> {
+  const r = ctx.response?.body?.result;
+  return r && typeof r === "object" && !Array.isArray(r) ? r as Record<string, unknown> : {};
+}
+
+/** The request serial, else `detail.serial` of the response, else the audit serial. */
+export function contextSerial(ctx: EventContext): string {
+  return str(ctx.request.params.serial) || str(detailOf(ctx).serial) || ctx.request.audit.serial;
+}
+
+/** The request's user; without one, the owner of the request serial's token. */
+export async function contextUser(deps: Deps, ctx: EventContext): Promise<EventUser | undefined> {
+  return await cached(ctx, "user", async () => {
+    const p = ctx.request.params;
+    const login = str(p.user) || (ctx.event === "auth" ? str(p.username) : "");
+    if (login) {
+      return await findUser(deps, login, str(p.realm) || undefined, str(p.resolver) || undefined);
+    }
+    const serial = str(p.serial);
+    if (serial) {
+      const tokens = await findTokens(deps, { serial });
+      if (tokens.length === 1) return tokens[0].owner;
+    }
+    return undefined;
+  });
+}
+
+/** The tokens of the context: those of the serial, else the user's. */
+export async function contextTokens(deps: Deps, ctx: EventContext): Promise<EventToken[]> {
+  return await cached(ctx, "tokens", async () => {
+    const serial = contextSerial(ctx);
+    if (serial) return await findTokens(deps, { serial });
+    const user = await contextUser(deps, ctx);
+    return user ? await findTokens(deps, { user }) : [];
+  });
+}
+
+/** "The token": only when exactly one token results. */
+export async function contextToken(deps: Deps, ctx: EventContext): Promise<EventToken | undefined> {
+  const tokens = await contextTokens(deps, ctx);
+  return tokens.length === 1 ? tokens[0] : undefined;
+}
+
+/** The serials a Token action works on: the context serial, else the single token's. */
+export async function contextSerials(deps: Deps, ctx: EventContext): Promise<string[]> {
+  const serial = contextSerial(ctx);
+  if (serial) return [serial];
+  const token = await contextToken(deps, ctx);
+  return token ? [token.serial] : [];
+}
+
+/** The attributes of the context user (cached). */
+export async function contextUserInfo(
+  deps: Deps,
+  ctx: EventContext,
+): Promise<Record<string, string>> {
+  return await cached(ctx, "userinfo", async () => {
+    const user = await contextUser(deps, ctx);
+    return user ? await userAttributes(deps, user) : {};
+  });
+}
+
+/** The user a `tokenowner` / `logged_in_user` option means. */
+export async function chosenUser(
+  deps: Deps,
+  ctx: EventContext,
+  which: string,
+): Promise<EventUser | undefined> {
+  if (which === "logged_in_user") {
+    const id = ctx.request.identity;
+    if (!id || id.role !== "user") return undefined;
+    return await findUser(deps, id.username, id.realm, id.resolver || undefined);
+  }
+  const token = await contextToken(deps, ctx);
+  if (token?.owner) return token.owner;
+  return await contextUser(deps, ctx);
+}
+
+/** The common tags of spec 05 §5.1 that need no recipient or enrolment data. */
+export async function commonTags(
+  deps: Deps,
+  ctx: EventContext,
+): Promise<Record<string, string | undefined>> {
+  const id = ctx.request.identity;
+  const user = await contextUser(deps, ctx);
+  const info = await contextUserInfo(deps, ctx);
+  const token = await contextToken(deps, ctx);
+  const now = new Date(deps.clock.now()).toISOString();
+  return {
+    admin: id?.role === "admin" ? id.username : undefined,
+    realm: id?.role === "admin" ? id.realm : user?.realm,
+    action: ctx.request.path,
+    serial: contextSerial(ctx) || token?.serial,
+    url: undefined,
+    user: info.givenname,
+    givenname: info.givenname,
+    surname: info.surname,
+    username: user?.login,
+    userrealm: user?.realm,
+    tokentype: token?.type,
+    tokendescription: token?.description,
+    time: now.slice(11, 19),
+    date: now.slice(0, 10),
+    client_ip: ctx.request.clientIp,
+    ua_browser: ctx.request.userAgent.split("/")[0] || undefined,
+    ua_string: ctx.request.userAgent,
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The event engine's Hono middleware (spec 05 §7): for endpoints with an event
+ * name, `pre` handlers run before the route (and may change `c.var.params`),
+ * `post` handlers run after a normal response and may change it.
+ *
+ * @module
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "./context.ts";
+import { authenticate } from "./auth.ts";
+import {
+  type EventContext,
+  type EventIdentity,
+  eventOf,
+  eventPlan,
+  runDefinitions,
+} from "../domain/event/mod.ts";
+import { pythonJson } from "../lib/py_json.ts";
+
+function identityOf(c: Context<AppEnv>): EventIdentity | undefined {
+  const id = c.var.identity;
+  return id
+    ? { username: id.username, realm: id.realm, role: id.role, resolver: id.resolver }
+    : undefined;
+}
+
+function contextFor(c: Context<AppEnv>, event: string, position: "pre" | "post"): EventContext {
+  const audit = c.var.audit;
+  return {
+    event,
+    position,
+    request: {
+      method: c.req.method,
+      path: c.req.path,
+      params: c.var.params,
+      headers: c.req.raw.headers,
+      clientIp: c.var.clientIp,
+      userAgent: c.var.userAgent,
+      identity: identityOf(c),
+      audit: {
+        serial: audit.serial,
+        user: audit.user,
+        realm: audit.realm,
+        tokenType: audit.tokenType,
+      },
+    },
+    cache: new Map(),
+  };
+}
+
+async function readJson(res: Response): Promise<Record<string, unknown> | undefined> {
+  if (!(res.headers.get("content-type") ?? "").includes("json")) return undefined;
+  try {
+    const body = await res.clone().json();
+    return body && typeof body === "object" && !Array.isArray(body) ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function rebuild(c: Context<AppEnv>, old: Response, body: Record<string, unknown>) {
+  delete body.signature;
+  let text: string;
+  const signer = c.var.deps.signer;
+  if (signer) {
+    // the changed body needs a fresh signature, made like the envelope makes it
+    const canonical = pythonJson(body);
+    const signature = await signer.sign(canonical);
+    text = canonical.slice(0, -1) + (canonical.length > 2 ? ", " : "") +
+      `"signature": "rsa_sha256_pss:${signature}"}`;
+  } else {
+    text = JSON.stringify(body);
+  }
+  const headers = new Headers(old.headers);
+  headers.delete("content-length");
+  return new Response(text, { status: old.status, headers });
+}
+
+/** Runs the event handlers configured for the request's event, if any. */
+export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const ev = eventOf(c.req.method, c.req.path);
+  if (!ev) return await next();
+  const deps = c.var.deps;
+  const plan = await eventPlan(deps, ev.name);
+  if (!plan) return await next();
+
+  if (plan.pre.length > 0) {
+    // a request the endpoint will refuse for lack of a valid JWT fires no handlers
+    let allowed = !ev.needsAuth || c.var.identity !== undefined;
+    if (!allowed) {
+      try {
+        await authenticate(c);
+        allowed = true;
+      } catch {
+        allowed = false;
+      }
+    }
+    if (allowed) {
+      await runDefinitions(deps, plan.pre, contextFor(c, ev.name, "pre"), c.var.audit);
+    }
+  }
+
+  await next();
+
+  // an endpoint that raised fires no post handlers
+  if (plan.post.length === 0 || c.error !== undefined) return;
+  const res = c.res;
+  const ctx = contextFor(c, ev.name, "post");
+  ctx.response = { status: res.status, body: await readJson(res), changed: false };
+  await runDefinitions(deps, plan.post, ctx, c.var.audit);
+  if (ctx.response.changed && ctx.response.body) {
+    const fresh = await rebuild(c, res, ctx.response.body);
+    c.res = undefined;
+    c.res = fresh;
+  }
+};

@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { pathParam } from "../params.ts";
+import { adminOnly } from "../auth.ts";
+import {
+  deleteSmtpServer,
+  listSmtpServers,
+  saveSmtpServer,
+  sendTestEmail,
+} from "../../domain/smtp/mod.ts";
+
+/** `/smtpserver/`: SMTP server definitions used by notifications. */
+export const smtpServerRoutes = new Hono<AppEnv>();
+
+smtpServerRoutes.use("*", adminOnly);
+
+smtpServerRoutes.get("/", async (c) => ok(c, await listSmtpServers(c.var.deps)));
+
+smtpServerRoutes.post("/send_test_email", async (c) => {
+  return ok(c, await sendTestEmail(c.var.deps, c.var.params));
+});
+
+smtpServerRoutes.get("/:identifier", async (c) => {
+  return ok(c, await listSmtpServers(c.var.deps, pathParam(c, "identifier")));
+});
+
+smtpServerRoutes.post("/:identifier", async (c) => {
+  const identifier = pathParam(c, "identifier");
+  c.var.audit.info = identifier.slice(0, 200);
+  return ok(c, await saveSmtpServer(c.var.deps, identifier, c.var.params));
+});
+
+smtpServerRoutes.delete("/:identifier", async (c) => {
+  const identifier = pathParam(c, "identifier");
+  c.var.audit.info = identifier.slice(0, 200);
+  return ok(c, await deleteSmtpServer(c.var.deps, identifier));
+});
