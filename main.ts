@@ -18,6 +18,7 @@ import {
 } from "./src/domain/admin/mod.ts";
 import { VERSION } from "./src/version.ts";
 import { DatabaseTooNewError } from "./src/db/database.ts";
+import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
 
 const HELP: Record<string, string> = {
   main: `Tessera ${VERSION}: multi-factor authentication server with privacyIDEA's API
@@ -31,6 +32,7 @@ Commands:
   admin delete <name>       delete a local admin
   admin password <name>     set a local admin's password
   migrate                   apply pending database migrations and exit
+  subscription keygen|sign  create a subscription signing key pair, sign a subscription file
 
 Global options (on every command, they override the config file):
   --config <file>           TOML config file (else $TESSERA_CONFIG, else config/tessera.toml)
@@ -60,6 +62,7 @@ terminal (first line), else from a prompt.`,
   migrate: `Usage: tessera migrate [--config <file>] [--data-dir <dir>]
 
 Applies pending database migrations and exits.`,
+  subscription: SUBSCRIPTION_HELP,
 };
 
 class UsageError extends Error {}
@@ -69,7 +72,18 @@ interface Parsed {
   flags: Map<string, string | true>;
 }
 
-const VALUE_FLAGS = new Set(["config", "data-dir", "listen", "password", "email"]);
+const VALUE_FLAGS = new Set([
+  "config",
+  "data-dir",
+  "listen",
+  "password",
+  "email",
+  "out",
+  "vendor",
+  "key",
+  "format",
+  "bits",
+]);
 const BOOL_FLAGS = new Set(["help", "version"]);
 
 function parseArgs(args: string[]): Parsed {
@@ -246,6 +260,9 @@ async function main(args: string[]): Promise<number> {
   if (parsed.flags.has("listen") && command !== "serve") {
     console.error("--listen is only valid for serve");
     return 2;
+  }
+  if (command === "subscription") {
+    return await runSubscriptionCommand(parsed.command.slice(1), parsed.flags);
   }
   let log: Logger = createLogger("info");
   try {

@@ -16,6 +16,8 @@ import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
 import { auditRoutes } from "./http/routes/audit.ts";
 import { healthzRoutes } from "./http/routes/healthz.ts";
+import { subscriptionRoutes } from "./http/routes/subscriptions.ts";
+import { subscriptionCheck } from "./http/subscription_check.ts";
 import { eventRoutes } from "./http/routes/event.ts";
 import { smtpServerRoutes } from "./http/routes/smtpserver.ts";
 import { eventMiddleware } from "./http/events.ts";
@@ -61,12 +63,15 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     }
   });
 
+  // runs before the route table: meters client components on /validate/check, /token/init, …
+  app.use("*", subscriptionCheck);
   // event handlers (spec 05): pre handlers before the route, post handlers after it
   app.use("*", eventMiddleware);
   app.route("/auth", authRoutes);
   app.route("/system", systemRoutes);
   app.route("/audit", auditRoutes);
   app.route("/healthz", healthzRoutes);
+  app.route("/subscriptions", subscriptionRoutes);
   app.route("/event", eventRoutes);
   app.route("/smtpserver", smtpServerRoutes);
   app.route("/radiusserver", radiusserverRoutes);

@@ -152,7 +152,9 @@ export function errorMessageOf(err: unknown): string {
   if (!(err instanceof AppError)) return "An internal server error occurred";
   if (
     err instanceof HttpError || err instanceof AuthError || err instanceof PolicyError ||
-    err instanceof ResourceNotFoundError || err instanceof NotImplementedError
+    err instanceof ResourceNotFoundError || err instanceof NotImplementedError ||
+    // subscription errors carry privacyIDEA's repr form without a prefix (spec 06 §3.3)
+    err instanceof SubscriptionError
   ) {
     return err.message;
   }

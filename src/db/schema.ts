@@ -49,6 +49,7 @@ export interface Database {
   admin: AdminTable;
   config: ConfigTable;
   audit: AuditTable;
+  subscription: SubscriptionTable;
   eventhandler: EventHandlerTable;
   eventconfig_version: EventConfigVersionTable;
   eventcounter: EventCounterTable;
@@ -154,4 +155,29 @@ export interface SmtpServerTable {
   description: string;
   timeout: number;
   enqueue_job: number;
+}
+
+/** Uploaded vendor-signed subscriptions (`/subscriptions/`); dates are midnight UTC in ms. */
+export interface SubscriptionTable {
+  id: Generated<number>;
+  application: string;
+  for_name: string;
+  for_address: string;
+  for_email: string;
+  for_phone: string;
+  for_url: string;
+  for_comment: string;
+  by_name: string;
+  by_email: string;
+  by_address: string;
+  by_phone: string;
+  by_url: string;
+  date_from: number;
+  date_till: number;
+  num_users: number;
+  num_tokens: number;
+  num_clients: number;
+  level: string;
+  signature: string;
+  updated_at: number;
 }

@@ -9,11 +9,13 @@ import * as m0001 from "./0001_foundation.ts";
 import * as m0002 from "./0002_users.ts";
 import * as m0007 from "./0007_radius.ts";
 import * as m0005 from "./0005_events.ts";
+import * as m0006 from "./0006_subscriptions.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_foundation": m0001,
   "0002_users": m0002,
   "0005_events": m0005,
+  "0006_subscriptions": m0006,
   "0007_radius": m0007,
 };

@@ -1,0 +1,52 @@
+/**
+ * Runtime subscription check (spec 06 §5) for requests from client components,
+ * recognised by their User-Agent. `subscriptions.mode` decides what a refusal
+ * does: `enforce` refuses the request (code 101), `warn` (default) lets it pass
+ * and notes the refusal in the log and the audit row, `off` skips metering.
+ *
+ * @module
+ */
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./context.ts";
+import { authenticate } from "./auth.ts";
+import { meterClientRequest } from "../domain/subscription/mod.ts";
+
+/** The endpoints that are metered (spec 06 §5.1); no other endpoint is checked. */
+export const METERED_PATHS: ReadonlySet<string> = new Set([
+  "/validate/check",
+  "/validate/radiuscheck",
+  "/validate/polltransaction",
+  "/token/init",
+  "/token/assign",
+]);
+
+const ADMIN_PATHS = new Set(["/token/init", "/token/assign"]);
+
+/** Middleware for the whole app; cheap for every request that is not metered. */
+export const subscriptionCheck: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const deps = c.var.deps;
+  if (deps.config.subscriptions.mode === "off") return await next();
+  const path = c.req.path.length > 1 ? c.req.path.replace(/\/+$/, "") : c.req.path;
+  if (!METERED_PATHS.has(path)) return await next();
+  const result = await meterClientRequest(deps, c.req.header("user-agent"));
+  if (!result?.refusal) return await next();
+
+  const note =
+    `subscription check failed (${deps.config.subscriptions.mode}): ${result.refusal.message}`;
+  if (deps.config.subscriptions.mode === "enforce") {
+    // token endpoints authenticate first, so an anonymous caller learns nothing about subscriptions
+    if (ADMIN_PATHS.has(path)) await authenticate(c);
+    c.var.audit.info = note;
+    throw result.refusal;
+  }
+  deps.log.warn("Subscription check failed; request allowed (warn mode)", {
+    application: result.application,
+    reason: result.refusal.message,
+  });
+  try {
+    await next();
+  } finally {
+    const audit = c.var.audit;
+    audit.info = audit.info ? `${note}; ${audit.info}` : note;
+  }
+};
