@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { createTestApp, jsonOf } from "../test_app.ts";
 import { startResponder } from "../radius/responder.ts";
 import { CENSORED } from "../../src/domain/radius/mod.ts";
@@ -140,7 +141,7 @@ Deno.test("POST /radiusserver/test_request: accept, reject, challenge and timeou
     if (user === "challenge") {
       return {
         code: "Access-Challenge",
-        attributes: [["Reply-Message", "Please enter OTP"], ["State", "123456"]],
+        attributes: [["Reply-Message", "Please enter OTP"], ["State", Buffer.from("123456")]],
       };
     }
     if (user === "silent") return undefined;
