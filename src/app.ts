@@ -16,6 +16,8 @@ import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
 import { auditRoutes } from "./http/routes/audit.ts";
 import { healthzRoutes } from "./http/routes/healthz.ts";
+import { tokenRoutes } from "./http/routes/token.ts";
+import { validateRoutes } from "./http/routes/validate.ts";
 import { subscriptionRoutes } from "./http/routes/subscriptions.ts";
 import { subscriptionCheck } from "./http/subscription_check.ts";
 import { eventRoutes } from "./http/routes/event.ts";
@@ -71,6 +73,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route("/system", systemRoutes);
   app.route("/audit", auditRoutes);
   app.route("/healthz", healthzRoutes);
+  app.route("/token", tokenRoutes);
+  app.route("/validate", validateRoutes);
   app.route("/subscriptions", subscriptionRoutes);
   app.route("/event", eventRoutes);
   app.route("/smtpserver", smtpServerRoutes);

@@ -49,6 +49,10 @@ export interface Database {
   admin: AdminTable;
   config: ConfigTable;
   audit: AuditTable;
+  token: TokenTable;
+  tokeninfo: TokenInfoTable;
+  token_realm: TokenRealmTable;
+  challenge: ChallengeTable;
   subscription: SubscriptionTable;
   eventhandler: EventHandlerTable;
   eventconfig_version: EventConfigVersionTable;
@@ -180,4 +184,59 @@ export interface SubscriptionTable {
   level: string;
   signature: string;
   updated_at: number;
+}
+
+/** Tokens (issue 4). `key_enc` holds the AES-256-GCM encrypted secret, `pin_hash` the keyed PIN hash. */
+export interface TokenTable {
+  id: Generated<number>;
+  serial: string;
+  tokentype: string;
+  description: string;
+  key_enc: string;
+  pin_hash: string;
+  active: number;
+  revoked: number;
+  locked: number;
+  failcount: number;
+  maxfail: number;
+  count: number;
+  count_window: number;
+  sync_window: number;
+  otplen: number;
+  rollout_state: string;
+  /** Owner: uid in the resolver, resolver name, realm and login ("" when unassigned). */
+  user_id: string;
+  resolver: string;
+  user_realm: string;
+  user_login: string;
+  created_at: number;
+}
+
+/** Token info key/value pairs (values are strings; `type` "password" = encrypted). */
+export interface TokenInfoTable {
+  id: Generated<number>;
+  token_id: number;
+  key: string;
+  value: string;
+  type: string;
+}
+
+/** Token realms. */
+export interface TokenRealmTable {
+  token_id: number;
+  realm: string;
+}
+
+/** Open challenges of challenge-response tokens. */
+export interface ChallengeTable {
+  id: Generated<number>;
+  transaction_id: string;
+  serial: string;
+  data: string;
+  challenge: string;
+  session: string;
+  answered: number;
+  received_count: number;
+  created_at: number;
+  expires_at: number;
 }

@@ -5,6 +5,7 @@ import { stringParam } from "../params.ts";
 import { issueJwt } from "../jwt.ts";
 import { login, menusOf, piLogLevel, WEBUI_DEFAULTS } from "../../domain/auth/mod.ts";
 import { adminOrUser } from "../auth.ts";
+import { TOKEN_TYPES } from "../../domain/token/mod.ts";
 
 /** `/auth`: login (unauthenticated) and `/auth/rights`. */
 export const authRoutes = new Hono<AppEnv>();
@@ -39,13 +40,5 @@ authRoutes.post("/", async (c) => {
 });
 
 authRoutes.get("/rights", adminOrUser, (c) => {
-  return ok(c, {
-    hotp: "HOTP: event based One Time Passwords",
-    totp: "TOTP: time based One Time Passwords",
-    spass: "SPass: Simple Pass token. Static passwords",
-    pw: "PW: A token with a fixed password",
-    registration:
-      "Registration: A token that creates a registration code that can be used as a second factor once",
-    sshkey: "SSHkey: The token represents an SSH public key",
-  });
+  return ok(c, { ...TOKEN_TYPES });
 });

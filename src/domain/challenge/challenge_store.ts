@@ -1,0 +1,106 @@
+/**
+ * SQL of challenges (challenge-response state lives in the database so every
+ * node can answer the second step).
+ *
+ * @module
+ */
+import type { ChallengeTable, Db } from "../../db/schema.ts";
+
+/** A stored challenge. */
+export interface ChallengeRow {
+  id: number;
+  transactionId: string;
+  serial: string;
+  data: string;
+  challenge: string;
+  session: string;
+  isAnswered: boolean;
+  receivedCount: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+function toRow(r: ChallengeTable & { id: number }): ChallengeRow {
+  return {
+    id: Number(r.id),
+    transactionId: r.transaction_id,
+    serial: r.serial,
+    data: r.data,
+    challenge: r.challenge,
+    session: r.session,
+    isAnswered: Number(r.answered) === 1,
+    receivedCount: Number(r.received_count),
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
+  };
+}
+
+/** Inserts challenges (one statement). */
+export async function insertChallenges(
+  db: Db,
+  rows: Omit<ChallengeTable, "id" | "answered" | "received_count">[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto("challenge")
+    .values(rows.map((r) => ({ ...r, answered: 0, received_count: 0 }))).execute();
+}
+
+/** Challenges of a transaction id (optionally only those of some serials). */
+export async function findByTransaction(
+  db: Db,
+  transactionId: string,
+  serials?: string[],
+): Promise<ChallengeRow[]> {
+  let q = db.selectFrom("challenge").selectAll().where("transaction_id", "=", transactionId);
+  if (serials) q = q.where("serial", "in", serials.length ? serials : [""]);
+  const rows = await q.orderBy("id").execute();
+  return rows.map((r) => toRow(r as ChallengeTable & { id: number }));
+}
+
+/** Challenges of a serial (or all when undefined), newest first. */
+export async function findBySerial(
+  db: Db,
+  serial: string | undefined,
+  page: { offset: number; limit: number },
+): Promise<{ rows: ChallengeRow[]; total: number }> {
+  let base = db.selectFrom("challenge");
+  if (serial !== undefined) base = base.where("serial", "=", serial);
+  const total = await base.select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  const rows = await base.selectAll().orderBy("id", "desc").limit(page.limit)
+    .offset(page.offset).execute();
+  return {
+    rows: rows.map((r) => toRow(r as ChallengeTable & { id: number })),
+    total: Number(total.n),
+  };
+}
+
+/** Deletes the challenges of a transaction id. */
+export async function deleteByTransaction(db: Db, transactionId: string): Promise<void> {
+  await db.deleteFrom("challenge").where("transaction_id", "=", transactionId).execute();
+}
+
+/** Deletes the challenges of some serials. */
+export async function deleteBySerials(db: Db, serials: string[]): Promise<void> {
+  if (serials.length === 0) return;
+  await db.deleteFrom("challenge").where("serial", "in", serials).execute();
+}
+
+/** Deletes challenges that expired before `now`. */
+export async function deleteExpired(db: Db, now: number): Promise<number> {
+  const res = await db.deleteFrom("challenge").where("expires_at", "<", now).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Marks the challenges of a transaction (optionally one serial) as answered. */
+export async function markAnswered(
+  db: Db,
+  transactionId: string,
+  serial?: string,
+): Promise<number> {
+  let q = db.updateTable("challenge").set({ answered: 1 })
+    .where("transaction_id", "=", transactionId);
+  if (serial !== undefined) q = q.where("serial", "=", serial);
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}

@@ -1,0 +1,197 @@
+/**
+ * Challenge-response (spec 02 §7): challenges with a shared 20-digit
+ * transaction id and an expiry, stored in the database.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import { randomDigits } from "../../lib/random.ts";
+import type { SystemConfig } from "../system/mod.ts";
+import * as store from "./challenge_store.ts";
+
+export type { ChallengeRow } from "./challenge_store.ts";
+
+/** Default challenge message (with its trailing space). */
+export const DEFAULT_CHALLENGE_TEXT = "please enter otp: ";
+
+/** A new 20-digit transaction id. */
+export function newTransactionId(deps: Deps): string {
+  return randomDigits(deps.random, 20);
+}
+
+/** Seconds a challenge of `type` stays valid (`<Type>ChallengeValidityTime` or the default). */
+export function challengeValidity(system: SystemConfig, type: string): number {
+  const specific = `${type.charAt(0).toUpperCase()}${type.slice(1)}ChallengeValidityTime`;
+  const v = Number.parseInt(system.get(specific, ""), 10);
+  return Number.isFinite(v) && v > 0 ? v : system.int("DefaultChallengeValidityTime");
+}
+
+/** One challenge to create. */
+export interface NewChallenge {
+  serial: string;
+  type: string;
+  message: string;
+  data?: string;
+}
+
+/** One entry of `detail.multi_challenge`. */
+export type MultiChallengeEntry = Record<string, unknown> & {
+  transaction_id: string;
+  serial: string;
+  type: string;
+  client_mode: string;
+  message: string;
+};
+
+/**
+ * Creates challenges under one new transaction id (one INSERT) and returns the
+ * `detail` keys of spec 02 §7.
+ */
+export async function createChallenges(
+  deps: Deps,
+  system: SystemConfig,
+  challenges: NewChallenge[],
+  options: { preferredClientMode?: string; extras?: Record<string, Record<string, unknown>> } = {},
+): Promise<{ transactionId: string; detail: Record<string, unknown> }> {
+  const transactionId = newTransactionId(deps);
+  const now = deps.clock.now();
+  await store.insertChallenges(
+    deps.db,
+    challenges.map((c) => ({
+      transaction_id: transactionId,
+      serial: c.serial,
+      data: c.data ?? "",
+      challenge: "",
+      session: "",
+      created_at: now,
+      expires_at: now + challengeValidity(system, c.type) * 1000,
+    })),
+  );
+  const multi: MultiChallengeEntry[] = challenges.map((c) => ({
+    transaction_id: transactionId,
+    serial: c.serial,
+    type: c.type,
+    client_mode: "interactive",
+    message: c.message,
+    ...(options.extras?.[c.serial] ?? {}),
+  }));
+  return { transactionId, detail: challengeDetail(multi, options.preferredClientMode) };
+}
+
+/** The §7 detail keys for a list of multi_challenge entries. */
+export function challengeDetail(
+  multi: MultiChallengeEntry[],
+  preferredClientMode = "interactive",
+): Record<string, unknown> {
+  const messages = [...new Set(multi.map((m) => m.message))];
+  const last = multi[multi.length - 1];
+  const detail: Record<string, unknown> = {
+    multi_challenge: multi,
+    messages,
+    message: messages.join(", "),
+    transaction_ids: [...new Set(multi.map((m) => m.transaction_id))],
+  };
+  if (last) {
+    detail.transaction_id = last.transaction_id;
+    detail.serial = last.serial;
+    detail.type = last.type;
+    detail.client_mode = last.client_mode;
+    detail.preferred_client_mode = preferredClientMode;
+  }
+  return detail;
+}
+
+/** Non-expired challenges of a transaction for some serials. */
+export async function openChallenges(
+  deps: Deps,
+  transactionId: string,
+  serials: string[],
+): Promise<store.ChallengeRow[]> {
+  const now = deps.clock.now();
+  return (await store.findByTransaction(deps.db, transactionId, serials))
+    .filter((c) => c.expiresAt >= now);
+}
+
+/** All challenges of a transaction (expired ones included). */
+export async function challengesOfTransaction(
+  deps: Deps,
+  transactionId: string,
+  serials?: string[],
+): Promise<store.ChallengeRow[]> {
+  return await store.findByTransaction(deps.db, transactionId, serials);
+}
+
+/** Deletes the challenges of a transaction (after a successful answer). */
+export async function closeTransaction(deps: Deps, transactionId: string): Promise<void> {
+  await store.deleteByTransaction(deps.db, transactionId);
+}
+
+/** Deletes the challenges of tokens (when they are deleted). */
+export async function deleteChallengesOf(deps: Deps, serials: string[]): Promise<void> {
+  await store.deleteBySerials(deps.db, serials);
+}
+
+/** Marks a transaction's challenges answered (out-of-band confirmation, e.g. push). */
+export async function markAnswered(
+  deps: Deps,
+  transactionId: string,
+  serial?: string,
+): Promise<number> {
+  return await store.markAnswered(deps.db, transactionId, serial);
+}
+
+/**
+ * `GET /validate/polltransaction`: `accept` if a non-expired challenge of the
+ * transaction was answered, else `pending` (also for unknown ids).
+ */
+export async function pollTransaction(
+  deps: Deps,
+  transactionId: string,
+): Promise<{ isAnswered: boolean; status: "accept" | "pending" }> {
+  const now = deps.clock.now();
+  const rows = await store.findByTransaction(deps.db, transactionId);
+  const isAnswered = rows.some((c) => c.isAnswered && c.expiresAt >= now);
+  return { isAnswered, status: isAnswered ? "accept" : "pending" };
+}
+
+/** `GET /token/challenges/`: challenges (optionally of one serial), paged. */
+export async function listChallenges(
+  deps: Deps,
+  serial: string | undefined,
+  options: { page?: number; pagesize?: number } = {},
+): Promise<
+  {
+    challenges: Record<string, unknown>[];
+    count: number;
+    current: number;
+    prev: number | null;
+    next: number | null;
+  }
+> {
+  const page = Math.max(1, options.page ?? 1);
+  const size = Math.max(1, options.pagesize ?? 15);
+  const { rows, total } = await store.findBySerial(deps.db, serial, {
+    offset: (page - 1) * size,
+    limit: size,
+  });
+  const now = deps.clock.now();
+  return {
+    challenges: rows.map((c) => ({
+      id: c.id,
+      transaction_id: c.transactionId,
+      serial: c.serial,
+      timestamp: new Date(c.createdAt).toISOString(),
+      expiration: new Date(c.expiresAt).toISOString(),
+      otp_received: c.receivedCount > 0 || c.isAnswered,
+      otp_status: c.isAnswered,
+      received_count: c.receivedCount,
+      data: "",
+      challenge: c.challenge,
+      valid: c.expiresAt >= now,
+    })),
+    count: total,
+    current: page,
+    prev: page > 1 ? page - 1 : null,
+    next: page * size < total ? page + 1 : null,
+  };
+}

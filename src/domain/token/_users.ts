@@ -1,0 +1,13 @@
+/**
+ * The token domain's view of users: the user domain's resolution API.
+ *
+ * @module
+ */
+export {
+  checkUserPassword,
+  getDefaultRealm,
+  getUserInfo,
+  realmExists,
+  resolveUser,
+  splitUser,
+} from "../user/mod.ts";

@@ -1,0 +1,794 @@
+/**
+ * The token domain (spec 02 §1–§5): enrolment, listing and administration of
+ * tokens. Secrets are encrypted with AES-256-GCM under `deps.keys.token`; PINs
+ * are keyed hashes.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import {
+  DatabaseError,
+  missingParameter,
+  ParameterError,
+  ResourceNotFoundError,
+  TokenAdminError,
+  UserError,
+} from "../../errors.ts";
+import { decryptSecret, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import type { OtpHash } from "../../lib/otp.ts";
+import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
+import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
+import { pinHashOf } from "./pin.ts";
+import { checkSerial, generateSerial } from "./serial.ts";
+import * as store from "./token_store.ts";
+import { type InitParams, tokenTypeOf, type TypeCheckContext } from "./types/mod.ts";
+import { realmExists, resolveUser, splitUser } from "./_users.ts";
+import { deleteChallengesOf } from "../challenge/mod.ts";
+
+export type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
+export { TOKEN_TYPE_MODULES, TOKEN_TYPES, tokenTypeOf } from "./types/mod.ts";
+export type { TokenType } from "./types/mod.ts";
+export { checkPin, pinHashOf, splitPinPass } from "./pin.ts";
+export { checkSerial, generateSerial } from "./serial.ts";
+
+/** Text of the 1007 error. */
+export const TOKEN_LOCKED_MESSAGE = "This action is not possible, since the token is locked";
+/** Text of the 601 error for unknown serials. */
+export const TOKEN_NOT_FOUND_MESSAGE = "The requested token could not be found.";
+/** Text of the 904 error for unknown users in token queries. */
+export const USER_NOT_FOUND_MESSAGE = "The user can not be found in any resolver in this realm!";
+
+const MAX_DESCRIPTION = 80;
+const MAX_INFO_KEY = 255;
+const MAX_INFO_VALUE = 2000;
+
+function nowIso(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "+00:00");
+}
+
+function lockedError(): TokenAdminError {
+  return new TokenAdminError(TOKEN_LOCKED_MESSAGE, 1007);
+}
+
+function requireUnlocked(tokens: Token[]): void {
+  if (tokens.some((t) => t.locked)) throw lockedError();
+}
+
+// ---------------------------------------------------------------------------
+// Lookups
+
+/** The token with `serial` (info and realms included); 404 when unknown. */
+export async function getTokenBySerial(deps: Deps, serial: string): Promise<TokenWithInfo> {
+  const t = await store.findBySerial(deps.db, serial);
+  if (!t) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  return (await store.withInfo(deps.db, [t]))[0];
+}
+
+/** The token with `serial` or undefined (no error). */
+export async function findTokenBySerial(
+  deps: Deps,
+  serial: string,
+): Promise<TokenWithInfo | undefined> {
+  const t = await store.findBySerial(deps.db, serial);
+  return t ? (await store.withInfo(deps.db, [t]))[0] : undefined;
+}
+
+/** The tokens a user owns (info and realms included). */
+export async function getTokensOfUser(deps: Deps, user: UserRef): Promise<TokenWithInfo[]> {
+  const tokens = await store.findByOwner(deps.db, user);
+  return await store.withInfo(deps.db, tokens);
+}
+
+/** Resolves `user` (+`realm`, `resolver`) to a user; 904 when unknown. */
+export async function resolveOwner(
+  deps: Deps,
+  user: string,
+  options: { realm?: string; resolver?: string } = {},
+): Promise<UserRef> {
+  const split = await splitUser(deps, user, options.realm);
+  const ref = await resolveUser(deps, split.login, split.realm, options.resolver || undefined);
+  if (!ref) throw new UserError(USER_NOT_FOUND_MESSAGE);
+  return ref;
+}
+
+/** Which tokens an action applies to: one serial, or all tokens of a user. */
+export interface TokenSelector {
+  serial?: string;
+  /** The owner; with `serial` the token must belong to him (else 404). */
+  user?: UserRef;
+  /** A login to resolve as the owner (with `realm`, `resolver`) when `user` is not given. */
+  login?: string;
+  realm?: string;
+  resolver?: string;
+}
+
+/** The tokens of a selector; 404 for an unknown (or foreign) serial. */
+export async function selectTokens(deps: Deps, sel: TokenSelector): Promise<Token[]> {
+  if (!sel.user && sel.login) {
+    sel = { ...sel, user: await resolveOwner(deps, sel.login, sel) };
+  }
+  if (sel.serial !== undefined && sel.serial !== "") {
+    const t = await store.findBySerial(deps.db, sel.serial);
+    if (!t || (sel.user && !isOwner(t, sel.user))) {
+      throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+    }
+    return [t];
+  }
+  if (sel.user) return await store.findByOwner(deps.db, sel.user);
+  throw missingParameter("serial");
+}
+
+/** True if `user` owns `token`. */
+export function isOwner(token: Token, user: UserRef): boolean {
+  const o = token.owner;
+  if (!o) return false;
+  if (o.realm !== user.realm) return false;
+  if (user.uid && o.uid) {
+    return o.uid === user.uid && (!user.resolver || o.resolver === user.resolver);
+  }
+  return o.login === user.login;
+}
+
+// ---------------------------------------------------------------------------
+// Secrets (for validate and the machine applications)
+
+/** The decrypted secret bytes of a token (empty when the type has none). */
+export function tokenSecret(deps: Deps, token: Token): Uint8Array {
+  return token.keyEnc === "" ? new Uint8Array(0) : decryptSecret(deps.keys.token, token.keyEnc);
+}
+
+/** The OTP material of a token: key bytes, hash and length (for offline/machine use). */
+export async function getOtpKey(
+  deps: Deps,
+  serial: string,
+): Promise<{ key: Uint8Array; hashlib: OtpHash; otplen: number; count: number; type: string }> {
+  const t = await getTokenBySerial(deps, serial);
+  return {
+    key: tokenSecret(deps, t),
+    hashlib: (t.info.hashlib?.value ?? "sha1") as OtpHash,
+    otplen: t.otplen,
+    count: t.count,
+    type: t.type,
+  };
+}
+
+/** The plain value of a tokeninfo entry (decrypted when stored as "password"). */
+export function infoPlain(deps: Deps, info: TokenInfo, key: string): string | undefined {
+  const e = info[key];
+  if (!e) return undefined;
+  return e.type === "password" ? decryptSecretText(deps.keys.token, e.value) : e.value;
+}
+
+/** The context a type module needs to check an OTP of `token`. */
+export function checkContext(
+  deps: Deps,
+  system: SystemConfig,
+  token: TokenWithInfo,
+): TypeCheckContext {
+  return { deps, system, token, secret: tokenSecret(deps, token), nowMs: deps.clock.now() };
+}
+
+// ---------------------------------------------------------------------------
+// Enrolment
+
+/** Result of {@link initToken}. */
+export interface InitResult {
+  serial: string;
+  /** Enrolment data for the response `detail`. */
+  detail: Record<string, unknown>;
+  type: string;
+}
+
+function str(params: InitParams, name: string): string | undefined {
+  const v = params[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  throw new ParameterError(`Cannot parse parameter "${name}": expected a string`);
+}
+
+/**
+ * Enrols a token (`POST /token/init`): a new one, or a re-init of an existing
+ * serial of the same type. `user` assigns it; `realm` alone sets a token realm.
+ */
+export async function initToken(
+  deps: Deps,
+  params: InitParams,
+  options: { user?: UserRef; realm?: string } = {},
+): Promise<InitResult> {
+  const type = (str(params, "type") || "hotp").toLowerCase();
+  const module = tokenTypeOf(type);
+  if (!module) throw new TokenAdminError(`init token failed. Unknown token type: ${type}`, 1610);
+  const system = await loadSystemConfig(deps);
+  let serial = str(params, "serial") ?? "";
+  let existing: TokenWithInfo | undefined;
+  if (serial !== "") {
+    checkSerial(serial);
+    existing = await findTokenBySerial(deps, serial);
+    if (existing && existing.type !== type) {
+      throw new TokenAdminError(
+        `init token failed: Token ${serial} already exists with type ${existing.type}. Can not initialize token with new type ${type}`,
+      );
+    }
+    if (existing?.locked) throw lockedError();
+  } else {
+    serial = await generateSerial(deps, type, module.prefix, system.int("SerialLength"));
+  }
+  const typed = await module.init({ deps, system, serial, params, existing });
+
+  const now = deps.clock.now();
+  const info: Record<string, InfoEntry> = {};
+  for (const [k, v] of Object.entries(typed.info ?? {})) info[k] = { value: v, type: "" };
+  for (const [k, v] of Object.entries(typed.secretInfo ?? {})) {
+    info[k] = { value: encryptSecret(deps.keys.token, v, deps.random), type: "password" };
+  }
+  // `<type>.<x>` init parameters are copied into tokeninfo
+  for (const [k, v] of Object.entries(params)) {
+    if (
+      k.startsWith(`${type}.`) && k.length <= MAX_INFO_KEY && typeof v === "string" &&
+      !(k in (typed.secretInfo ?? {}))
+    ) {
+      info[k] = { value: v.slice(0, MAX_INFO_VALUE), type: "" };
+    }
+  }
+  for (const k of ["validity_period_start", "validity_period_end"]) {
+    const v = str(params, k);
+    if (v) info[k] = { value: checkValidityDate(v, k), type: "" };
+  }
+  if (!existing) info.creation_date = { value: nowIso(now), type: "" };
+
+  const pin = str(params, "pin");
+  const description = str(params, "description");
+  const owner = options.user ?? existing?.owner;
+  if (options.user && existing?.owner && !isOwner(existing, options.user)) {
+    throw alreadyAssigned(existing.owner);
+  }
+  const fields: store.TokenFields = {
+    otplen: typed.otplen ?? existing?.otplen ?? module.defaultOtplen ??
+      system.int("DefaultOtpLen"),
+    rollout_state: typed.rolloutState ?? "enrolled",
+    active: typed.active === false ? 0 : 1,
+  };
+  if (typed.secret !== undefined) {
+    fields.key_enc = encryptSecret(deps.keys.token, typed.secret, deps.random);
+    // a new key starts counting from zero
+    fields.count = 0;
+  }
+  if (pin !== undefined) fields.pin_hash = pinHashOf(deps, pin);
+  if (description !== undefined) fields.description = description.slice(0, MAX_DESCRIPTION);
+  if (options.user) {
+    fields.user_id = options.user.uid;
+    fields.user_login = options.user.login;
+    fields.user_realm = options.user.realm;
+    fields.resolver = options.user.resolver;
+  }
+
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      let id: number;
+      if (existing) {
+        id = existing.id;
+        await store.updateToken(trx, id, { ...fields, failcount: 0 });
+      } else {
+        id = await store.insertToken(trx, {
+          serial,
+          tokentype: type,
+          description: "",
+          key_enc: "",
+          pin_hash: "",
+          active: 1,
+          revoked: 0,
+          locked: 0,
+          failcount: 0,
+          maxfail: system.int("DefaultMaxFailCount"),
+          count: 0,
+          count_window: system.int("DefaultCountWindow"),
+          sync_window: system.int("DefaultSyncWindow"),
+          otplen: 6,
+          rollout_state: "",
+          user_id: "",
+          resolver: "",
+          user_realm: "",
+          user_login: "",
+          created_at: now,
+          ...fields,
+        });
+      }
+      await store.setInfo(trx, id, info);
+      if (owner?.realm) await store.addRealm(trx, id, owner.realm);
+      if (options.realm && !options.user) await store.addRealm(trx, id, options.realm);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw new DatabaseError(
+        `Cannot create token "${serial}": a token with this serial already exists`,
+      );
+    }
+    throw err;
+  }
+  const rolloutState = fields.rollout_state!;
+  return { serial, type, detail: { serial, rollout_state: rolloutState, ...typed.detail } };
+}
+
+/** True for a unique-constraint error of SQLite or PostgreSQL. */
+export function isUniqueViolation(err: unknown): boolean {
+  const msg = err instanceof Error ? err.message : String(err);
+  return /UNIQUE constraint failed|duplicate key value|unique constraint/i.test(msg) ||
+    (err as { code?: string })?.code === "23505";
+}
+
+const VALIDITY_REGEXP =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$/;
+
+function checkValidityDate(value: string, key: string): string {
+  if (parseValidityDate(value) === undefined) {
+    const which = key.endsWith("start") ? "start" : "end";
+    throw new TokenAdminError(`Could not parse validity period ${which} date!`);
+  }
+  return value;
+}
+
+/** Parses a validity-period date (`YYYY-MM-DDThh:mm+zzzz`, ISO-8601) to ms; undefined if bad. */
+export function parseValidityDate(value: string): number | undefined {
+  const m = value.trim().match(VALIDITY_REGEXP);
+  if (!m) return undefined;
+  let zone = m[7] ?? "Z";
+  if (zone !== "Z" && !zone.includes(":")) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? "00"}${zone}`);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function alreadyAssigned(o: UserRef): TokenAdminError {
+  return new TokenAdminError(
+    `Token already assigned to user User(login='${o.login}', realm='${o.realm}', resolver='${o.resolver}')`,
+    1103,
+  );
+}
+
+// ---------------------------------------------------------------------------
+// Listing
+
+/** Query of {@link listTokens} (spec 02 §5.1). */
+export interface TokenListQuery extends store.TokenListFilter {
+  sortby?: string;
+  sortdir?: string;
+  page?: number;
+  pagesize?: number;
+  hiddenInfo?: string[];
+}
+
+/** One token as `GET /token/` shows it. */
+export type TokenView = Record<string, unknown>;
+
+/** The list dict of a token (spec 02 §5.1). */
+export function tokenView(t: TokenWithInfo, hiddenInfo: string[] = []): TokenView {
+  const info: Record<string, string> = {};
+  for (const [k, e] of Object.entries(t.info)) {
+    if (hiddenInfo.includes(k)) continue;
+    info[k] = e.value;
+    if (e.type === "password") info[`${k}.type`] = "password";
+  }
+  const o = t.owner;
+  const view: TokenView = {
+    active: t.active,
+    container_serial: "",
+    count: t.count,
+    count_window: t.countWindow,
+    description: t.description,
+    failcount: t.failcount,
+    id: t.id,
+    info,
+    locked: t.locked,
+    maxfail: t.maxfail,
+    otplen: t.otplen,
+    realms: t.realms,
+    resolver: o?.resolver ?? "",
+    revoked: t.revoked,
+    rollout_state: t.rolloutState,
+    serial: t.serial,
+    sync_window: t.syncWindow,
+    tokengroup: [],
+    tokentype: t.type,
+    user_id: o?.uid ?? "",
+    user_realm: o?.realm ?? "",
+    username: o?.login ?? "",
+  };
+  if (o) view.user_editable = false;
+  return view;
+}
+
+/** `GET /token/`: a page of tokens `{tokens, count, prev, next, current}`. */
+export async function listTokens(
+  deps: Deps,
+  query: TokenListQuery,
+): Promise<
+  { tokens: TokenView[]; count: number; prev: number | null; next: number | null; current: number }
+> {
+  const page = Math.max(1, query.page ?? 1);
+  const pagesize = Math.max(1, query.pagesize ?? 15);
+  const sortby = store.SORT_COLUMNS[query.sortby ?? "serial"] ?? "serial";
+  const desc = (query.sortdir ?? "asc").toLowerCase() === "desc";
+  const { tokens, total } = await store.listTokens(deps.db, query, {
+    sortby,
+    desc,
+    offset: (page - 1) * pagesize,
+    limit: pagesize,
+  });
+  const full = await store.withInfo(deps.db, tokens);
+  return {
+    tokens: full.map((t) => tokenView(t, query.hiddenInfo)),
+    count: total,
+    prev: page > 1 ? page - 1 : null,
+    next: page * pagesize < total ? page + 1 : null,
+    current: page,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Administration
+
+/** Enables or disables the selected tokens; returns how many changed state. */
+export async function enableTokens(
+  deps: Deps,
+  sel: TokenSelector,
+  isActive = true,
+): Promise<number> {
+  const tokens = await selectTokens(deps, sel);
+  requireUnlocked(tokens);
+  const ids = tokens.filter((t) => t.active !== isActive).map((t) => t.id);
+  return await store.updateTokens(deps.db, ids, { active: isActive ? 1 : 0 });
+}
+
+/** Disables the selected tokens; returns how many changed state. */
+export async function disableTokens(deps: Deps, sel: TokenSelector): Promise<number> {
+  return await enableTokens(deps, sel, false);
+}
+
+/** Revokes the selected tokens (revoked, locked, inactive); returns the count. */
+export async function revokeTokens(deps: Deps, sel: TokenSelector): Promise<number> {
+  const tokens = await selectTokens(deps, sel);
+  await store.updateTokens(deps.db, tokens.map((t) => t.id), {
+    revoked: 1,
+    locked: 1,
+    active: 0,
+  });
+  return tokens.length;
+}
+
+/** Resets the fail counter of the selected tokens; returns the count. */
+export async function resetTokens(deps: Deps, sel: TokenSelector): Promise<number> {
+  const tokens = await selectTokens(deps, sel);
+  requireUnlocked(tokens);
+  await deps.db.transaction().execute(async (trx) => {
+    await store.updateTokens(trx, tokens.map((t) => t.id), { failcount: 0 });
+    for (const t of tokens) await store.deleteInfo(trx, t.id, ["failcounter_exceeded"]);
+  });
+  return tokens.length;
+}
+
+/** Deletes the selected tokens and their challenges; returns the count. */
+export async function deleteTokens(deps: Deps, sel: TokenSelector): Promise<number> {
+  const tokens = await selectTokens(deps, sel);
+  await deleteChallengesOf(deps, tokens.map((t) => t.serial));
+  return await store.deleteTokens(deps.db, tokens.map((t) => t.id));
+}
+
+/** Result of an action on a list of serials. */
+export interface BulkResult {
+  count_success: number;
+  failed: string[];
+  unauthorized: string[];
+}
+
+/**
+ * Runs `action` for each serial: unknown serials go to `failed`, tokens of
+ * another user (when `user` is set) to `unauthorized`.
+ */
+export async function forEachSerial(
+  deps: Deps,
+  serials: string[],
+  user: UserRef | undefined,
+  action: (sel: TokenSelector) => Promise<number>,
+): Promise<BulkResult> {
+  const out: BulkResult = { count_success: 0, failed: [], unauthorized: [] };
+  for (const serial of serials) {
+    const t = await store.findBySerial(deps.db, serial);
+    if (!t) {
+      out.failed.push(serial);
+      continue;
+    }
+    if (user && !isOwner(t, user)) {
+      out.unauthorized.push(serial);
+      continue;
+    }
+    try {
+      if ((await action({ serial, user })) > 0) out.count_success++;
+    } catch (err) {
+      deps.log.info("Token action failed", { serial, error: String(err) });
+      out.failed.push(serial);
+    }
+  }
+  return out;
+}
+
+/** Sets the PIN of the selected tokens; returns the count. */
+export async function setPin(deps: Deps, sel: TokenSelector, pin: string): Promise<number> {
+  const tokens = await selectTokens(deps, sel);
+  requireUnlocked(tokens);
+  let n = 0;
+  await deps.db.transaction().execute(async (trx) => {
+    for (const t of tokens) {
+      await store.updateToken(trx, t.id, { pin_hash: pinHashOf(deps, pin) });
+      n++;
+    }
+  });
+  return n;
+}
+
+/** Sets the description of the selected tokens (truncated to 80). */
+export async function setDescription(
+  deps: Deps,
+  sel: TokenSelector,
+  description: string,
+): Promise<number> {
+  const tokens = await selectTokens(deps, sel);
+  requireUnlocked(tokens);
+  return await store.updateTokens(deps.db, tokens.map((t) => t.id), {
+    description: description.slice(0, MAX_DESCRIPTION),
+  });
+}
+
+/** Fields of {@link setTokenFields} (`POST /token/set`). */
+export interface TokenSettings {
+  description?: string;
+  countWindow?: number;
+  syncWindow?: number;
+  hashlib?: string;
+  maxFailcount?: number;
+  countAuthMax?: number;
+  countAuthSuccessMax?: number;
+  validityPeriodStart?: string;
+  validityPeriodEnd?: string;
+}
+
+/** `POST /token/set`: applies the given settings; returns how many fields were applied. */
+export async function setTokenFields(
+  deps: Deps,
+  sel: TokenSelector,
+  s: TokenSettings,
+): Promise<number> {
+  const tokens = await selectTokens(deps, sel);
+  requireUnlocked(tokens);
+  const fields: store.TokenFields = {};
+  const info: Record<string, InfoEntry> = {};
+  let n = 0;
+  if (s.description !== undefined) {
+    fields.description = s.description.slice(0, MAX_DESCRIPTION);
+    n++;
+  }
+  if (s.countWindow !== undefined) (fields.count_window = s.countWindow, n++);
+  if (s.syncWindow !== undefined) (fields.sync_window = s.syncWindow, n++);
+  if (s.maxFailcount !== undefined) (fields.maxfail = s.maxFailcount, n++);
+  if (s.hashlib !== undefined) {
+    const h = s.hashlib.toLowerCase();
+    if (!["sha1", "sha256", "sha512"].includes(h)) {
+      throw new ParameterError(
+        `Cannot parse parameter "hashlib": expected sha1, sha256 or sha512, got "${s.hashlib}"`,
+      );
+    }
+    info.hashlib = { value: h, type: "" };
+    n++;
+  }
+  if (s.countAuthMax !== undefined) {
+    info.count_auth_max = { value: String(s.countAuthMax), type: "" };
+    n++;
+  }
+  if (s.countAuthSuccessMax !== undefined) {
+    info.count_auth_success_max = { value: String(s.countAuthSuccessMax), type: "" };
+    n++;
+  }
+  if (s.validityPeriodStart !== undefined) {
+    info.validity_period_start = {
+      value: checkValidityDate(s.validityPeriodStart, "start"),
+      type: "",
+    };
+    n++;
+  }
+  if (s.validityPeriodEnd !== undefined) {
+    info.validity_period_end = { value: checkValidityDate(s.validityPeriodEnd, "end"), type: "" };
+    n++;
+  }
+  await deps.db.transaction().execute(async (trx) => {
+    for (const t of tokens) {
+      await store.updateToken(trx, t.id, fields);
+      await store.setInfo(trx, t.id, info);
+    }
+  });
+  return n * tokens.length;
+}
+
+/** Sets one tokeninfo value (admin). */
+export async function setTokenInfo(
+  deps: Deps,
+  serial: string,
+  key: string,
+  value: string,
+): Promise<boolean> {
+  if (key === "" || key.length > MAX_INFO_KEY) throw missingParameter("key");
+  if (value.length > MAX_INFO_VALUE) {
+    throw new ParameterError(`Cannot parse parameter "value": longer than ${MAX_INFO_VALUE}`);
+  }
+  const t = await getTokenBySerial(deps, serial);
+  requireUnlocked([t]);
+  await store.setInfo(deps.db, t.id, { [key]: { value, type: "" } });
+  return true;
+}
+
+/** Deletes one tokeninfo key; true if it existed. */
+export async function deleteTokenInfo(deps: Deps, serial: string, key: string): Promise<boolean> {
+  const t = await getTokenBySerial(deps, serial);
+  requireUnlocked([t]);
+  return (await store.deleteInfo(deps.db, t.id, [key])) > 0;
+}
+
+/** Replaces the token realms; unknown realms are skipped, the owner's realm kept. */
+export async function setTokenRealms(
+  deps: Deps,
+  serial: string,
+  realms: string[],
+): Promise<boolean> {
+  const t = await getTokenBySerial(deps, serial);
+  requireUnlocked([t]);
+  const keep = new Set<string>();
+  for (const r of realms.map((r) => r.trim().toLowerCase()).filter((r) => r !== "")) {
+    if (await realmExists(deps, r)) keep.add(r);
+  }
+  if (t.owner?.realm) keep.add(t.owner.realm);
+  await store.replaceRealms(deps.db, t.id, [...keep].sort());
+  return true;
+}
+
+/** Assigns a token to a user (spec 02 §5 `assign`). */
+export async function assignToken(
+  deps: Deps,
+  serial: string,
+  user: UserRef,
+  options: { pin?: string; isUserCaller?: boolean } = {},
+): Promise<boolean> {
+  const t = await getTokenBySerial(deps, serial);
+  requireUnlocked([t]);
+  if (t.owner) {
+    if (options.isUserCaller) {
+      throw new TokenAdminError("Token already assigned to another user.", 1103);
+    }
+    throw alreadyAssigned(t.owner);
+  }
+  const fields: store.TokenFields = {
+    user_id: user.uid,
+    user_login: user.login,
+    user_realm: user.realm,
+    resolver: user.resolver,
+    failcount: 0,
+  };
+  if (options.pin !== undefined) fields.pin_hash = pinHashOf(deps, options.pin);
+  await deps.db.transaction().execute(async (trx) => {
+    // only the first of two parallel assigns wins
+    const n = await store.updateTokens(trx, [t.id], fields, (eb) => eb("user_id", "=", ""));
+    if (n !== 1) throw new TokenAdminError("Token already assigned to another user.", 1103);
+    if (user.realm) await store.addRealm(trx, t.id, user.realm);
+  });
+  return true;
+}
+
+/** Unassigns the selected tokens (clears owner, PIN and fail counter); returns the count. */
+export async function unassignTokens(deps: Deps, sel: TokenSelector): Promise<number> {
+  const tokens = await selectTokens(deps, sel);
+  requireUnlocked(tokens);
+  return await store.updateTokens(deps.db, tokens.map((t) => t.id), {
+    user_id: "",
+    user_login: "",
+    user_realm: "",
+    resolver: "",
+    pin_hash: "",
+    failcount: 0,
+  });
+}
+
+/** Resyncs an OTP token with two consecutive OTP values. */
+export async function resyncToken(
+  deps: Deps,
+  sel: TokenSelector,
+  otp1: string,
+  otp2: string,
+): Promise<boolean> {
+  const tokens = await selectTokens(deps, sel);
+  requireUnlocked(tokens);
+  const system = await loadSystemConfig(deps);
+  for (const t of await store.withInfo(deps.db, tokens)) {
+    const module = tokenTypeOf(t.type);
+    if (!module?.resync) continue;
+    const res = module.resync(checkContext(deps, system, t), otp1, otp2);
+    if (!res.isValid || res.counter === undefined) continue;
+    if (!(await store.advanceCounter(deps.db, t.id, res.counter))) continue;
+    await store.resetFailcount(deps.db, [t.id]);
+    if (res.info) await store.setInfo(deps.db, t.id, plainInfo(res.info));
+    return true;
+  }
+  return false;
+}
+
+/** `POST /token/setrandompin`: needs the admin policy `otp_pin_set_random`. */
+export function setRandomPin(_deps: Deps, _sel: TokenSelector): Promise<number> {
+  // TODO(#5): read otp_pin_set_random from the policy engine once it exists
+  return Promise.reject(
+    new TokenAdminError("You need to specify a policy 'otp_pin_set_random' in scope admin."),
+  );
+}
+
+/** Wraps plain strings as tokeninfo entries. */
+export function plainInfo(values: Record<string, string>): Record<string, InfoEntry> {
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { value: v, type: "" }]));
+}
+
+/** Sets plain tokeninfo values of a token (used by validate and event handlers). */
+export async function updateTokenInfo(
+  deps: Deps,
+  tokenId: number,
+  values: Record<string, string>,
+): Promise<void> {
+  await store.setInfo(deps.db, tokenId, plainInfo(values));
+}
+
+// ---------------------------------------------------------------------------
+// Authentication bookkeeping (used by validate)
+
+/** Moves a token's OTP counter to `counter` if still below it (compare-and-set). */
+export async function advanceTokenCounter(
+  deps: Deps,
+  tokenId: number,
+  counter: number,
+): Promise<boolean> {
+  return await store.advanceCounter(deps.db, tokenId, counter);
+}
+
+/** Raises the fail counters (capped at maxfail); writes `failcounter_exceeded` when reached. */
+export async function increaseFailcount(deps: Deps, tokens: Token[]): Promise<void> {
+  const maxed = await store.incrementFailcount(deps.db, tokens.map((t) => t.id));
+  const stamp = validityStamp(deps.clock.now());
+  for (const t of tokens) {
+    // only the request that reaches the limit writes the time stamp
+    if (maxed.includes(t.id) && t.failcount + 1 >= t.maxfail) {
+      await store.setInfo(deps.db, t.id, { failcounter_exceeded: { value: stamp, type: "" } });
+    }
+  }
+}
+
+/** Resets the fail counters of tokens that authenticated. */
+export async function clearFailcount(deps: Deps, tokens: Token[]): Promise<void> {
+  await store.resetFailcount(deps.db, tokens.filter((t) => t.failcount !== 0).map((t) => t.id));
+}
+
+/** Counts an authentication attempt (`count_auth`, `count_auth_success`, `last_auth`). */
+export async function recordAuthentication(
+  deps: Deps,
+  tokens: Token[],
+  options: { isSuccess: boolean; countAuth: boolean; lastAuth?: string },
+): Promise<void> {
+  await store.recordAuth(deps.db, tokens.map((t) => t.id), options);
+}
+
+/** Deletes a token by id (registration tokens after their one use). */
+export async function deleteTokenById(deps: Deps, tokenId: number): Promise<void> {
+  await store.deleteTokens(deps.db, [tokenId]);
+}
+
+/** `YYYY-MM-DDThh:mm+0000` (format of validity periods and failcounter_exceeded). */
+export function validityStamp(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16) + "+0000";
+}
+
+/** `YYYY-MM-DD hh:mm:ss.ffffff+0000` (format of last_auth). */
+export function lastAuthStamp(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${iso.slice(20, 23)}000+0000`;
+}

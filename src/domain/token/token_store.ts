@@ -1,0 +1,363 @@
+/**
+ * SQL of the token domain: tokens, tokeninfo and token realms. Counter and
+ * fail-counter changes are single conditional UPDATEs (compare-and-set).
+ *
+ * @module
+ */
+import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kysely";
+import type { Database, Db, TokenTable } from "../../db/schema.ts";
+import { matchStar } from "../../db/like.ts";
+import type { InfoEntry, Token, TokenInfo, TokenWithInfo } from "./model.ts";
+
+type TokenRow = Omit<TokenTable, "id"> & { id: number };
+
+/** Columns a token row is written with. */
+export type TokenFields = Partial<Omit<TokenTable, "id">>;
+
+function toToken(r: TokenRow): Token {
+  return {
+    id: Number(r.id),
+    serial: r.serial,
+    type: r.tokentype,
+    description: r.description,
+    active: Number(r.active) === 1,
+    revoked: Number(r.revoked) === 1,
+    locked: Number(r.locked) === 1,
+    failcount: Number(r.failcount),
+    maxfail: Number(r.maxfail),
+    count: Number(r.count),
+    countWindow: Number(r.count_window),
+    syncWindow: Number(r.sync_window),
+    otplen: Number(r.otplen),
+    rolloutState: r.rollout_state,
+    keyEnc: r.key_enc,
+    pinHash: r.pin_hash,
+    owner: r.user_id === "" && r.user_login === ""
+      ? undefined
+      : { login: r.user_login, realm: r.user_realm, resolver: r.resolver, uid: r.user_id },
+    createdAt: Number(r.created_at),
+  };
+}
+
+/** Inserts a token row; returns its id. */
+export async function insertToken(db: Db, fields: Omit<TokenTable, "id">): Promise<number> {
+  const r = await db.insertInto("token").values(fields).returning("id").executeTakeFirstOrThrow();
+  return Number(r.id);
+}
+
+/** Updates columns of one token. */
+export async function updateToken(db: Db, id: number, fields: TokenFields): Promise<void> {
+  if (Object.keys(fields).length === 0) return;
+  await db.updateTable("token").set(fields).where("id", "=", id).execute();
+}
+
+/** Updates columns of several tokens; returns how many rows matched `onlyIf`. */
+export async function updateTokens(
+  db: Db,
+  ids: number[],
+  fields: TokenFields,
+  onlyIf?: (eb: ExpressionBuilder<Database, "token">) => Expression<SqlBool>,
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  let q = db.updateTable("token").set(fields).where("id", "in", ids);
+  if (onlyIf) q = q.where(onlyIf);
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** The token with `serial`, or undefined. */
+export async function findBySerial(db: Db, serial: string): Promise<Token | undefined> {
+  const r = await db.selectFrom("token").selectAll().where("serial", "=", serial)
+    .executeTakeFirst();
+  return r ? toToken(r as TokenRow) : undefined;
+}
+
+/** Tokens by serial list. */
+export async function findBySerials(db: Db, serials: string[]): Promise<Token[]> {
+  if (serials.length === 0) return [];
+  const rows = await db.selectFrom("token").selectAll().where("serial", "in", serials)
+    .orderBy("serial").execute();
+  return rows.map((r) => toToken(r as TokenRow));
+}
+
+/** Tokens owned by a user (matched by realm and uid when known, else login). */
+export async function findByOwner(
+  db: Db,
+  owner: { realm: string; login: string; uid?: string; resolver?: string },
+): Promise<Token[]> {
+  let q = db.selectFrom("token").selectAll().where("user_realm", "=", owner.realm);
+  if (owner.uid) {
+    q = q.where("user_id", "=", owner.uid);
+    if (owner.resolver) q = q.where("resolver", "=", owner.resolver);
+  } else q = q.where("user_login", "=", owner.login);
+  const rows = await q.orderBy("serial").execute();
+  return rows.map((r) => toToken(r as TokenRow));
+}
+
+/** Number of tokens of a type (serial generation). */
+export async function countOfType(db: Db, type: string): Promise<number> {
+  const r = await db.selectFrom("token").select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("tokentype", "=", type).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** True if a token with `serial` exists. */
+export async function serialExists(db: Db, serial: string): Promise<boolean> {
+  const r = await db.selectFrom("token").select("id").where("serial", "=", serial)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** Tokeninfo of several tokens. */
+export async function infoOf(db: Db, ids: number[]): Promise<Map<number, TokenInfo>> {
+  const out = new Map<number, TokenInfo>(ids.map((id) => [id, {}]));
+  if (ids.length === 0) return out;
+  const rows = await db.selectFrom("tokeninfo").select(["token_id", "key", "value", "type"])
+    .where("token_id", "in", ids).execute();
+  for (const r of rows) {
+    out.get(Number(r.token_id))![r.key] = { value: r.value, type: r.type } satisfies InfoEntry;
+  }
+  return out;
+}
+
+/** Token realms of several tokens. */
+export async function realmsOf(db: Db, ids: number[]): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return out;
+  const rows = await db.selectFrom("token_realm").select(["token_id", "realm"])
+    .where("token_id", "in", ids).orderBy("realm").execute();
+  for (const r of rows) out.get(Number(r.token_id))!.push(r.realm);
+  return out;
+}
+
+/** Tokens plus their info and realms (two extra queries for the whole set). */
+export async function withInfo(db: Db, tokens: Token[]): Promise<TokenWithInfo[]> {
+  const ids = tokens.map((t) => t.id);
+  const [info, realms] = await Promise.all([infoOf(db, ids), realmsOf(db, ids)]);
+  return tokens.map((t) => ({ ...t, info: info.get(t.id) ?? {}, realms: realms.get(t.id) ?? [] }));
+}
+
+/** Sets (upserts) tokeninfo entries of one token. */
+export async function setInfo(
+  db: Db,
+  id: number,
+  entries: Record<string, InfoEntry>,
+): Promise<void> {
+  for (const [key, e] of Object.entries(entries)) {
+    await db.insertInto("tokeninfo")
+      .values({ token_id: id, key, value: e.value, type: e.type })
+      .onConflict((oc) =>
+        oc.columns(["token_id", "key"]).doUpdateSet({ value: e.value, type: e.type })
+      )
+      .execute();
+  }
+}
+
+/** Deletes tokeninfo keys of one token; returns how many were deleted. */
+export async function deleteInfo(db: Db, id: number, keys: string[]): Promise<number> {
+  if (keys.length === 0) return 0;
+  const res = await db.deleteFrom("tokeninfo").where("token_id", "=", id)
+    .where("key", "in", keys).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Replaces the token realms of one token. */
+export async function replaceRealms(db: Db, id: number, realms: string[]): Promise<void> {
+  await db.deleteFrom("token_realm").where("token_id", "=", id).execute();
+  if (realms.length > 0) {
+    await db.insertInto("token_realm").values(realms.map((realm) => ({ token_id: id, realm })))
+      .execute();
+  }
+}
+
+/** Adds one token realm if missing. */
+export async function addRealm(db: Db, id: number, realm: string): Promise<void> {
+  await db.insertInto("token_realm").values({ token_id: id, realm })
+    .onConflict((oc) => oc.columns(["token_id", "realm"]).doNothing()).execute();
+}
+
+/** Deletes tokens (info and realms cascade; deleted explicitly for portability). */
+export async function deleteTokens(db: Db, ids: number[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  return await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("tokeninfo").where("token_id", "in", ids).execute();
+    await trx.deleteFrom("token_realm").where("token_id", "in", ids).execute();
+    const res = await trx.deleteFrom("token").where("id", "in", ids).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  });
+}
+
+/**
+ * Moves the OTP counter forward to `counter` only if it is still below it:
+ * false when a parallel request already used this (or a later) OTP.
+ */
+export async function advanceCounter(db: Db, id: number, counter: number): Promise<boolean> {
+  const res = await db.updateTable("token").set({ count: counter })
+    .where("id", "=", id).where("count", "<", counter).executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/**
+ * Raises the fail counter of each token by one, never beyond maxfail, in one
+ * statement; returns the ids whose counter now equals maxfail.
+ */
+export async function incrementFailcount(db: Db, ids: number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  await db.updateTable("token").set({ failcount: sql`failcount + 1` })
+    .where("id", "in", ids).where(sql<SqlBool>`failcount < maxfail`).execute();
+  const maxed = await db.selectFrom("token").select("id").where("id", "in", ids)
+    .where(sql<SqlBool>`failcount >= maxfail`).execute();
+  return maxed.map((r) => Number(r.id));
+}
+
+/** Sets the fail counter of the tokens to 0. */
+export async function resetFailcount(db: Db, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable("token").set({ failcount: 0 }).where("id", "in", ids)
+    .where("failcount", "!=", 0).execute();
+}
+
+/** Token list filter (spec 02 §5.1); every string may contain `*`. */
+export interface TokenListFilter {
+  serial?: string;
+  serials?: string[];
+  type?: string;
+  typeList?: string[];
+  owner?: { realm: string; login?: string; uid?: string; resolver?: string };
+  /** Tokens of any user of this realm. */
+  userRealm?: string;
+  tokenrealm?: string;
+  tokenrealms?: string[];
+  resolver?: string;
+  userid?: string;
+  description?: string;
+  assigned?: boolean;
+  active?: boolean;
+  rolloutState?: string;
+  infoKey?: string;
+  infoValue?: string;
+  /** Only tokens in these realms (owner realm or token realm). */
+  allowedRealms?: string[];
+}
+
+/** Sortable token columns (list `sortby`). */
+export const SORT_COLUMNS: Record<string, keyof TokenTable> = {
+  serial: "serial",
+  id: "id",
+  tokentype: "tokentype",
+  type: "tokentype",
+  description: "description",
+  active: "active",
+  revoked: "revoked",
+  locked: "locked",
+  failcount: "failcount",
+  maxfail: "maxfail",
+  count: "count",
+  otplen: "otplen",
+  rollout_state: "rollout_state",
+  user_id: "user_id",
+  resolver: "resolver",
+};
+
+/** A page of the token list plus the total count. */
+export async function listTokens(
+  db: Db,
+  filter: TokenListFilter,
+  page: { sortby: keyof TokenTable; desc: boolean; offset: number; limit: number },
+): Promise<{ tokens: Token[]; total: number }> {
+  // deno-lint-ignore no-explicit-any
+  const where = (eb: ExpressionBuilder<Database, "token">): any => {
+    const conds: Expression<SqlBool>[] = [];
+    const f = filter;
+    if (f.serial !== undefined) conds.push(matchStar("token.serial", f.serial));
+    if (f.serials) conds.push(eb("token.serial", "in", f.serials.length ? f.serials : [""]));
+    if (f.type !== undefined) conds.push(matchStar("token.tokentype", f.type.toLowerCase()));
+    if (f.typeList) {
+      conds.push(eb("token.tokentype", "in", f.typeList.length ? f.typeList : [""]));
+    }
+    if (f.owner) {
+      conds.push(eb("token.user_realm", "=", f.owner.realm));
+      if (f.owner.uid) conds.push(eb("token.user_id", "=", f.owner.uid));
+      else if (f.owner.login !== undefined) conds.push(eb("token.user_login", "=", f.owner.login));
+      if (f.owner.resolver) conds.push(eb("token.resolver", "=", f.owner.resolver));
+    }
+    if (f.userRealm !== undefined) conds.push(eb("token.user_realm", "=", f.userRealm));
+    if (f.resolver !== undefined) conds.push(matchStar("token.resolver", f.resolver));
+    if (f.userid !== undefined) conds.push(matchStar("token.user_id", f.userid));
+    if (f.description !== undefined) conds.push(matchStar("token.description", f.description));
+    if (f.rolloutState !== undefined) {
+      conds.push(matchStar("token.rollout_state", f.rolloutState));
+    }
+    if (f.assigned !== undefined) {
+      conds.push(f.assigned ? eb("token.user_id", "!=", "") : eb("token.user_id", "=", ""));
+    }
+    if (f.active !== undefined) conds.push(eb("token.active", "=", f.active ? 1 : 0));
+    if (f.tokenrealm !== undefined || f.tokenrealms) {
+      conds.push(eb.exists(
+        eb.selectFrom("token_realm").select("token_realm.token_id")
+          .whereRef("token_realm.token_id", "=", "token.id")
+          .where((e2) =>
+            f.tokenrealms
+              ? e2("token_realm.realm", "in", f.tokenrealms.length ? f.tokenrealms : [""])
+              : matchStar("token_realm.realm", f.tokenrealm!)
+          ),
+      ));
+    }
+    if (f.infoKey !== undefined) {
+      conds.push(eb.exists(
+        eb.selectFrom("tokeninfo").select("tokeninfo.token_id")
+          .whereRef("tokeninfo.token_id", "=", "token.id")
+          .where(matchStar("tokeninfo.key", f.infoKey))
+          .where(matchStar("tokeninfo.value", f.infoValue ?? "*")),
+      ));
+    }
+    if (f.allowedRealms) {
+      const realms = f.allowedRealms.length ? f.allowedRealms : [""];
+      conds.push(eb.or([
+        eb("token.user_realm", "in", realms),
+        eb.exists(
+          eb.selectFrom("token_realm").select("token_realm.token_id")
+            .whereRef("token_realm.token_id", "=", "token.id")
+            .where("token_realm.realm", "in", realms),
+        ),
+      ]));
+    }
+    return eb.and(conds);
+  };
+  const totalRow = await db.selectFrom("token").select((eb) => eb.fn.countAll<number>().as("n"))
+    .where(where).executeTakeFirstOrThrow();
+  const rows = await db.selectFrom("token").selectAll().where(where)
+    .orderBy(`token.${page.sortby}`, page.desc ? "desc" : "asc")
+    .orderBy("token.id", "asc")
+    .limit(page.limit).offset(page.offset).execute();
+  return { tokens: rows.map((r) => toToken(r as TokenRow)), total: Number(totalRow.n) };
+}
+
+/**
+ * Counts an authentication in tokeninfo in one statement per token:
+ * `count_auth` (+`count_auth_success`) +1 and optionally `last_auth`.
+ */
+export async function recordAuth(
+  db: Db,
+  ids: number[],
+  options: { isSuccess: boolean; countAuth: boolean; lastAuth?: string },
+): Promise<void> {
+  const keys: string[] = [];
+  if (options.countAuth) keys.push("count_auth");
+  if (options.countAuth && options.isSuccess) keys.push("count_auth_success");
+  for (const id of ids) {
+    const rows = keys.map((key) => ({ token_id: id, key, value: "1", type: "" }));
+    if (options.lastAuth !== undefined) {
+      rows.push({ token_id: id, key: "last_auth", value: options.lastAuth, type: "" });
+    }
+    if (rows.length === 0) continue;
+    await db.insertInto("tokeninfo").values(rows)
+      .onConflict((oc) =>
+        oc.columns(["token_id", "key"]).doUpdateSet({
+          // counters are incremented in SQL so parallel requests never lose a count
+          value: sql<string>`case when tokeninfo.key = 'last_auth' then excluded.value
+            else cast(cast(tokeninfo.value as integer) + 1 as varchar(30)) end`,
+        })
+      ).execute();
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * `hotp`: event-based OTP (RFC 4226).
+ *
+ * @module
+ */
+import { findHotpCounter, hotpAt, otpEqual, type OtpHash } from "../../../lib/otp.ts";
+import { hashOf, oathDetail, otpKeyOf, otplenOf } from "./_oath.ts";
+import {
+  infoValue,
+  type OtpCheck,
+  type TokenType,
+  type TypeCheckContext,
+  type TypeInitContext,
+  type TypeInitResult,
+} from "./token_type.ts";
+
+/** The hash of a stored token. */
+export function tokenHash(ctx: TypeCheckContext): OtpHash {
+  return infoValue(ctx.token.info, "hashlib", "sha1") as OtpHash;
+}
+
+/** Enrols an HOTP-like token (shared with paper). */
+export function initHotp(ctx: TypeInitContext): TypeInitResult {
+  const hash = hashOf(ctx, "hotp.hashlib");
+  const otplen = otplenOf(ctx);
+  const { key } = otpKeyOf(ctx, hash);
+  return {
+    secret: key,
+    otplen,
+    info: { hashlib: hash, tokenkind: "software" },
+    detail: oathDetail(ctx, { type: "hotp", key, hash, otplen }),
+  };
+}
+
+/** HOTP check: counters `count … count+count_window−1`; stores matched+1. */
+export function checkHotp(ctx: TypeCheckContext, otp: string): OtpCheck {
+  const t = ctx.token;
+  if (otp.length !== t.otplen || !/^\d+$/.test(otp)) return { isValid: false };
+  const c = findHotpCounter(ctx.secret, otp, t.count, t.countWindow, t.otplen, tokenHash(ctx));
+  return c < 0 ? { isValid: false } : { isValid: true, counter: c + 1 };
+}
+
+/** HOTP resync: otp1 within the sync window and otp2 the next value. */
+export function resyncHotp(ctx: TypeCheckContext, otp1: string, otp2: string): OtpCheck {
+  const t = ctx.token;
+  const hash = tokenHash(ctx);
+  if (otp1.length !== t.otplen || otp2.length !== t.otplen) return { isValid: false };
+  const c1 = findHotpCounter(ctx.secret, otp1, t.count, t.syncWindow, t.otplen, hash);
+  if (c1 < 0) return { isValid: false };
+  if (!otpEqual(hotpAt(ctx.secret, c1 + 1, t.otplen, hash), otp2)) return { isValid: false };
+  return { isValid: true, counter: c1 + 2 };
+}
+
+/** The `hotp` type. */
+export const HOTP: TokenType = {
+  type: "hotp",
+  prefix: "OATH",
+  description: "HOTP: event based One Time Passwords",
+  authenticates: true,
+  challenge: true,
+  init: initHotp,
+  checkOtp: checkHotp,
+  resync: resyncHotp,
+  isPreviousOtp(ctx, otp) {
+    const t = ctx.token;
+    if (t.count < 1 || otp.length !== t.otplen) return false;
+    return otpEqual(hotpAt(ctx.secret, t.count - 1, t.otplen, tokenHash(ctx)), otp);
+  },
+};

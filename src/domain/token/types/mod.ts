@@ -1,0 +1,48 @@
+/**
+ * The one registry of token types. A new type is one module implementing
+ * {@link TokenType} plus one line in {@link TOKEN_TYPE_MODULES}.
+ *
+ * @module
+ */
+import type { TokenType } from "./token_type.ts";
+import { HOTP } from "./hotp.ts";
+import { TOTP } from "./totp.ts";
+import { SPASS } from "./spass.ts";
+import { PW, REGISTRATION } from "./pw.ts";
+import { SSHKEY } from "./sshkey.ts";
+import { PAPER } from "./paper.ts";
+import { RADIUS } from "./radius.ts";
+
+export type {
+  InitParams,
+  OtpCheck,
+  TokenType,
+  TypeCheckContext,
+  TypeInitContext,
+  TypeInitResult,
+} from "./token_type.ts";
+export { infoValue } from "./token_type.ts";
+
+/** Every registered token type module. */
+export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
+  HOTP,
+  TOTP,
+  SPASS,
+  PW,
+  REGISTRATION,
+  SSHKEY,
+  PAPER,
+  RADIUS,
+];
+
+const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));
+
+/** The module of `type` (lower-case), or undefined. */
+export function tokenTypeOf(type: string): TokenType | undefined {
+  return BY_NAME.get(type.toLowerCase());
+}
+
+/** Type name → description (for `/auth/rights` and policy `enroll<TYPE>` actions). */
+export const TOKEN_TYPES: Readonly<Record<string, string>> = Object.fromEntries(
+  TOKEN_TYPE_MODULES.map((t) => [t.type, t.description]),
+);

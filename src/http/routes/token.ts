@@ -1,0 +1,295 @@
+import { type Context, Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
+import { adminOnly, adminOrUser } from "../auth.ts";
+import { missingParameter, ParameterError } from "../../errors.ts";
+import {
+  assignToken,
+  deleteTokenInfo,
+  deleteTokens,
+  disableTokens,
+  enableTokens,
+  forEachSerial,
+  initToken,
+  listTokens,
+  resetTokens,
+  resolveOwner,
+  resyncToken,
+  revokeTokens,
+  setDescription,
+  setPin,
+  setRandomPin,
+  setTokenFields,
+  setTokenInfo,
+  setTokenRealms,
+  type TokenListQuery,
+  type TokenSelector,
+  unassignTokens,
+  type UserRef,
+} from "../../domain/token/mod.ts";
+import { listChallenges } from "../../domain/challenge/mod.ts";
+
+/** `/token/`: enrolment and administration of tokens (spec 02 §5). */
+export const tokenRoutes = new Hono<AppEnv>();
+
+type C = Context<AppEnv>;
+
+/** `serial` from the path or the parameters. */
+function serialOf(c: C): string | undefined {
+  const fromPath = pathParam(c, "serial");
+  return fromPath !== "" ? fromPath : stringParam(c.var.params, "serial") || undefined;
+}
+
+/** A selector from `serial` and/or `user`/`realm`/`resolver`. */
+function selectorOf(c: C): TokenSelector {
+  const p = c.var.params;
+  const serial = serialOf(c);
+  const login = stringParam(p, "user") || undefined;
+  if (!serial && !login) throw missingParameter("serial");
+  c.var.audit.serial = serial ?? "";
+  return {
+    serial,
+    login,
+    realm: stringParam(p, "realm") || undefined,
+    resolver: stringParam(p, "resolver") || undefined,
+  };
+}
+
+/** Serial list from `serials` (list or CSV) or a CSV `serial`; undefined for one serial. */
+function serialListOf(c: C): string[] | undefined {
+  const p = c.var.params;
+  const raw = p.serials;
+  if (Array.isArray(raw)) {
+    if (!raw.every((s) => typeof s === "string")) {
+      throw new ParameterError('Cannot parse parameter "serials": expected a list of strings');
+    }
+    return raw as string[];
+  }
+  if (typeof raw === "string" && raw !== "") return raw.split(",").map((s) => s.trim());
+  const serial = stringParam(p, "serial");
+  if (serial && serial.includes(",")) return serial.split(",").map((s) => s.trim());
+  return undefined;
+}
+
+async function ownerOf(c: C): Promise<UserRef | undefined> {
+  const p = c.var.params;
+  const login = stringParam(p, "user");
+  if (!login) return undefined;
+  return await resolveOwner(c.var.deps, login, {
+    realm: stringParam(p, "realm"),
+    resolver: stringParam(p, "resolver"),
+  });
+}
+
+function isUserCaller(c: C): boolean {
+  return c.var.identity?.role === "user";
+}
+
+tokenRoutes.post("/init", adminOrUser, async (c) => {
+  const p = c.var.params;
+  const res = await initToken(c.var.deps, p, {
+    user: await ownerOf(c),
+    realm: stringParam(p, "realm") || undefined,
+  });
+  const audit = c.var.audit;
+  audit.serial = res.serial;
+  audit.tokenType = res.type;
+  return ok(c, true, { detail: res.detail });
+});
+
+tokenRoutes.get("/", adminOrUser, async (c) => {
+  const p = c.var.params;
+  const csv = (name: string) => stringParam(p, name)?.split(",").map((s) => s.trim());
+  const serial = stringParam(p, "serial");
+  const triState = (name: string) => {
+    const v = stringParam(p, name);
+    return v === undefined || v === "" ? undefined : boolParam(p, name);
+  };
+  const q: TokenListQuery = {
+    type: stringParam(p, "type") || undefined,
+    typeList: csv("type_list"),
+    description: stringParam(p, "description") || undefined,
+    resolver: stringParam(p, "resolver") || undefined,
+    userid: stringParam(p, "userid") || undefined,
+    rolloutState: stringParam(p, "rollout_state") || undefined,
+    assigned: triState("assigned"),
+    active: triState("active"),
+    infoKey: stringParam(p, "infokey") || undefined,
+    infoValue: stringParam(p, "infovalue") || undefined,
+    sortby: stringParam(p, "sortby"),
+    sortdir: stringParam(p, "sortdir"),
+    page: intParam(p, "page", 1, 1, 1_000_000),
+    pagesize: intParam(p, "pagesize", 15, 1, 10_000),
+    hiddenInfo: csv("hidden_tokeninfo"),
+  };
+  if (serial) {
+    if (serial.includes(",")) q.serials = serial.split(",").map((s) => s.trim());
+    else q.serial = serial;
+  }
+  const tokenrealm = stringParam(p, "tokenrealm");
+  if (tokenrealm) {
+    if (tokenrealm.includes(",")) q.tokenrealms = tokenrealm.split(",").map((s) => s.trim());
+    else q.tokenrealm = tokenrealm;
+  }
+  const owner = await ownerOf(c);
+  if (owner) q.owner = owner;
+  else if (stringParam(p, "realm")) q.userRealm = stringParam(p, "realm")!.toLowerCase();
+  const container = stringParam(p, "container_serial");
+  if (container !== undefined && container !== "") q.serials = []; // no containers in Tessera
+  return ok(c, await listTokens(c.var.deps, q));
+});
+
+tokenRoutes.post("/assign", adminOrUser, async (c) => {
+  const p = c.var.params;
+  const serial = requireString(p, "serial");
+  c.var.audit.serial = serial;
+  const user = await ownerOf(c);
+  if (!user) throw missingParameter("user");
+  return ok(
+    c,
+    await assignToken(c.var.deps, serial, user, {
+      pin: stringParam(p, "pin"),
+      isUserCaller: isUserCaller(c),
+    }),
+  );
+});
+
+async function bulkOrSingle(
+  c: C,
+  action: (sel: TokenSelector) => Promise<number>,
+): Promise<Response> {
+  const list = serialListOf(c);
+  if (list) {
+    const owner = isUserCaller(c) ? await ownerOf(c) : undefined;
+    c.var.audit.serial = list.join(",").slice(0, 40);
+    return ok(c, await forEachSerial(c.var.deps, list, owner, action));
+  }
+  return ok(c, await action(selectorOf(c)));
+}
+
+tokenRoutes.post("/unassign", adminOrUser, async (c) => {
+  return await bulkOrSingle(c, (sel) => unassignTokens(c.var.deps, sel));
+});
+
+for (const path of ["/enable", "/enable/:serial"]) {
+  tokenRoutes.post(path, adminOrUser, async (c) => {
+    return ok(c, await enableTokens(c.var.deps, selectorOf(c)));
+  });
+}
+
+for (const path of ["/disable", "/disable/:serial"]) {
+  tokenRoutes.post(path, adminOrUser, async (c) => {
+    return ok(c, await disableTokens(c.var.deps, selectorOf(c)));
+  });
+}
+
+for (const path of ["/revoke", "/revoke/:serial"]) {
+  tokenRoutes.post(path, adminOrUser, async (c) => {
+    return ok(c, await revokeTokens(c.var.deps, selectorOf(c)));
+  });
+}
+
+for (const path of ["/reset", "/reset/:serial"]) {
+  tokenRoutes.post(path, adminOrUser, async (c) => {
+    return ok(c, await resetTokens(c.var.deps, selectorOf(c)));
+  });
+}
+
+for (const path of ["/resync", "/resync/:serial"]) {
+  tokenRoutes.post(path, adminOrUser, async (c) => {
+    const p = c.var.params;
+    const otp1 = requireString(p, "otp1");
+    const otp2 = requireString(p, "otp2");
+    return ok(c, await resyncToken(c.var.deps, selectorOf(c), otp1, otp2));
+  });
+}
+
+for (const path of ["/setpin", "/setpin/:serial"]) {
+  tokenRoutes.post(path, adminOrUser, async (c) => {
+    const p = c.var.params;
+    const pin = stringParam(p, "otppin") ?? stringParam(p, "userpin") ??
+      stringParam(p, "sopin");
+    if (pin === undefined) throw missingParameter("otppin");
+    return ok(c, await setPin(c.var.deps, selectorOf(c), pin));
+  });
+}
+
+for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
+  tokenRoutes.post(path, adminOrUser, async (c) => {
+    return ok(c, await setRandomPin(c.var.deps, selectorOf(c)));
+  });
+}
+
+for (const path of ["/description", "/description/:serial"]) {
+  tokenRoutes.post(path, adminOrUser, async (c) => {
+    const description = stringParam(c.var.params, "description");
+    if (description === undefined) throw missingParameter("description");
+    return ok(c, (await setDescription(c.var.deps, selectorOf(c), description)) >= 0);
+  });
+}
+
+for (const path of ["/set", "/set/:serial"]) {
+  tokenRoutes.post(path, adminOnly, async (c) => {
+    const p = c.var.params;
+    const int = (name: string) => intParam(p, name, undefined, 0, 1_000_000_000);
+    return ok(
+      c,
+      await setTokenFields(c.var.deps, selectorOf(c), {
+        description: stringParam(p, "description"),
+        countWindow: int("count_window"),
+        syncWindow: int("sync_window"),
+        hashlib: stringParam(p, "hashlib") || undefined,
+        maxFailcount: int("max_failcount"),
+        countAuthMax: int("count_auth_max"),
+        countAuthSuccessMax: int("count_auth_success_max"),
+        validityPeriodStart: stringParam(p, "validity_period_start") || undefined,
+        validityPeriodEnd: stringParam(p, "validity_period_end") || undefined,
+      }),
+    );
+  });
+}
+
+tokenRoutes.post("/realm/:serial", adminOnly, async (c) => {
+  const serial = pathParam(c, "serial");
+  c.var.audit.serial = serial;
+  const raw = c.var.params.realms;
+  let realms: string[];
+  if (Array.isArray(raw)) realms = raw.map((r) => String(r));
+  else realms = (stringParam(c.var.params, "realms") ?? "").split(",");
+  return ok(c, await setTokenRealms(c.var.deps, serial, realms));
+});
+
+tokenRoutes.post("/info/:serial/:key", adminOnly, async (c) => {
+  const serial = pathParam(c, "serial");
+  c.var.audit.serial = serial;
+  const value = stringParam(c.var.params, "value");
+  if (value === undefined) throw missingParameter("value");
+  return ok(c, await setTokenInfo(c.var.deps, serial, pathParam(c, "key"), value));
+});
+
+tokenRoutes.delete("/info/:serial/:key", adminOnly, async (c) => {
+  const serial = pathParam(c, "serial");
+  c.var.audit.serial = serial;
+  return ok(c, await deleteTokenInfo(c.var.deps, serial, pathParam(c, "key")));
+});
+
+for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
+  tokenRoutes.get(path, adminOnly, async (c) => {
+    const p = c.var.params;
+    const serial = pathParam(c, "serial") || stringParam(p, "serial") || undefined;
+    return ok(
+      c,
+      await listChallenges(c.var.deps, serial, {
+        page: intParam(p, "page", 1, 1, 1_000_000),
+        pagesize: intParam(p, "pagesize", 15, 1, 10_000),
+      }),
+    );
+  });
+}
+
+for (const path of ["/", "/:serial"]) {
+  tokenRoutes.delete(path, adminOrUser, async (c) => {
+    return await bulkOrSingle(c, (sel) => deleteTokens(c.var.deps, sel));
+  });
+}

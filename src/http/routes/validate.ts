@@ -1,0 +1,118 @@
+import { type Context, Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { boolParam, pathParam, stringParam } from "../params.ts";
+import { adminOnly } from "../auth.ts";
+import {
+  type CheckRequest,
+  type CheckResult,
+  samlCheck,
+  triggerChallenge,
+  validateCheck,
+} from "../../domain/validate/mod.ts";
+import { pollTransaction } from "../../domain/challenge/mod.ts";
+
+/** `/validate/`: authentication of users and tokens (spec 02 §6–§8). */
+export const validateRoutes = new Hono<AppEnv>();
+
+type C = Context<AppEnv>;
+
+/** The check request from the parameters (`state` is an alias of `transaction_id`). */
+function checkRequestOf(c: C): CheckRequest {
+  const p = c.var.params;
+  return {
+    user: stringParam(p, "user"),
+    realm: stringParam(p, "realm"),
+    resolver: stringParam(p, "resolver"),
+    serial: stringParam(p, "serial"),
+    pass: stringParam(p, "pass") ?? "",
+    transactionId: stringParam(p, "transaction_id") || stringParam(p, "state") || undefined,
+    otponly: boolParam(p, "otponly"),
+    type: stringParam(p, "type") || undefined,
+    clientIp: c.var.clientIp,
+    userAgent: c.var.userAgent,
+  };
+}
+
+function auditCheck(c: C, r: CheckResult): void {
+  const audit = c.var.audit;
+  audit.serial = r.serial ?? audit.serial;
+  audit.tokenType = r.tokenType ?? audit.tokenType;
+  audit.user = r.login ?? r.user?.login ?? audit.user;
+  audit.realm = r.realm ?? r.user?.realm ?? audit.realm;
+  audit.resolver = r.user?.resolver ?? audit.resolver;
+  audit.info = String(r.detail.message ?? "");
+  audit.outcome = r.value;
+}
+
+async function check(c: C): Promise<Response> {
+  c.set("authStyle", true);
+  const req = checkRequestOf(c);
+  c.var.audit.serial = req.serial ?? "";
+  c.var.audit.user = req.user ?? "";
+  const result = await validateCheck(c.var.deps, req);
+  auditCheck(c, result);
+  return ok(c, result.value, { detail: result.detail });
+}
+
+validateRoutes.get("/check", check);
+validateRoutes.post("/check", check);
+
+async function radiusCheck(c: C): Promise<Response> {
+  c.set("authStyle", true);
+  const result = await validateCheck(c.var.deps, checkRequestOf(c));
+  auditCheck(c, result);
+  // success → 204, failed authentication → 400, both with an empty body
+  return new Response(null, { status: result.value ? 204 : 400 });
+}
+
+validateRoutes.get("/radiuscheck", radiusCheck);
+validateRoutes.post("/radiuscheck", radiusCheck);
+
+async function saml(c: C): Promise<Response> {
+  c.set("authStyle", true);
+  const { value, result } = await samlCheck(c.var.deps, checkRequestOf(c));
+  auditCheck(c, result);
+  return ok(c, value, { detail: result.detail });
+}
+
+validateRoutes.get("/samlcheck", saml);
+validateRoutes.post("/samlcheck", saml);
+
+async function trigger(c: C): Promise<Response> {
+  c.set("authStyle", true);
+  const p = c.var.params;
+  const res = await triggerChallenge(c.var.deps, {
+    user: stringParam(p, "user") || undefined,
+    realm: stringParam(p, "realm"),
+    resolver: stringParam(p, "resolver"),
+    serial: stringParam(p, "serial") || undefined,
+    type: stringParam(p, "type") || undefined,
+    clientIp: c.var.clientIp,
+    userAgent: c.var.userAgent,
+  });
+  const audit = c.var.audit;
+  audit.serial = res.serial ?? stringParam(p, "serial") ?? "";
+  audit.tokenType = res.tokenType ?? "";
+  audit.user = res.user?.login ?? "";
+  audit.realm = res.user?.realm ?? "";
+  audit.info = `triggered ${res.count} challenges`;
+  audit.outcome = res.count > 0;
+  // the detail keys are always present, also when empty (spec 02 §8)
+  return ok(c, res.count, { detail: res.detail });
+}
+
+validateRoutes.get("/triggerchallenge", adminOnly, trigger);
+validateRoutes.post("/triggerchallenge", adminOnly, trigger);
+
+async function poll(c: C): Promise<Response> {
+  c.set("authStyle", true);
+  const tid = pathParam(c, "transaction_id") || stringParam(c.var.params, "transaction_id") || "";
+  const res = await pollTransaction(c.var.deps, tid);
+  c.var.audit.info = `transaction_id: ${tid.slice(0, 64)}`;
+  c.var.audit.outcome = res.isAnswered;
+  return ok(c, res.isAnswered, { detail: { challenge_status: res.status } });
+}
+
+validateRoutes.get("/polltransaction", poll);
+validateRoutes.get("/polltransaction/:transaction_id", poll);
