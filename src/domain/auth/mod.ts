@@ -6,6 +6,7 @@
 import type { Deps } from "../../deps.ts";
 import { AuthError } from "../../errors.ts";
 import { verifyAdminLogin } from "../admin/mod.ts";
+import { checkUserPassword, realmExists, resolveUser, splitUser } from "../user/mod.ts";
 
 /** A successful login, before a JWT is issued. */
 export interface LoginResult {
@@ -31,6 +32,10 @@ const WRONG_CREDENTIALS = "Authentication failure. Wrong credentials";
  */
 export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult> {
   if (req.username === "") throw new AuthError("Authentication failure. Missing Username", 4032);
+  const explicitRealm = (req.realm ?? "").trim();
+  if (explicitRealm !== "" && !(await realmExists(deps, explicitRealm))) {
+    throw new AuthError(`Authentication failure. Unknown realm: ${explicitRealm}.`, 4031);
+  }
   // a local admin wins over a realm user of the same name (spec 01 §6.1 step 4)
   const admin = await verifyAdminLogin(deps, req.username, req.password);
   if (admin) {
@@ -42,9 +47,24 @@ export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult>
       authtype: "password",
     };
   }
+  // realm user, login_mode "userstore" (spec 01 §6.1 step 5)
+  // TODO(#5): policy login_mode (privacyIDEA / disable) once the policy engine is wired
+  const { login: userLogin, realm } = await splitUser(deps, req.username, req.realm);
+  const ref = await resolveUser(deps, userLogin, realm);
+  if (ref && await checkUserPassword(deps, ref, req.password)) {
+    const isSuperuser = deps.config.auth.superuserRealms.includes(ref.realm.toLowerCase());
+    return {
+      username: ref.login,
+      realm: ref.realm,
+      resolver: ref.resolver,
+      role: isSuperuser ? "admin" : "user",
+      authtype: "password",
+    };
+  }
   deps.log.info("Login failed", {
     username: req.username,
-    reason: "no local admin with that password",
+    realm,
+    reason: ref ? "wrong password" : "no local admin or realm user of that name",
   });
   throw new AuthError(WRONG_CREDENTIALS, 4031);
 }

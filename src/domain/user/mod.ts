@@ -157,8 +157,8 @@ export interface ListUsersOptions {
   /** Only these keys in each item. */
   attributes?: string[];
   includeCustomAttributes?: boolean;
-  /** Only this user (user-role callers see only themselves). */
-  only?: UserRef;
+  /** Only this user (user-role callers see only themselves); unknown → []. */
+  only?: UserSelector;
 }
 
 /** `GET /user/`: users of the selected realms/resolvers, deduplicated per (username, realm). */
@@ -192,7 +192,9 @@ export async function listUsers(
   };
 
   if (options.only) {
-    const ref = options.only;
+    const { login, realm } = await splitUser(deps, options.only.user, options.only.realm);
+    const ref = await resolveUser(deps, login, realm, options.only.resolver || undefined);
+    if (!ref) return items;
     const inst = await getResolver(deps, ref.resolver);
     const info = inst ? await inst.getUserInfo(ref.uid) : undefined;
     if (inst && info) await finish(info, ref.realm, inst);
@@ -319,15 +321,23 @@ async function rightsFor(deps: Deps, caller: Caller, ref: UserRef): Promise<Attr
   });
 }
 
+/** How a request names a user: `user` (may be `login@realm`), optional realm and resolver. */
+export interface UserSelector {
+  user: string;
+  realm?: string;
+  resolver?: string;
+}
+
 /** `POST /user/attribute`: sets a custom attribute if a policy allows it; returns the row id. */
 export async function setCustomAttribute(
   deps: Deps,
-  ref: UserRef,
+  who: UserSelector,
   input: { key: string; value: string; type?: string; caller: Caller },
 ): Promise<number> {
   if (!ATTR_KEY_REGEXP.test(input.key) || input.value.length > 2000) {
     throw new ParameterError("Cannot set custom attribute: invalid key or value too long");
   }
+  const ref = await requireUser(deps, who.user, who);
   const rights = await rightsFor(deps, input.caller, ref);
   if (!maySet(rights, input.key, input.value)) {
     throw new PolicyError(`You are not allowed to set the custom user attribute ${input.key}!`);
@@ -339,18 +349,34 @@ export async function setCustomAttribute(
   });
 }
 
+/** `GET /user/attribute`: all custom attributes, or one value (null if unset) when `key` is given. */
+export async function readCustomAttributes(
+  deps: Deps,
+  who: UserSelector,
+  key?: string,
+): Promise<Record<string, string> | string | null> {
+  const ref = await requireUser(deps, who.user, who);
+  const attrs = await attrStore.attributesOf(deps.db, ref);
+  if (key === undefined || key === "") return attrs;
+  return attrs[key] ?? null;
+}
+
 /** `DELETE /user/attribute/<key>/<user>/<realm>`: deletes one attribute; returns the count. */
 export async function deleteCustomAttribute(
   deps: Deps,
-  ref: UserRef,
+  who: UserSelector,
   input: { key: string; caller: Caller },
 ): Promise<number> {
-  if (
-    input.caller.role === "user" &&
-    (input.caller.username !== ref.login || normaliseRealmName(input.caller.realm) !== ref.realm)
-  ) {
-    throw new PolicyError("User is not allowed to delete attributes of other users.");
+  if (input.caller.role === "user") {
+    const target = await splitUser(deps, who.user, who.realm);
+    if (
+      target.login !== input.caller.username ||
+      target.realm !== normaliseRealmName(input.caller.realm)
+    ) {
+      throw new PolicyError("User is not allowed to delete attributes of other users.");
+    }
   }
+  const ref = await requireUser(deps, who.user, who);
   const rights = await rightsFor(deps, input.caller, ref);
   if (!mayDelete(rights, input.key)) {
     throw new PolicyError(`You are not allowed to delete the custom user attribute ${input.key}!`);
@@ -361,8 +387,9 @@ export async function deleteCustomAttribute(
 /** `GET /user/editable_attributes/`: what the caller may set and delete for the user. */
 export async function editableAttributes(
   deps: Deps,
-  ref: UserRef,
+  who: UserSelector,
   caller: Caller,
 ): Promise<AttributeRights> {
+  const ref = await requireUser(deps, who.user, who);
   return await rightsFor(deps, caller, ref);
 }

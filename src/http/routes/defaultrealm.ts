@@ -1,0 +1,25 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { pathParam } from "../params.ts";
+import { adminOnly } from "../auth.ts";
+import { clearDefaultRealm, readDefaultRealm, setDefaultRealm } from "../../domain/realm/mod.ts";
+
+/** `/defaultrealm`: the realm of logins without a realm (admin only). */
+export const defaultrealmRoutes = new Hono<AppEnv>();
+
+defaultrealmRoutes.use("*", adminOnly);
+
+defaultrealmRoutes.get("/", async (c) => {
+  return ok(c, await readDefaultRealm(c.var.deps));
+});
+
+defaultrealmRoutes.post("/:realm", async (c) => {
+  const realm = pathParam(c, "realm");
+  c.var.audit.info = `realm ${realm}`;
+  return ok(c, await setDefaultRealm(c.var.deps, realm));
+});
+
+defaultrealmRoutes.delete("/", async (c) => {
+  return ok(c, await clearDefaultRealm(c.var.deps));
+});

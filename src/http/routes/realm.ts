@@ -1,0 +1,60 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { boolParam, pathParam } from "../params.ts";
+import { adminOnly } from "../auth.ts";
+import { missingParameter, ParameterError } from "../../errors.ts";
+import { deleteRealm, listRealms, setRealm } from "../../domain/realm/mod.ts";
+
+/** `/realm/`: realms and their resolvers (admin only). */
+export const realmRoutes = new Hono<AppEnv>();
+
+realmRoutes.use("*", adminOnly);
+
+realmRoutes.get("/", async (c) => {
+  return ok(c, await listRealms(c.var.deps));
+});
+
+realmRoutes.get("/superuser", (c) => {
+  return ok(c, c.var.deps.config.auth.superuserRealms);
+});
+
+/** `resolvers` as CSV string or JSON list of strings. */
+function resolverList(raw: unknown): string[] {
+  if (raw === undefined || raw === null || raw === "") throw missingParameter("resolvers");
+  if (typeof raw === "string") return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (Array.isArray(raw) && raw.every((r) => typeof r === "string")) {
+    return raw.map((s) => s.trim()).filter((s) => s !== "");
+  }
+  throw new ParameterError(
+    'Cannot parse parameter "resolvers": expected a comma-separated string or a list of names',
+  );
+}
+
+realmRoutes.post("/:realm", async (c) => {
+  const p = c.var.params;
+  const realm = pathParam(c, "realm");
+  c.var.audit.info = `realm ${realm}`;
+  const priorities: Record<string, number> = {};
+  for (const [key, value] of Object.entries(p)) {
+    // only JSON integers count; form strings are ignored (spec 03 §7)
+    if (key.startsWith("priority.") && typeof value === "number" && Number.isInteger(value)) {
+      priorities[key.slice("priority.".length)] = value;
+    }
+  }
+  return ok(
+    c,
+    await setRealm(c.var.deps, realm, { resolvers: resolverList(p.resolvers), priorities }),
+  );
+});
+
+realmRoutes.delete("/:realm", async (c) => {
+  const realm = pathParam(c, "realm");
+  c.var.audit.info = `realm ${realm}`;
+  return ok(
+    c,
+    await deleteRealm(c.var.deps, realm, {
+      deleteCustomAttributes: boolParam(c.var.params, "delete_custom_attributes"),
+    }),
+  );
+});

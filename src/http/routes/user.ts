@@ -1,0 +1,158 @@
+import { type Context, Hono } from "hono";
+import type { AppEnv, Params } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { boolParam, pathParam, requireString, stringParam } from "../params.ts";
+import { adminOnly, adminOrUser } from "../auth.ts";
+import {
+  type Caller,
+  createUser,
+  deleteCustomAttribute,
+  deleteUser,
+  editableAttributes,
+  listUsers,
+  readCustomAttributes,
+  setCustomAttribute,
+  updateUser,
+  type UserSelector,
+} from "../../domain/user/mod.ts";
+
+/** `/user/`: users of the realms' resolvers and their custom attributes. */
+export const userRoutes = new Hono<AppEnv>();
+
+/** Parameters that select or control, never passed on as user attributes or search fields. */
+const CONTROL_KEYS = new Set([
+  "user",
+  "username",
+  "realm",
+  "resolver",
+  "userid",
+  "password",
+  "attributes",
+  "include_custom_attributes",
+  "nonce",
+]);
+
+function callerOf(c: Context<AppEnv>): Caller {
+  const id = c.var.identity!;
+  return { role: id.role, username: id.username, realm: id.realm, client: c.var.clientIp };
+}
+
+function csv(value: string | undefined): string[] {
+  return (value ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
+
+/** Every non-control parameter as a string (user attributes / search fields). */
+function extraStrings(p: Params): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(p)) {
+    if (CONTROL_KEYS.has(key)) continue;
+    const v = stringParam(p, key);
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+function selectorOf(c: Context<AppEnv>, user: string): UserSelector {
+  const p = c.var.params;
+  const who = { user, realm: stringParam(p, "realm"), resolver: stringParam(p, "resolver") };
+  c.var.audit.user = user;
+  c.var.audit.realm = who.realm ?? "";
+  return who;
+}
+
+userRoutes.get("/", adminOrUser, async (c) => {
+  const p = c.var.params;
+  const common = {
+    attributes: csv(stringParam(p, "attributes")),
+    includeCustomAttributes: boolParam(p, "include_custom_attributes", true),
+  };
+  if (c.var.identity!.role === "user") {
+    // a user sees only himself (params were forced to the caller in adminOrUser)
+    const only = selectorOf(c, requireString(p, "user"));
+    return ok(c, await listUsers(c.var.deps, { ...common, search: {}, only }));
+  }
+  const search = extraStrings(p);
+  search.username = stringParam(p, "user") || stringParam(p, "username") || "*";
+  return ok(
+    c,
+    await listUsers(c.var.deps, {
+      ...common,
+      realms: csv(stringParam(p, "realm")),
+      resolver: stringParam(p, "resolver") || undefined,
+      search,
+    }),
+  );
+});
+
+userRoutes.post("/", adminOnly, async (c) => {
+  const p = c.var.params;
+  const login = requireString(p, "user");
+  const resolver = requireString(p, "resolver");
+  c.var.audit.user = login;
+  c.var.audit.resolver = resolver;
+  const uid = await createUser(c.var.deps, {
+    login,
+    resolver,
+    password: stringParam(p, "password"),
+    attributes: extraStrings(p),
+  });
+  return ok(c, uid);
+});
+
+userRoutes.put("/", adminOrUser, async (c) => {
+  const p = c.var.params;
+  const login = requireString(p, "user");
+  const resolver = requireString(p, "resolver");
+  c.var.audit.user = login;
+  c.var.audit.resolver = resolver;
+  const changed = await updateUser(c.var.deps, {
+    login,
+    resolver,
+    userid: stringParam(p, "userid") || undefined,
+    password: stringParam(p, "password"),
+    attributes: extraStrings(p),
+  });
+  return ok(c, changed);
+});
+
+userRoutes.post("/attribute", adminOrUser, async (c) => {
+  const p = c.var.params;
+  const who = selectorOf(c, requireString(p, "user"));
+  const key = requireString(p, "key");
+  c.var.audit.info = `attribute ${key}`;
+  const id = await setCustomAttribute(c.var.deps, who, {
+    key,
+    value: requireString(p, "value"),
+    type: stringParam(p, "type"),
+    caller: callerOf(c),
+  });
+  return ok(c, id);
+});
+
+userRoutes.get("/attribute", adminOrUser, async (c) => {
+  const p = c.var.params;
+  const who = selectorOf(c, requireString(p, "user"));
+  return ok(c, await readCustomAttributes(c.var.deps, who, stringParam(p, "key")));
+});
+
+userRoutes.delete("/attribute/:key/:user/:realm", adminOrUser, async (c) => {
+  const key = pathParam(c, "key");
+  const who = { user: pathParam(c, "user"), realm: pathParam(c, "realm") };
+  c.var.audit.user = who.user;
+  c.var.audit.realm = who.realm;
+  c.var.audit.info = `attribute ${key}`;
+  return ok(c, await deleteCustomAttribute(c.var.deps, who, { key, caller: callerOf(c) }));
+});
+
+userRoutes.get("/editable_attributes", adminOrUser, async (c) => {
+  const who = selectorOf(c, requireString(c.var.params, "user"));
+  return ok(c, await editableAttributes(c.var.deps, who, callerOf(c)));
+});
+
+userRoutes.delete("/:resolver/:user", adminOnly, async (c) => {
+  const resolver = pathParam(c, "resolver");
+  const login = pathParam(c, "user");
+  c.var.audit.user = login;
+  c.var.audit.resolver = resolver;
+  return ok(c, await deleteUser(c.var.deps, resolver, login));
+});
