@@ -49,6 +49,10 @@ export interface Database {
   admin: AdminTable;
   config: ConfigTable;
   audit: AuditTable;
+  machineresolver: MachineResolverTable;
+  machineresolverconfig: MachineResolverConfigTable;
+  machinetoken: MachineTokenTable;
+  machinetokenoption: MachineTokenOptionTable;
   token: TokenTable;
   tokeninfo: TokenInfoTable;
   token_realm: TokenRealmTable;
@@ -239,4 +243,39 @@ export interface ChallengeTable {
   received_count: number;
   created_at: number;
   expires_at: number;
+}
+
+/** Machine resolvers (`/machineresolver/`); `name_key` is the lower-cased, unique name. */
+export interface MachineResolverTable {
+  id: Generated<number>;
+  name: string;
+  name_key: string;
+  rtype: string;
+}
+
+/** Config entries of a machine resolver; `type` "password" values are encrypted. */
+export interface MachineResolverConfigTable {
+  id: Generated<number>;
+  resolver_id: number;
+  key: string;
+  value: string;
+  type: string;
+  description: string;
+}
+
+/** Token ↔ machine/application bindings (`/machine/token`); machine columns null = no machine. */
+export interface MachineTokenTable {
+  id: Generated<number>;
+  token_id: number;
+  machineresolver_id: number | null;
+  machine_id: string | null;
+  application: string;
+}
+
+/** Options of a machine-token binding (strings of at most 64 characters). */
+export interface MachineTokenOptionTable {
+  id: Generated<number>;
+  machinetoken_id: number;
+  key: string;
+  value: string;
 }

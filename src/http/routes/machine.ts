@@ -1,0 +1,159 @@
+import { Hono } from "hono";
+import type { Context } from "hono";
+import type { AppEnv, Params } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { intParam, pathParam, requireString, stringParam } from "../params.ts";
+import { adminOnly } from "../auth.ts";
+import { ParameterError } from "../../errors.ts";
+import {
+  attachToken,
+  detachBinding,
+  detachToken,
+  getAuthItems,
+  listBindings,
+  listMachines,
+  optionValues,
+  setBindingOptions,
+} from "../../domain/machine/mod.ts";
+
+/** `/machine/`: machines, machine-token bindings and authentication items (spec 07 §3–5). */
+export const machineRoutes = new Hono<AppEnv>();
+
+/** Params that identify a binding's machine, token and application. */
+const IDENTIFYING = ["hostname", "machineid", "resolver", "serial", "application"];
+/** Params clients send that are never options or filters. */
+const IGNORED = ["client", "g", "page", "pagesize"];
+
+function optional(params: Params, name: string): string | undefined {
+  return stringParam(params, name) || undefined;
+}
+
+/** Every param not named in `skip`, as option strings. */
+function rest(params: Params, skip: string[]): Record<string, string> {
+  const picked: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) if (!skip.includes(k)) picked[k] = v;
+  return optionValues(picked);
+}
+
+function machineParams(params: Params) {
+  return {
+    hostname: optional(params, "hostname"),
+    machineid: optional(params, "machineid"),
+    // "" is meaningful for attach (= no machine), so keep it
+    resolver: stringParam(params, "resolver"),
+  };
+}
+
+function auditSerial(c: Context<AppEnv>, serial: string | undefined): void {
+  if (serial) c.var.audit.serial = serial.slice(0, 40);
+}
+
+machineRoutes.get("/", adminOnly, async (c) => {
+  const p = c.var.params;
+  return ok(
+    c,
+    await listMachines(c.var.deps, {
+      hostname: optional(p, "hostname"),
+      ip: optional(p, "ip"),
+      id: optional(p, "id"),
+      resolver: optional(p, "resolver"),
+      any: optional(p, "any"),
+    }),
+  );
+});
+
+machineRoutes.post("/token", adminOnly, async (c) => {
+  const p = c.var.params;
+  const serial = requireString(p, "serial");
+  const application = requireString(p, "application");
+  auditSerial(c, serial);
+  c.var.audit.info = application.slice(0, 900);
+  const id = await attachToken(c.var.deps, {
+    serial,
+    application,
+    ...machineParams(p),
+    options: rest(p, IDENTIFYING),
+  });
+  return ok(c, id);
+});
+
+machineRoutes.get("/token", adminOnly, async (c) => {
+  const p = c.var.params;
+  const serial = optional(p, "serial");
+  auditSerial(c, serial);
+  const { resolver, ...m } = machineParams(p);
+  return ok(
+    c,
+    await listBindings(c.var.deps, {
+      serial,
+      application: optional(p, "application"),
+      ...m,
+      resolver: resolver || undefined,
+      sortby: optional(p, "sortby"),
+      sortdir: optional(p, "sortdir"),
+      filters: rest(p, [...IDENTIFYING, ...IGNORED, "sortby", "sortdir"]),
+    }),
+  );
+});
+
+machineRoutes.delete("/token/:serial/:machineid/:resolver/:application", adminOnly, async (c) => {
+  const serial = pathParam(c, "serial");
+  auditSerial(c, serial);
+  return ok(
+    c,
+    await detachToken(c.var.deps, {
+      serial,
+      machineid: pathParam(c, "machineid"),
+      resolver: pathParam(c, "resolver"),
+      application: pathParam(c, "application"),
+    }),
+  );
+});
+
+machineRoutes.delete("/token/:serial/:application/:mtid", adminOnly, async (c) => {
+  auditSerial(c, pathParam(c, "serial"));
+  const raw = pathParam(c, "mtid");
+  const mtid = intParam({ mtid: raw }, "mtid", undefined, 1, Number.MAX_SAFE_INTEGER);
+  if (mtid === undefined) throw new ParameterError("Missing parameter: mtid");
+  return ok(c, await detachBinding(c.var.deps, mtid));
+});
+
+machineRoutes.post("/tokenoption", adminOnly, async (c) => {
+  const p = c.var.params;
+  const serial = optional(p, "serial");
+  auditSerial(c, serial);
+  const { resolver, ...m } = machineParams(p);
+  return ok(
+    c,
+    await setBindingOptions(c.var.deps, {
+      mtid: intParam(p, "mtid", undefined, 1, Number.MAX_SAFE_INTEGER),
+      serial,
+      application: optional(p, "application"),
+      ...m,
+      resolver: resolver || undefined,
+      options: rest(p, [...IDENTIFYING, "mtid", "client", "g"]),
+    }),
+  );
+});
+
+async function authItems(c: Context<AppEnv>, application: string | undefined) {
+  const p = c.var.params;
+  // TODO(#6): apply auth-scope "mangle" policies to user/realm/pass once the policy engine exposes them
+  return ok(
+    c,
+    await getAuthItems(c.var.deps, {
+      hostname: requireString(p, "hostname"),
+      application,
+      challenge: optional(p, "challenge"),
+      serial: optional(p, "serial"),
+      filters: rest(p, ["hostname", "challenge", "application", "serial", ...IGNORED]),
+      userAgent: c.var.userAgent,
+    }),
+  );
+}
+
+machineRoutes.get("/authitem", adminOnly, async (c) => await authItems(c, undefined));
+
+machineRoutes.get("/authitem/:application", adminOnly, async (c) => {
+  return await authItems(c, pathParam(c, "application"));
+});

@@ -1,0 +1,40 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { pathParam, stringParam } from "../params.ts";
+import { adminOnly } from "../auth.ts";
+import {
+  deleteMachineResolver,
+  listMachineResolvers,
+  saveMachineResolver,
+  testMachineResolver,
+} from "../../domain/machine/mod.ts";
+
+/** `/machineresolver/`: machine resolver definitions (admin only, spec 07 §2). */
+export const machineresolverRoutes = new Hono<AppEnv>();
+
+machineresolverRoutes.get("/", adminOnly, async (c) => {
+  const type = stringParam(c.var.params, "type") || undefined;
+  return ok(c, await listMachineResolvers(c.var.deps, { type }));
+});
+
+machineresolverRoutes.post("/test", adminOnly, async (c) => {
+  const result = await testMachineResolver(c.var.deps, c.var.params);
+  return ok(c, result.ok, { detail: { description: result.description } });
+});
+
+machineresolverRoutes.get("/:name", adminOnly, async (c) => {
+  return ok(c, await listMachineResolvers(c.var.deps, { name: pathParam(c, "name") }));
+});
+
+machineresolverRoutes.post("/:name", adminOnly, async (c) => {
+  const name = pathParam(c, "name");
+  c.var.audit.info = name.slice(0, 900);
+  return ok(c, await saveMachineResolver(c.var.deps, name, c.var.params));
+});
+
+machineresolverRoutes.delete("/:name", adminOnly, async (c) => {
+  const name = pathParam(c, "name");
+  c.var.audit.info = name.slice(0, 900);
+  return ok(c, await deleteMachineResolver(c.var.deps, name));
+});
