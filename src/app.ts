@@ -16,6 +16,7 @@ import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
 import { auditRoutes } from "./http/routes/audit.ts";
 import { healthzRoutes } from "./http/routes/healthz.ts";
+import { policyRoutes } from "./http/routes/policy.ts";
 import { machineRoutes } from "./http/routes/machine.ts";
 import { machineresolverRoutes } from "./http/routes/machineresolver.ts";
 import { offlineRoutes } from "./http/routes/validate_offline.ts";
@@ -76,6 +77,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route("/system", systemRoutes);
   app.route("/audit", auditRoutes);
   app.route("/healthz", healthzRoutes);
+  app.route("/policy", policyRoutes);
   app.route("/machine", machineRoutes);
   app.route("/machineresolver", machineresolverRoutes);
   app.route("/validate", offlineRoutes);

@@ -49,6 +49,8 @@ export interface Database {
   admin: AdminTable;
   config: ConfigTable;
   audit: AuditTable;
+  policy: PolicyTable;
+  policy_version: PolicyVersionTable;
   machineresolver: MachineResolverTable;
   machineresolverconfig: MachineResolverConfigTable;
   machinetoken: MachineTokenTable;
@@ -278,4 +280,33 @@ export interface MachineTokenOptionTable {
   machinetoken_id: number;
   key: string;
   value: string;
+}
+
+/** Policies (`/policy/`); list fields are comma-separated strings, `conditions` JSON. */
+export interface PolicyTable {
+  id: Generated<number>;
+  name: string;
+  scope: string;
+  action: string;
+  active: number;
+  priority: number;
+  realm: string;
+  resolver: string;
+  user: string;
+  adminrealm: string;
+  adminuser: string;
+  pinode: string;
+  client: string;
+  time: string;
+  check_all_resolvers: number;
+  user_case_insensitive: number;
+  conditions: string;
+  description: string | null;
+  user_agents: string;
+}
+
+/** One row (id 1): bumped on every policy change so every node reloads its compiled set. */
+export interface PolicyVersionTable {
+  id: number;
+  version: number;
 }

@@ -8,6 +8,7 @@ import type { Migration } from "kysely/migration";
 import * as m0001 from "./0001_foundation.ts";
 import * as m0002 from "./0002_users.ts";
 import * as m0003 from "./0003_tokens.ts";
+import * as m0004 from "./0004_policies.ts";
 import * as m0007 from "./0007_radius.ts";
 import * as m0008 from "./0008_machines.ts";
 import * as m0005 from "./0005_events.ts";
@@ -18,6 +19,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0001_foundation": m0001,
   "0002_users": m0002,
   "0003_tokens": m0003,
+  "0004_policies": m0004,
   "0005_events": m0005,
   "0006_subscriptions": m0006,
   "0007_radius": m0007,

@@ -1,0 +1,664 @@
+/**
+ * The static policy action catalogue (spec 04 §3) and the dynamic additions
+ * built from token types, realms and resolvers at request time.
+ *
+ * @module
+ */
+
+/** One action definition as `/policy/defs` returns it. */
+export interface ActionDef {
+  type: "bool" | "str" | "int" | "text";
+  desc: string;
+  group?: string;
+  value?: (string | number)[];
+  multiple?: boolean;
+  mainmenu?: string[];
+}
+
+/** Every scope name a policy may have (spec 04 §1). */
+export const SCOPES = [
+  "admin",
+  "user",
+  "authentication",
+  "authorization",
+  "enrollment",
+  "webui",
+  "register",
+  "container",
+  "token",
+  "hardening",
+  "audit",
+] as const;
+
+/** A policy scope. */
+export type Scope = typeof SCOPES[number];
+
+/** Runtime value lists used in the catalogue. */
+export interface DefsContext {
+  realms: string[];
+  resolvers: string[];
+  /** Token types: name (lower case) and description; `userEnroll` false hides it from scope user. */
+  tokenTypes: { type: string; description: string; userEnroll?: boolean }[];
+  /** Ids of RADIUS servers (for `passthru`). */
+  radiusServers?: string[];
+}
+
+/** Token types known before the token registry is wired (used when none are given). */
+export const DEFAULT_TOKEN_TYPES: DefsContext["tokenTypes"] = [
+  { type: "hotp", description: "HOTP: event based One Time Passwords" },
+  { type: "totp", description: "TOTP: time based One Time Passwords" },
+  { type: "spass", description: "SPass: Simple Pass token. Static passwords" },
+  { type: "pw", description: "PW: A token with a static password", userEnroll: false },
+  { type: "registration", description: "Registration token", userEnroll: false },
+  { type: "sshkey", description: "SSHkey: An SSH public key" },
+  { type: "paper", description: "PPR: One Time Passwords printed on a sheet of paper" },
+];
+
+const ROLLOUT_STATES = ["clientwait", "enrolled", "verify", "pending"];
+
+function b(desc: string, group?: string, mainmenu?: string[]): ActionDef {
+  const d: ActionDef = { type: "bool", desc };
+  if (group) d.group = group;
+  if (mainmenu) d.mainmenu = mainmenu;
+  return d;
+}
+function s(desc: string, extra: Partial<ActionDef> = {}): ActionDef {
+  return { type: "str", desc, ...extra };
+}
+function n(desc: string, extra: Partial<ActionDef> = {}): ActionDef {
+  return { type: "int", desc, ...extra };
+}
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+function bools(group: string, names: string[], mainmenu?: string[]): Record<string, ActionDef> {
+  return Object.fromEntries(
+    names.map((a) => [a, b(`The admin or user is allowed to use "${a}".`, group, mainmenu)]),
+  );
+}
+
+const CONTAINER_BOOLS = [
+  "container_info",
+  "container_state",
+  "container_description",
+  "container_create",
+  "container_delete",
+  "container_add_token",
+  "container_remove_token",
+  "container_assign_user",
+  "container_unassign_user",
+  "container_realms",
+  "container_list",
+  "container_register",
+  "container_unregister",
+  "container_rollover",
+  "container_template_create",
+  "container_template_delete",
+  "container_template_list",
+];
+
+function pinDefs(group: string): Record<string, ActionDef> {
+  return {
+    otp_pin_maxlength: n("The maximum length of the OTP PIN.", { group, value: range(0, 31) }),
+    otp_pin_minlength: n("The minimum length of the OTP PIN.", { group, value: range(0, 31) }),
+    otp_pin_set_random: n("Length of a random OTP PIN set by the server.", {
+      group,
+      value: range(1, 31),
+    }),
+    otp_pin_contents: s(
+      "Contents of the OTP PIN: c (letters), n (digits), s (special), + (grouping), - (exclusion).",
+      { group },
+    ),
+  };
+}
+
+function adminDefs(): Record<string, ActionDef> {
+  const tokenMenu = ["tokens"];
+  return {
+    ...bools("token", [
+      "enable",
+      "disable",
+      "set",
+      "setdescription",
+      "setpin",
+      "setrandompin",
+      "settokeninfo",
+      "resync",
+      "reset",
+      "revoke",
+      "assign",
+      "unassign",
+      "delete",
+      "tokenrealms",
+      "tokenlist",
+      "tokengroups",
+    ], tokenMenu),
+    hide_tokeninfo: s("Keys of the token info that are hidden (space separated).", {
+      group: "token",
+    }),
+    enrollpin: b("The admin is allowed to set the OTP PIN during enrollment.", "enrollment"),
+    ...bools("system", [
+      "importtokens",
+      "configwrite",
+      "configdelete",
+      "configread",
+      "system_documentation",
+      "policywrite",
+      "policydelete",
+      "policyread",
+      "resolverwrite",
+      "resolverdelete",
+      "resolverread",
+      "caconnectorwrite",
+      "caconnectordelete",
+      "caconnectorread",
+      "mresolverwrite",
+      "mresolverdelete",
+      "mresolverread",
+      "set_hsm_password",
+      "smtpserver_write",
+      "smtpserver_read",
+      "radiusserver_write",
+      "radiusserver_read",
+      "privacyideaserver_write",
+      "privacyideaserver_read",
+      "periodictask_write",
+      "periodictask_read",
+      "statistics_read",
+      "statistics_delete",
+      "eventhandling_write",
+      "eventhandling_read",
+      "smsgateway_write",
+      "smsgateway_read",
+      "clienttype",
+      "managesubscription",
+    ], ["config"]),
+    ...bools("system", ["auditlog", "auditlog_download"], ["audit"]),
+    auditlog_age: s("The admin sees only audit entries younger than this (e.g. 10d, 4h).", {
+      group: "system",
+      mainmenu: ["audit"],
+    }),
+    hide_audit_columns: s("Audit columns that are hidden (space separated).", {
+      group: "system",
+      mainmenu: ["audit"],
+    }),
+    ...bools("general", [
+      "userlist",
+      "fetch_authentication_items",
+      "getchallenges",
+      "cancelchallenge",
+      "triggerchallenge",
+    ]),
+    ...bools("user", ["get_user_internal_attributes", "adduser", "updateuser", "deleteuser"], [
+      "users",
+    ]),
+    set_custom_user_attributes: s(
+      "Custom user attributes that may be set: ':key1: v1 v2 :key2: *'.",
+      { group: "user", mainmenu: ["users"] },
+    ),
+    delete_custom_user_attributes: s(
+      "Custom user attributes that may be deleted (space separated, * for all).",
+      { group: "user", mainmenu: ["users"] },
+    ),
+    ...bools("machine", ["machinelist", "manage_machine_tokens"], ["machines"]),
+    ...bools("tools", ["getserial", "getrandom", "copytokenpin", "copytokenuser", "losttoken"]),
+    ...pinDefs("pin"),
+    ...bools("tokengroup", ["tokengroup_list", "tokengroup_add", "tokengroup_delete"]),
+    ...bools("service ID", ["serviceid_list", "serviceid_add", "serviceid_delete"]),
+    ...bools("API clients", [
+      "api_client_list",
+      "api_client_add",
+      "api_client_edit",
+      "api_client_rotate",
+      "api_client_delete",
+      "remembered_device_list",
+      "remembered_device_revoke",
+    ]),
+    ...bools("container", CONTAINER_BOOLS, ["tokens"]),
+    hide_container_info: s("Keys of the container info that are hidden (space separated).", {
+      group: "container",
+    }),
+  };
+}
+
+function userDefs(): Record<string, ActionDef> {
+  return {
+    ...bools("token", [
+      "assign",
+      "disable",
+      "enable",
+      "delete",
+      "unassign",
+      "resync",
+      "revoke",
+      "reset",
+      "setdescription",
+      "setpin",
+      "setrandompin",
+      "enrollpin",
+      "auditlog",
+      "userlist",
+      "updateuser",
+      "password_reset",
+    ]),
+    ...bools(
+      "container",
+      CONTAINER_BOOLS.filter((a) => a !== "container_info" && a !== "container_realms"),
+    ),
+    ...pinDefs("pin"),
+    auditlog_age: s("The user sees only audit entries younger than this (e.g. 10d, 4h).", {
+      group: "system",
+    }),
+    hide_audit_columns: s("Audit columns that are hidden (space separated).", { group: "system" }),
+    set_custom_user_attributes: s(
+      "Custom user attributes that may be set: ':key1: v1 v2 :key2: *'.",
+      { group: "user" },
+    ),
+    delete_custom_user_attributes: s(
+      "Custom user attributes that may be deleted (space separated, * for all).",
+      { group: "user" },
+    ),
+    hide_tokeninfo: s("Keys of the token info that are hidden (space separated).", {
+      group: "token",
+    }),
+    hide_container_info: s("Keys of the container info that are hidden (space separated).", {
+      group: "container",
+    }),
+  };
+}
+
+function authenticationDefs(ctx: DefsContext): Record<string, ActionDef> {
+  const types = ctx.tokenTypes.map((t) => t.type);
+  return {
+    ...Object.fromEntries(
+      [
+        "remember_device",
+        "change_pin_via_validate",
+        "resync_via_multichallenge",
+        "enroll_via_multichallenge_optional",
+        "enroll_via_multichallenge_passkey_offline",
+        "passOnNoToken",
+        "passOnNoUser",
+        "reset_all_user_tokens",
+        "increase_failcounter_on_challenge",
+        "force_challenge_response",
+        "client_mode_per_user",
+        "hide_specific_error_message",
+      ].map((a) => [a, b(`Authentication setting "${a}".`)]),
+    ),
+    remember_device_validity: n("Days a remembered device stays valid."),
+    remember_device_max_devices: n("Maximum number of remembered devices per user."),
+    otppin: s("Which PIN is checked: the token PIN, the user store password, or none.", {
+      value: ["tokenpin", "userstore", "none"],
+    }),
+    challenge_response: s("Token types that may be triggered by the PIN alone.", {
+      value: types,
+      multiple: true,
+    }),
+    challenge_text: s("Text of the challenge prompt."),
+    challenge_text_header: s("Header of the challenge prompt."),
+    challenge_text_footer: s("Footer of the challenge prompt."),
+    disabled_token_types: s("Token types that cannot be used to authenticate.", {
+      value: types,
+      multiple: true,
+    }),
+    enroll_via_multichallenge: s("Token type enrolled during authentication.", {
+      value: ["HOTP", "TOTP", "EMAIL", "SMS", "PUSH", "PASSKEY", "WEBAUTHN"],
+    }),
+    enroll_via_multichallenge_text: s("Text shown when a token is enrolled via multichallenge."),
+    enroll_via_multichallenge_template: s("Container template used for enrollment."),
+    passthru: s("Without tokens, check the password against the user store or a RADIUS server.", {
+      value: ["userstore", ...(ctx.radiusServers ?? [])],
+    }),
+    passthru_ignore_rollout_state: s("Tokens in these rollout states do not block passthru.", {
+      value: ROLLOUT_STATES,
+      multiple: true,
+    }),
+    passonnotoken_ignore_rollout_state: s(
+      "Tokens in these rollout states do not block passOnNoToken.",
+      { value: ROLLOUT_STATES, multiple: true },
+    ),
+    passthru_assign: s("Assign a token after a successful RADIUS passthru: pin:6[:window]."),
+    mangle: s("Rewrite user, pass or realm: <field>/<regex>/<replacement>/."),
+    set_realm: s("Overwrite the realm of the request.", { value: ctx.realms }),
+    auth_cache: s("Accept repeated credentials within a time (4h, 4h/5m, 2d/3)."),
+    preferred_client_mode: s("Order of client modes: interactive webauthn poll u2f."),
+  };
+}
+
+function authorizationDefs(ctx: DefsContext): Record<string, ActionDef> {
+  return {
+    authorized: s("Grant or deny access after a successful authentication.", {
+      value: ["grant_access", "deny_access"],
+    }),
+    ...Object.fromEntries(
+      [
+        "application_tokentype",
+        "require_auth_for_resolver_details",
+        "no_detail_on_success",
+        "no_detail_on_fail",
+        "add_user_in_response",
+        "add_resolver_in_response",
+        "api_key_required",
+      ].map((a) => [a, b(`Authorization setting "${a}".`)]),
+    ),
+    auth_max_success: s("Maximum successful authentications per time: N/<duration>."),
+    auth_max_fail: s("Maximum failed authentications per time: N/<duration>."),
+    last_auth: s("Reject when the last successful authentication is older (10h, 7d, 1y)."),
+    tokentype: s("Token types that may be used to authenticate (space separated)."),
+    serial: s("Regular expression the serial of the authenticating token must match."),
+    tokeninfo: s("A token info that must match: key/regex/."),
+    setrealm: s("Move the authenticating user into this realm.", { value: ctx.realms }),
+  };
+}
+
+function enrollmentDefs(ctx: DefsContext): Record<string, ActionDef> {
+  const types = ctx.tokenTypes.map((t) => t.type);
+  return {
+    max_token_per_realm: n("Maximum number of tokens in a realm."),
+    max_token_per_user: n("Maximum number of tokens per user."),
+    max_active_token_per_user: n("Maximum number of active tokens per user."),
+    otp_pin_random: n("Length of a random OTP PIN set during enrollment.", {
+      value: range(1, 31),
+    }),
+    "registration.length": n("Length of the registration code."),
+    "pw.length": n("Length of the password of a PW token."),
+    losttoken_PW_length: n("Length of the password of a lost token.", { value: range(1, 31) }),
+    losttoken_valid: n("Days a lost-token replacement is valid.", { value: range(1, 60) }),
+    require_description: s("Token types that need a description at enrollment.", {
+      value: types,
+      multiple: true,
+    }),
+    pinhandling: s("Module that handles random PINs."),
+    change_pin_every: s("The user must change the PIN after this period (e.g. 180d)."),
+    tokenlabel: s("Label of enrolled smartphone tokens (<u>, <r>, <s>, <i>)."),
+    tokenissuer: s("Issuer of enrolled smartphone tokens."),
+    appimageurl: s("Image URL shown in the authenticator app."),
+    autoassignment: s("Assign an unassigned token on first use.", {
+      value: ["any_pin", "userstore"],
+    }),
+    "registration.contents": s("Contents of the registration code."),
+    "pw.contents": s("Contents of the password of a PW token."),
+    email_validation: s("Module that validates email addresses."),
+    verify_enrollment: s("Token types whose enrollment must be verified.", {
+      value: types,
+      multiple: true,
+    }),
+    losttoken_PW_contents: s("Contents of the password of a lost token."),
+    change_pin_on_first_use: b("The user must change the PIN on first use."),
+    encrypt_pin: b("The OTP PIN is stored encrypted instead of hashed."),
+  };
+}
+
+function webuiDefs(ctx: DefsContext): Record<string, ActionDef> {
+  return {
+    ...Object.fromEntries(
+      [
+        "admin_dashboard",
+        "search_on_enter",
+        "user_details",
+        "dialog_no_token",
+        "hide_welcome_info",
+        "hide_buttons",
+        "deletion_confirmation",
+        "show_seed",
+        "show_node",
+        "tokenwizard",
+        "tokenwizard_2nd_token",
+        "container_wizard_registration",
+        "show_android_privacyidea_authenticator",
+        "show_ios_privacyidea_authenticator",
+      ].map((a) => [a, b(`WebUI setting "${a}".`)]),
+    ),
+    logout_time: n("Seconds of inactivity before the WebUI logs out."),
+    jwt_validity: n("Seconds a WebUI login stays valid."),
+    token_page_size: n("Tokens per page."),
+    user_page_size: n("Users per page."),
+    audit_page_size: n("Audit entries per page."),
+    rss_age: n("Days of RSS news shown."),
+    login_mode: s("How WebUI users log in.", { value: ["userstore", "privacyIDEA", "disable"] }),
+    login_text: s("Text on the login page."),
+    timeout_action: s("What happens at the logout time.", { value: ["logout", "lockscreen"] }),
+    remote_user: s("Accept REMOTE_USER.", { value: ["allowed", "disable", "force"] }),
+    custom_menu: s("Custom menu template URL."),
+    custom_baseline: s("Custom baseline template URL."),
+    privacy_statement_link: s("Link to the privacy statement."),
+    policy_template_url: s("URL of the policy templates."),
+    logout_redirect: s("URL to redirect to after logout."),
+    token_rollover: s("Token types that may be rolled over.", { multiple: true }),
+    default_tokentype: s("Token type preselected for enrollment.", {
+      value: ctx.tokenTypes.map((t) => t.type),
+    }),
+    default_container_type: s("Container type preselected.", {
+      value: ["generic", "smartphone", "yubikey"],
+    }),
+    realm_dropdown: s("Realms offered in a dropdown at login."),
+    rss_feeds: s("RSS feeds shown in the WebUI."),
+    show_custom_authenticator: s("Show a custom authenticator app link."),
+    container_wizard_type: s("Container type of the container wizard."),
+    container_wizard_template: s("Container template of the container wizard."),
+    passkey_login: s("Show the passkey login button.", { value: ["show", "hide"] }),
+  };
+}
+
+function registerDefs(ctx: DefsContext): Record<string, ActionDef> {
+  return {
+    resolver: s("Resolver where registered users are created.", { value: ctx.resolvers }),
+    realm: s("Realm of registered users.", { value: ctx.realms }),
+    smtpconfig: s("SMTP server for the registration email."),
+    requiredemail: s("Regular expression a registration email must match."),
+    registration_body: { type: "text", desc: "Body of the registration email." },
+    hide_specific_error_message: b("Hide specific error messages of the registration."),
+  };
+}
+
+function containerDefs(): Record<string, ActionDef> {
+  return {
+    privacyIDEA_server_url: s("URL of the server for container registration."),
+    container_registration_ttl: n("Minutes a container registration stays valid."),
+    container_challenge_ttl: n("Minutes a container challenge stays valid."),
+    container_ssl_verify: s("Verify the server certificate.", { value: ["True", "False"] }),
+    ...Object.fromEntries(
+      [
+        "container_client_rollover",
+        "initially_add_tokens_to_container",
+        "disable_client_token_deletion",
+        "disable_client_container_unregister",
+        "hide_specific_error_message",
+      ].map((a) => [a, b(`Container setting "${a}".`)]),
+    ),
+  };
+}
+
+function tokenScopeDefs(ctx: DefsContext): Record<string, ActionDef> {
+  return {
+    require_description_on_edit: s("Token types that need a description when edited.", {
+      value: ctx.tokenTypes.map((t) => t.type),
+      multiple: true,
+    }),
+    hide_specific_error_message_for_ttype: b("Hide specific error messages of token types."),
+    hide_specific_error_message_for_offline_refill: b(
+      "Hide specific error messages of offline refills.",
+    ),
+  };
+}
+
+function hardeningDefs(): Record<string, ActionDef> {
+  return {
+    hide_version: b("Do not return the server version."),
+    hide_auth_error_status: b("Return authentication errors with status true."),
+  };
+}
+
+/** Per-token-type definitions (spec 04 §3 "Dynamic"), a useful subset. */
+function tokenTypeDefs(ctx: DefsContext): Record<Scope, Record<string, ActionDef>> {
+  const out = Object.fromEntries(SCOPES.map((sc) => [sc, {}])) as Record<
+    Scope,
+    Record<string, ActionDef>
+  >;
+  const prefix = (type: string, name: string) => name.startsWith(type) ? name : `${type}_${name}`;
+  for (const t of ctx.tokenTypes) {
+    const T = t.type.toUpperCase();
+    out.admin[`enroll${T}`] = b(`Admin is allowed to initialize ${t.type} tokens.`, "enrollment", [
+      "tokens",
+    ]);
+    if (t.userEnroll !== false) {
+      out.user[`enroll${T}`] = b(`User is allowed to enroll ${t.type} tokens.`, "enrollment");
+    }
+    out.enrollment[prefix(t.type, "max_token_per_user")] = n(
+      `Maximum number of ${t.type} tokens per user.`,
+    );
+    out.enrollment[prefix(t.type, "max_active_token_per_user")] = n(
+      `Maximum number of active ${t.type} tokens per user.`,
+    );
+    if (t.type === "hotp" || t.type === "totp") {
+      for (const scope of ["admin", "user"] as const) {
+        out[scope][prefix(t.type, "hashlib")] = s(`Hash algorithm of ${t.type} tokens.`, {
+          group: t.type,
+          value: ["sha1", "sha256", "sha512"],
+        });
+        out[scope][prefix(t.type, "otplen")] = n(`OTP length of ${t.type} tokens.`, {
+          group: t.type,
+          value: [6, 8],
+        });
+        out[scope][prefix(t.type, "force_server_generate")] = b(
+          `The server generates the key of ${t.type} tokens.`,
+          t.type,
+        );
+        out[scope][prefix(t.type, "2step")] = s(`Two-step enrollment of ${t.type} tokens.`, {
+          group: t.type,
+          value: ["allow", "force"],
+        });
+        if (t.type === "totp") {
+          out[scope][prefix(t.type, "timestep")] = n("Time step of TOTP tokens.", {
+            group: t.type,
+            value: [30, 60],
+          });
+        }
+      }
+      out.enrollment[prefix(t.type, "2step_clientsize")] = n(
+        `Client part size of two-step ${t.type} tokens.`,
+      );
+      out.enrollment[prefix(t.type, "2step_serversize")] = n(
+        `Server part size of two-step ${t.type} tokens.`,
+      );
+      out.enrollment[prefix(t.type, "2step_difficulty")] = n(
+        `Key derivation rounds of two-step ${t.type} tokens.`,
+      );
+      out.enrollment[prefix(t.type, "force_app_pin")] = b(`${T} apps must use a PIN.`);
+      out.enrollment[prefix(t.type, "app_force_unlock")] = s(`${T} apps must be unlocked.`);
+    }
+    if (t.type === "spass") {
+      for (const scope of ["admin", "user"] as const) {
+        out[scope].spass_otp_pin_minlength = n("Minimum PIN length of spass tokens.", {
+          group: "spass",
+        });
+        out[scope].spass_otp_pin_maxlength = n("Maximum PIN length of spass tokens.", {
+          group: "spass",
+        });
+        out[scope].spass_otp_pin_contents = s("PIN contents of spass tokens.", {
+          group: "spass",
+        });
+      }
+    }
+    if (t.type === "paper") out.enrollment.papertoken_count = n("Number of OTP values printed.");
+    out.authentication[prefix(t.type, "challenge_text")] = s(
+      `Challenge text of ${t.type} tokens.`,
+    );
+  }
+  return out;
+}
+
+/** The full definition table `{scope: {action: def}}` (static merged with dynamic). */
+export function policyDefinitions(ctx: DefsContext): Record<string, Record<string, ActionDef>> {
+  const base: Record<string, Record<string, ActionDef>> = {
+    admin: adminDefs(),
+    user: userDefs(),
+    authentication: authenticationDefs(ctx),
+    authorization: authorizationDefs(ctx),
+    enrollment: enrollmentDefs(ctx),
+    webui: webuiDefs(ctx),
+    register: registerDefs(ctx),
+    container: containerDefs(),
+    token: tokenScopeDefs(ctx),
+    hardening: hardeningDefs(),
+  };
+  const dynamic = tokenTypeDefs(ctx);
+  for (const [scope, defs] of Object.entries(dynamic)) {
+    if (Object.keys(defs).length === 0) continue;
+    base[scope] = { ...(base[scope] ?? {}), ...defs };
+  }
+  return base;
+}
+
+/** Sections, comparators and missing-data handling for `/policy/defs/conditions`. */
+export const CONDITION_DEFS = {
+  sections: {
+    userinfo: {
+      description: "The policy only matches if certain conditions on the user info are fulfilled.",
+    },
+    token: {
+      description: "The policy only matches if certain conditions on the token are fulfilled.",
+    },
+    tokeninfo: {
+      description: "The policy only matches if certain conditions on the token info are fulfilled.",
+    },
+    "HTTP Request header": {
+      description:
+        "The policy only matches if certain conditions on the HTTP request header are fulfilled.",
+    },
+    "HTTP Environment": {
+      description:
+        "The policy only matches if certain conditions on the HTTP environment are fulfilled.",
+    },
+    container: {
+      description: "The policy only matches if certain conditions on the container are fulfilled.",
+    },
+    container_info: {
+      description:
+        "The policy only matches if certain conditions on the container info are fulfilled.",
+    },
+    "Request Data": {
+      description:
+        "The policy only matches if certain conditions on the request data are fulfilled.",
+    },
+  },
+  comparators: {
+    equals: { description: "true if the two values are equal" },
+    "!equals": { description: "false if the two values are equal" },
+    contains: { description: "true if the left value (a list) contains the right value" },
+    "!contains": { description: "false if the left value (a list) contains the right value" },
+    in: { description: "true if the left value is in the comma-separated right value" },
+    "!in": { description: "false if the left value is in the comma-separated right value" },
+    matches: { description: "true if the regular expression on the right matches the left value" },
+    "!matches": {
+      description: "false if the regular expression on the right matches the left value",
+    },
+    "<": { description: "true if the left integer is smaller than the right integer" },
+    ">": { description: "true if the left integer is greater than the right integer" },
+    date_before: { description: "true if the left date is before the right date" },
+    date_after: { description: "true if the left date is after the right date" },
+    date_within_last: {
+      description: "true if the left date lies within the last duration (e.g. 7d, 2h)",
+    },
+    "!date_within_last": {
+      description: "false if the left date lies within the last duration (e.g. 7d, 2h)",
+    },
+    string_contains: { description: "true if the left string contains the right string" },
+    "!string_contains": { description: "false if the left string contains the right string" },
+  },
+  handle_missing_data: {
+    raise_error: {
+      display_value: "Raise an error",
+      description: "Raise an error if the data is missing.",
+    },
+    condition_is_true: {
+      display_value: "Condition is true",
+      description: "The condition is treated as fulfilled if the data is missing.",
+    },
+    condition_is_false: {
+      display_value: "Condition is false",
+      description: "The condition is treated as not fulfilled if the data is missing.",
+    },
+  },
+} as const;

@@ -1,0 +1,365 @@
+/**
+ * Policy matching (spec 04 §4) over precompiled policies. A {@link PolicySet}
+ * is built once per policy version and shared by every request until the
+ * version row changes.
+ *
+ * @module
+ */
+import { ParameterError, PolicyError } from "../../errors.ts";
+import { inAnyNetwork, type Network, parseIp, parseNetwork } from "../../lib/ip.ts";
+import { type ActionMap, splitActionValue, stripNegation } from "./action.ts";
+import { type Condition, type ConditionData, conditionsHold } from "./conditions.ts";
+import { parseTimeRanges, timeMatches, type TimeRange } from "./time.ts";
+
+/** A policy as the API shows it (spec 04 §1). */
+export interface Policy {
+  id: number;
+  name: string;
+  scope: string;
+  action: ActionMap;
+  active: boolean;
+  priority: number;
+  realm: string[];
+  resolver: string[];
+  user: string[];
+  adminrealm: string[];
+  adminuser: string[];
+  pinode: string[];
+  client: string[];
+  time: string;
+  check_all_resolvers: boolean;
+  user_case_insensitive: boolean;
+  conditions: Condition[];
+  description: string | null;
+  user_agents: string[];
+}
+
+/**
+ * What a request matches against. `null`/`undefined` values do not filter;
+ * any other value (including `""`) does.
+ */
+export interface MatchContext {
+  scope: string;
+  action?: string | null;
+  /** A string, or a list (token realms plus user realm): then only equality and `*` count. */
+  realm?: string | readonly string[] | null;
+  resolver?: string | null;
+  user?: string | null;
+  /** Admin scope only: the acting admin's realm (`""` for local admins). */
+  adminrealm?: string | null;
+  adminuser?: string | null;
+  /** Client IP; `""` is an error. */
+  client?: string | null;
+  /** The request's user-agent name (see {@link userAgentName}); `""` matches only agent-less policies. */
+  userAgent?: string | null;
+  /** For check_all_resolvers: resolvers of the realm to try, in priority order. */
+  realmResolvers?: readonly string[] | null;
+  /** Condition data; `false` skips every condition. */
+  conditions?: ConditionData | false;
+  /** Only check conditions of these sections. */
+  conditionSections?: readonly string[];
+  /** Match policy names exactly (for /policy/check and tests). */
+  name?: string | null;
+  /** Default true: only active policies. `null` matches both. */
+  active?: boolean | null;
+  /** Skip the time check (used by rights lists). */
+  ignoreTime?: boolean;
+}
+
+/** A compiled entry list (§4.2). */
+class ValueList {
+  readonly isEmpty: boolean;
+  readonly #exact = new Set<string>();
+  readonly #excluded = new Set<string>();
+  readonly #regexps: RegExp[] = [];
+  readonly #hasStar: boolean;
+  readonly #lower: boolean;
+
+  constructor(entries: readonly string[], options: { lower?: boolean; exclusions?: boolean } = {}) {
+    this.#lower = options.lower === true;
+    const list = entries.filter((e) => e !== "");
+    this.isEmpty = list.length === 0;
+    let star = false;
+    for (const raw of list) {
+      const e = this.#lower ? raw.toLowerCase() : raw;
+      if (e === "*") {
+        star = true;
+        continue;
+      }
+      const neg = stripNegation(e);
+      if (neg.isNegated) {
+        if (options.exclusions !== false) this.#excluded.add(neg.name);
+        continue;
+      }
+      this.#exact.add(e);
+      try {
+        this.#regexps.push(new RegExp(`^(?:${e})$`));
+      } catch {
+        // not a valid regex: only exact matches count
+      }
+    }
+    this.#hasStar = star;
+  }
+
+  /** Found and not excluded. */
+  matches(value: string): boolean {
+    const v = this.#lower ? value.toLowerCase() : value;
+    if (this.#excluded.has(v)) return false;
+    return this.#hasStar || this.#exact.has(v) || this.#regexps.some((r) => r.test(v));
+  }
+
+  /** The list-context rule: an entry equals one of `values`, or is `*`. */
+  matchesAny(values: readonly string[]): boolean {
+    return this.#hasStar || values.some((v) => this.#exact.has(this.#lower ? v.toLowerCase() : v));
+  }
+}
+
+/** A policy with its matchers built once. */
+export class CompiledPolicy {
+  readonly policy: Policy;
+  readonly actions: ValueList;
+  readonly realm: ValueList;
+  readonly resolver: ValueList;
+  readonly user: ValueList;
+  readonly adminrealm: ValueList;
+  readonly adminuser: ValueList;
+  readonly userAgents: Set<string>;
+  readonly positiveNets: Network[] = [];
+  readonly negativeNets: Network[] = [];
+  readonly isClientBroken: boolean = false;
+  readonly timeRanges: TimeRange[] | undefined;
+  readonly hasActiveConditions: boolean;
+
+  constructor(policy: Policy) {
+    this.policy = policy;
+    this.actions = new ValueList(Object.keys(policy.action));
+    this.realm = new ValueList(policy.realm);
+    // exclusions are ignored for resolvers (spec 04 §4.4 quirk)
+    this.resolver = new ValueList(policy.resolver, { exclusions: false });
+    const lower = policy.user_case_insensitive;
+    this.user = new ValueList(policy.user, { lower });
+    this.adminrealm = new ValueList(policy.adminrealm);
+    this.adminuser = new ValueList(policy.adminuser, { lower });
+    this.userAgents = new Set(
+      policy.user_agents.filter((a) => a !== "").map((a) => a.toLowerCase()),
+    );
+    for (const entry of policy.client) {
+      if (entry.trim() === "") continue;
+      const neg = stripNegation(entry.trim());
+      const net = parseNetwork(neg.name);
+      if (!net) {
+        this.isClientBroken = true;
+        continue;
+      }
+      (neg.isNegated ? this.negativeNets : this.positiveNets).push(net);
+    }
+    this.timeRanges = parseTimeRanges(policy.time);
+    this.hasActiveConditions = policy.conditions.some((c) => c[4] === true);
+  }
+
+  get name(): string {
+    return this.policy.name;
+  }
+  get priority(): number {
+    return this.policy.priority;
+  }
+
+  /** True if the policy grants `action` (found, not negated; an empty action map grants all). */
+  grants(action: string): boolean {
+    return this.actions.isEmpty || this.actions.matches(action);
+  }
+}
+
+/** The user-agent name privacyIDEA matches on: the product before `/` (e.g. `privacyidea-cp`). */
+export function userAgentName(header: string | null | undefined): string {
+  if (!header) return "";
+  return header.trim().split(/[\s/]/)[0] ?? "";
+}
+
+/** Result of a value lookup. */
+export interface ActionValues {
+  /** Distinct values in first-seen order. */
+  values: string[];
+  /** Names of the policies that gave a value. */
+  policies: string[];
+}
+
+/** An immutable, compiled set of all policies of one version. */
+export class PolicySet {
+  readonly version: number;
+  readonly policies: readonly CompiledPolicy[];
+  readonly #activeScopes: Set<string>;
+  readonly #byScope = new Map<string, CompiledPolicy[]>();
+  readonly #node: string;
+  readonly #now: () => number;
+  readonly #log?: (msg: string, fields: Record<string, unknown>) => void;
+
+  constructor(
+    policies: readonly Policy[],
+    options: {
+      version: number;
+      nodeName: string;
+      now: () => number;
+      warn?: (msg: string, fields: Record<string, unknown>) => void;
+    },
+  ) {
+    this.version = options.version;
+    this.policies = policies.map((p) => new CompiledPolicy(p));
+    this.#activeScopes = new Set(
+      this.policies.filter((p) => p.policy.active).map((p) => p.policy.scope),
+    );
+    for (const p of this.policies) {
+      const list = this.#byScope.get(p.policy.scope) ?? [];
+      list.push(p);
+      this.#byScope.set(p.policy.scope, list);
+    }
+    this.#node = options.nodeName;
+    this.#now = options.now;
+    this.#log = options.warn;
+  }
+
+  /** True if the scope has at least one active policy (whatever its other fields). */
+  hasActivePolicies(scope: string): boolean {
+    return this.#activeScopes.has(scope);
+  }
+
+  /** All policies matching `ctx`, sorted by priority (stable). */
+  async match(ctx: MatchContext): Promise<CompiledPolicy[]> {
+    if (ctx.client === "") throw new ParameterError("client argument must be a non-empty string");
+    const candidates = this.#byScope.get(ctx.scope) ?? [];
+    if (candidates.length === 0) return [];
+    const active = ctx.active === undefined ? true : ctx.active;
+    const clientIp = ctx.client == null ? undefined : parseIp(ctx.client) ?? null;
+    const agent = ctx.userAgent == null ? undefined : ctx.userAgent.toLowerCase();
+    const nowMs = this.#now();
+    const out: CompiledPolicy[] = [];
+    for (const p of candidates) {
+      const pol = p.policy;
+      if (ctx.name != null && pol.name !== ctx.name) continue;
+      if (active !== null && pol.active !== active) continue;
+      if (ctx.action != null && !p.grants(ctx.action)) continue;
+      if (ctx.realm != null && !p.realm.isEmpty) {
+        const ok = typeof ctx.realm === "string"
+          ? p.realm.matches(ctx.realm)
+          : p.realm.matchesAny(ctx.realm as readonly string[]);
+        if (!ok) continue;
+      }
+      if (ctx.user != null && !p.user.isEmpty && !p.user.matches(ctx.user)) continue;
+      if (pol.scope === "admin") {
+        if (
+          ctx.adminrealm != null && !p.adminrealm.isEmpty && !p.adminrealm.matches(ctx.adminrealm)
+        ) {
+          continue;
+        }
+        if (ctx.adminuser != null && !p.adminuser.isEmpty && !p.adminuser.matches(ctx.adminuser)) {
+          continue;
+        }
+      }
+      if (!this.#resolverMatches(p, ctx)) continue;
+      if (pol.pinode.length > 0 && !pol.pinode.includes(this.#node)) continue;
+      if (
+        agent !== undefined && p.userAgents.size > 0 && (agent === "" || !p.userAgents.has(agent))
+      ) {
+        continue;
+      }
+      if (clientIp !== undefined && !this.#clientMatches(p, clientIp)) continue;
+      out.push(p);
+    }
+    out.sort((a, b) => a.priority - b.priority);
+    const timed = ctx.ignoreTime ? out : out.filter((p) => {
+      if (p.timeRanges === undefined) {
+        this.#log?.("Policy has a broken time value and does not match", {
+          policy: p.name,
+          time: p.policy.time,
+        });
+        return false;
+      }
+      return timeMatches(p.timeRanges, nowMs);
+    });
+    if (ctx.conditions === false || !timed.some((p) => p.hasActiveConditions)) return timed;
+    const data = ctx.conditions ?? {};
+    const result: CompiledPolicy[] = [];
+    for (const p of timed) {
+      if (
+        !p.hasActiveConditions ||
+        await conditionsHold(p.name, p.policy.conditions, data, {
+          nowMs,
+          sections: ctx.conditionSections,
+        })
+      ) {
+        result.push(p);
+      }
+    }
+    return result;
+  }
+
+  #resolverMatches(p: CompiledPolicy, ctx: MatchContext): boolean {
+    if (ctx.resolver == null) return true;
+    if (p.policy.check_all_resolvers) {
+      if (p.resolver.isEmpty) return true;
+      if (ctx.realm == null || ctx.realm === "" || ctx.user == null || ctx.user === "") {
+        return false;
+      }
+      const candidates = ctx.realmResolvers ?? [ctx.resolver];
+      return candidates.some((r) => p.resolver.matches(r));
+    }
+    return p.resolver.isEmpty || p.resolver.matches(ctx.resolver);
+  }
+
+  #clientMatches(p: CompiledPolicy, ip: ReturnType<typeof parseIp> | null): boolean {
+    if (p.positiveNets.length === 0 && p.negativeNets.length === 0 && !p.isClientBroken) {
+      return true;
+    }
+    if (!ip) return false;
+    return inAnyNetwork(ip, p.positiveNets) && !inAnyNetwork(ip, p.negativeNets);
+  }
+
+  /**
+   * Boolean use (§4.9): true if any matching policy grants `ctx.action`.
+   * Returns the granting policy names (for the audit column).
+   */
+  async actionBool(ctx: MatchContext & { action: string }): Promise<string[]> {
+    return (await this.match(ctx)).map((p) => p.name);
+  }
+
+  /**
+   * Value use (§4.9): the values of `ctx.action` of the matching policies.
+   * With `unique`, only the lowest priority number counts and more than one
+   * distinct value is a conflict (403/303).
+   */
+  async actionValues(
+    ctx: MatchContext & { action: string },
+    options: { unique?: boolean; freeText?: boolean } = {},
+  ): Promise<ActionValues> {
+    let matched = await this.match(ctx);
+    if (options.unique && matched.length > 0) {
+      const top = matched[0].priority;
+      matched = matched.filter((p) => p.priority === top);
+    }
+    const byValue = new Map<string, string[]>();
+    for (const p of matched) {
+      const raw = p.policy.action[ctx.action];
+      if (typeof raw !== "string") continue;
+      for (const v of splitActionValue(raw, options.freeText)) {
+        const names = byValue.get(v) ?? [];
+        names.push(p.name);
+        byValue.set(v, names);
+      }
+    }
+    const policies = [...new Set([...byValue.values()].flat())];
+    if (options.unique && byValue.size > 1) {
+      throw new PolicyError(
+        `There are policies with conflicting actions: [${
+          policies.map((n) => `'${n}'`).join(", ")
+        }]`,
+      );
+    }
+    return { values: [...byValue.keys()], policies };
+  }
+
+  /** The one value of a unique action (free text), or undefined when no policy sets it. */
+  async actionValue(ctx: MatchContext & { action: string }): Promise<string | undefined> {
+    const { values } = await this.actionValues(ctx, { unique: true, freeText: true });
+    return values[0];
+  }
+}

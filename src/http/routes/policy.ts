@@ -1,0 +1,143 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../context.ts";
+import { ok } from "../envelope.ts";
+import { pathParam, requireString, stringParam } from "../params.ts";
+import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
+import { missingParameter, ParameterError } from "../../errors.ts";
+import {
+  checkPolicy,
+  conditionDefs,
+  deletePolicy,
+  exportPolicies,
+  importPolicies,
+  isTrueValue,
+  listPolicies,
+  type Policy,
+  policyDefs,
+  type PolicyFilter,
+  policyNodes,
+  renamePolicy,
+  savePolicy,
+  setPolicyActive,
+} from "../../domain/policy/mod.ts";
+
+/** `/policy/`: policy administration (spec 04 §2). */
+export const policyRoutes = new Hono<AppEnv>();
+
+const read = requireRight("policyread");
+const write = requireRight("policywrite");
+
+policyRoutes.get("/defs", adminOnly, read, async (c) => ok(c, await policyDefs(c.var.deps)));
+policyRoutes.get("/defs/conditions", adminOnly, read, (c) => ok(c, conditionDefs()));
+policyRoutes.get("/defs/pinodes", adminOnly, read, (c) => ok(c, policyNodes(c.var.deps)));
+policyRoutes.get("/defs/:scope", adminOnly, read, async (c) => {
+  return ok(c, await policyDefs(c.var.deps, pathParam(c, "scope")));
+});
+
+policyRoutes.get("/check", adminOnly, read, async (c) => {
+  const p = c.var.params;
+  return ok(
+    c,
+    await checkPolicy(c.var.deps, {
+      user: requireString(p, "user"),
+      realm: requireString(p, "realm"),
+      scope: requireString(p, "scope"),
+      action: requireString(p, "action"),
+      client: stringParam(p, "client") ?? c.var.clientIp,
+      resolver: stringParam(p, "resolver"),
+    }),
+  );
+});
+
+policyRoutes.get("/export/:fn", adminOnly, read, async (c) => {
+  // the file name is only a label: keep it to safe characters for the header
+  const fn = pathParam(c, "fn").replace(/[^A-Za-z0-9_.\-]/g, "_").replace(/^\.+/, "_");
+  c.var.audit.info = fn;
+  const body = await exportPolicies(c.var.deps);
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "content-disposition": `attachment; filename=${fn}`,
+      "cache-control": "no-store, no-cache",
+    },
+  });
+});
+
+policyRoutes.post("/import/:fn", adminOnly, write, async (c) => {
+  const file = c.var.params.file;
+  let content: Uint8Array | string;
+  if (file instanceof File) content = new Uint8Array(await file.arrayBuffer());
+  else if (typeof file === "string") content = file;
+  else throw missingParameter("file");
+  c.var.audit.info = pathParam(c, "fn");
+  return ok(c, await importPolicies(c.var.deps, content));
+});
+
+policyRoutes.post("/enable/:name", adminOnly, write, async (c) => {
+  const name = pathParam(c, "name");
+  c.var.audit.info = name;
+  return ok(c, await setPolicyActive(c.var.deps, name, true));
+});
+
+policyRoutes.post("/disable/:name", adminOnly, write, async (c) => {
+  const name = pathParam(c, "name");
+  c.var.audit.info = name;
+  return ok(c, await setPolicyActive(c.var.deps, name, false));
+});
+
+function filterOf(params: Record<string, unknown>): PolicyFilter {
+  // privacyIDEA reads these query keys case-insensitively
+  const lower: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) lower[k.toLowerCase()] ??= v;
+  const filter: PolicyFilter = {};
+  const str = (k: string) => {
+    const v = lower[k];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return String(v);
+    throw new ParameterError(`Cannot parse parameter "${k}": expected a string`);
+  };
+  const scope = str("scope");
+  if (scope !== undefined && scope !== "") filter.scope = scope;
+  const realm = str("realm");
+  if (realm !== undefined && realm !== "") filter.realm = realm;
+  const active = str("active");
+  if (active !== undefined && active !== "") filter.active = isTrueValue(active);
+  return filter;
+}
+
+function shape(c: { var: AppEnv["Variables"] }, policies: Policy[]): unknown {
+  if (c.var.deps.config.compat.policyList) return policies;
+  return Object.fromEntries(policies.map((p) => [p.name, p]));
+}
+
+policyRoutes.get("/", adminOnly, read, async (c) => {
+  return ok(c, shape(c, await listPolicies(c.var.deps, filterOf(c.var.params))));
+});
+
+policyRoutes.get("/:name", adminOnly, read, async (c) => {
+  const filter = { ...filterOf(c.var.params), name: pathParam(c, "name") };
+  return ok(c, shape(c, await listPolicies(c.var.deps, filter)));
+});
+
+policyRoutes.post("/:name", adminOnly, write, async (c) => {
+  const name = pathParam(c, "name");
+  c.var.audit.info = name;
+  const id = await savePolicy(c.var.deps, name, c.var.params);
+  return ok(c, { [`setPolicy ${name}`]: id });
+});
+
+policyRoutes.patch("/:name", adminOnly, write, async (c) => {
+  const oldName = pathParam(c, "name");
+  const newName = stringParam(c.var.params, "name");
+  if (newName === undefined || newName === "") throw missingParameter("name");
+  c.var.audit.info = `${oldName} -> ${newName}`;
+  return ok(c, await renamePolicy(c.var.deps, oldName, newName));
+});
+
+policyRoutes.delete("/:name", adminOnly, requireRight("policydelete"), async (c) => {
+  const name = pathParam(c, "name");
+  c.var.audit.info = name;
+  return ok(c, await deletePolicy(c.var.deps, name));
+});
