@@ -44,6 +44,10 @@ export interface RadiusCheckRequest {
 export interface RadiusCheckResult {
   value: boolean;
   detail: Record<string, unknown>;
+  /** Serial and type of the deciding token, and the realm (audit). */
+  serial?: string;
+  tokenType?: string;
+  realm?: string;
 }
 
 /** The validate function the listener calls (`validateCheck` from src/domain/validate). */
@@ -263,8 +267,9 @@ async function answer(
       const transactionId = typeof detail.transaction_id === "string"
         ? detail.transaction_id
         : undefined;
-      audit.serial = (firstString(detail.serial) ?? "").slice(0, 40);
-      audit.tokenType = (firstString(detail.type) ?? "").slice(0, 40);
+      audit.serial = (result.serial ?? firstString(detail.serial) ?? "").slice(0, 40);
+      audit.tokenType = (result.tokenType ?? firstString(detail.type) ?? "").slice(0, 40);
+      audit.realm = (result.realm ?? "").slice(0, 255);
       if (result.value === true) {
         code = CODE.accessAccept;
         replyMessage = ACCEPT_MESSAGE;
