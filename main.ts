@@ -18,6 +18,8 @@ import {
 } from "./src/domain/admin/mod.ts";
 import { VERSION } from "./src/version.ts";
 import { DatabaseTooNewError } from "./src/db/database.ts";
+import { startRadiusListener } from "./src/radius/listener.ts";
+import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
 
 const HELP: Record<string, string> = {
@@ -185,6 +187,16 @@ async function serve(config: Config, log: Logger): Promise<void> {
     log.info('Created initial admin "admin"; its password is in the file', { path });
   }
   const app = createApp(deps);
+  // the native RADIUS listener answers through the same validate path as /validate/check
+  const radius = config.radius.enabled
+    ? await startRadiusListener(deps, {
+      host: config.radius.host,
+      port: config.radius.port,
+      clients: config.radius.clients,
+      dictionary: config.radius.dictionary || undefined,
+      check: validateCheck,
+    })
+    : undefined;
   const server = Deno.serve({
     hostname: config.server.host,
     port: config.server.port,
@@ -193,6 +205,7 @@ async function serve(config: Config, log: Logger): Promise<void> {
   }, (req, info) => app.fetch(req, info));
   const stop = async () => {
     log.info("Shutting down");
+    await radius?.close();
     await server.shutdown();
   };
   for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, () => void stop());
