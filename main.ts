@@ -21,6 +21,7 @@ import { DatabaseTooNewError } from "./src/db/database.ts";
 import { startRadiusListener } from "./src/radius/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
+import { Hono } from "hono";
 
 const HELP: Record<string, string> = {
   main: `Tessera ${VERSION}: multi-factor authentication server with privacyIDEA's API
@@ -35,6 +36,7 @@ Commands:
   admin password <name>     set a local admin's password
   migrate                   apply pending database migrations and exit
   subscription keygen|sign  create a subscription signing key pair, sign a subscription file
+  hello [--listen h:p]      serve a plain "hello" endpoint (benchmark ceiling)
 
 Global options (on every command, they override the config file):
   --config <file>           TOML config file (else $TESSERA_CONFIG, else config/tessera.toml)
@@ -65,6 +67,11 @@ terminal (first line), else from a prompt.`,
 
 Applies pending database migrations and exits.`,
   subscription: SUBSCRIPTION_HELP,
+  hello: `Usage: tessera hello [--listen <host:port>]
+
+Serves a plain Hono app that answers every GET with "hello" (default
+127.0.0.1:8089). The benchmark (deno task bench) uses it as this machine's
+ceiling, served by the same program as Tessera.`,
 };
 
 class UsageError extends Error {}
@@ -213,6 +220,33 @@ async function serve(config: Config, log: Logger): Promise<void> {
   await closeRuntime(deps);
 }
 
+/** `tessera hello`: the benchmark ceiling, a plain Hono app without Tessera's middleware. */
+async function serveHello(parsed: Parsed): Promise<number> {
+  let address = { host: "127.0.0.1", port: 8089 };
+  try {
+    if (parsed.command.length > 1) {
+      throw new UsageError(`Unexpected argument "${parsed.command[1]}"`);
+    }
+    const listen = parsed.flags.get("listen");
+    if (typeof listen === "string") address = parseListen(listen);
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+  const app = new Hono();
+  app.get("*", (c) => c.text("hello"));
+  const server = Deno.serve({
+    hostname: address.host,
+    port: address.port,
+    onListen: ({ hostname, port }) => console.log(`hello listening on ${hostname}:${port}`),
+  }, (req) => app.fetch(req));
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(sig, () => void server.shutdown());
+  }
+  await server.finished;
+  return 0;
+}
+
 async function admin(config: Config, log: Logger, parsed: Parsed): Promise<void> {
   const [, action, name, ...rest] = parsed.command;
   if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}"`);
@@ -270,10 +304,11 @@ async function main(args: string[]): Promise<number> {
     console.log(parsed.command.length === 0 ? HELP.main : HELP[command]);
     return 0;
   }
-  if (parsed.flags.has("listen") && command !== "serve") {
+  if (parsed.flags.has("listen") && command !== "serve" && command !== "hello") {
     console.error("--listen is only valid for serve");
     return 2;
   }
+  if (command === "hello") return await serveHello(parsed);
   if (command === "subscription") {
     return await runSubscriptionCommand(parsed.command.slice(1), parsed.flags);
   }

@@ -1,0 +1,238 @@
+/**
+ * The benchmark's result: targets of issue 10, the human table and the JSON
+ * form (pure).
+ *
+ * @module
+ */
+import { type Scenario, SCENARIO_TITLES } from "./args.ts";
+import type { WrkResult } from "./stats.ts";
+
+/** One measured load scenario. */
+export interface ScenarioResult {
+  scenario: Scenario;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  statuses: Record<string, number>;
+  accepts: number;
+  /** Requests per second relative to the hello ceiling of the same run. */
+  ratio?: number;
+}
+
+/** A correctness check done by the run. */
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** Raw RSA-PSS signing rate measured on its own (bench/sign_rate.ts). */
+export interface SignRate {
+  /** Signatures per second, one at a time. */
+  sequential: number;
+  /** Signatures per second with several in flight (Web Crypto runs them off the JS thread). */
+  parallel: number;
+  /** Milliseconds per signature, one at a time. */
+  msPerSignature: number;
+}
+
+/** A target of issue 10 and where the run stands. */
+export interface Target {
+  name: string;
+  goal: string;
+  actual: string;
+  /** undefined: not measured in this run. */
+  met?: boolean;
+}
+
+/** Everything one run produced. */
+export interface BenchReport {
+  startedAt: string;
+  machine: { cpus: number; deno: string; wrk: string };
+  options: {
+    durationS: number;
+    warmupS: number;
+    connections: number;
+    threads: number;
+    users: number;
+    tokens: number;
+  };
+  ceilingRps: number;
+  results: ScenarioResult[];
+  signRate?: SignRate;
+  /** Peak RSS (VmHWM) of the unsigned server process, bytes. */
+  peakRssBytes?: number;
+  /** Its peak RSS before the /auth scenario (validate and token list only), bytes. */
+  peakRssBeforeAuthBytes?: number;
+  /** Peak RSS of the server restarted with signing on, bytes. */
+  peakRssSignedBytes?: number;
+  /** Tokens in the database when the peak RSS was read. */
+  tokensInDb: number;
+  checks: Check[];
+  targets: Target[];
+  notes: string[];
+}
+
+/** Turns a wrk result into a scenario row (ratio against `ceilingRps` if known). */
+export function scenarioResult(
+  scenario: Scenario,
+  wrk: WrkResult,
+  ceilingRps?: number,
+): ScenarioResult {
+  return {
+    scenario,
+    rps: wrk.rps,
+    p50Ms: wrk.p50Ms,
+    p99Ms: wrk.p99Ms,
+    requests: wrk.requests,
+    statuses: wrk.statuses,
+    accepts: wrk.accepts,
+    ratio: ceilingRps && ceilingRps > 0 ? wrk.rps / ceilingRps : undefined,
+  };
+}
+
+const RATIO_TARGETS: [Scenario, number][] = [
+  ["hotp", 0.25],
+  ["wrong", 0.25],
+  ["unknown", 0.40],
+  ["tokenlist", 0.20],
+];
+
+/** RSS limit at 10,000 tokens. */
+export const RSS_LIMIT_BYTES = 150 * 1000 * 1000;
+
+/** Where the run stands against the targets of issue 10. */
+export function evaluateTargets(
+  report: Pick<BenchReport, "results" | "signRate" | "peakRssBytes" | "tokensInDb">,
+): Target[] {
+  const targets: Target[] = [];
+  const row = (s: Scenario) => report.results.find((r) => r.scenario === s);
+  for (const [scenario, goal] of RATIO_TARGETS) {
+    const r = row(scenario);
+    targets.push({
+      name: `${SCENARIO_TITLES[scenario]} vs ceiling`,
+      goal: `≥ ${pct(goal)}`,
+      actual: r?.ratio === undefined ? "not run" : pct(r.ratio),
+      met: r?.ratio === undefined ? undefined : r.ratio >= goal,
+    });
+  }
+  const signed = row("signed");
+  const rate = report.signRate ? Math.max(report.signRate.sequential, report.signRate.parallel) : 0;
+  targets.push({
+    name: "signed validate vs raw RSA-PSS signing rate",
+    goal: "≥ 70%",
+    actual: signed && rate > 0
+      ? `${pct(signed.rps / rate)} (${fmtRate(signed.rps)} of ${fmtRate(rate)} signatures/s)`
+      : "not run",
+    met: signed && rate > 0 ? signed.rps / rate >= 0.7 : undefined,
+  });
+  const rss = report.peakRssBytes;
+  const at10k = report.tokensInDb >= 10000;
+  targets.push({
+    name: "server peak RSS at 10,000 tokens",
+    goal: "≤ 150 MB",
+    actual: rss === undefined
+      ? "not measured"
+      : `${mb(rss)} at ${report.tokensInDb} tokens${at10k ? "" : " (run --tokens 10000)"}`,
+    met: rss === undefined || !at10k ? undefined : rss <= RSS_LIMIT_BYTES,
+  });
+  return targets;
+}
+
+/** "12.3%". */
+export function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+/** "123.4 MB" (decimal megabytes). */
+export function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+/** "12345" / "123.4" requests per second. */
+export function fmtRate(rps: number): string {
+  return rps >= 1000 ? rps.toFixed(0) : rps.toFixed(1);
+}
+
+function statusText(statuses: Record<string, number>): string {
+  return Object.entries(statuses)
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([code, n]) => `${code}×${n}`)
+    .join(" ");
+}
+
+/** Pads cells into aligned columns; numbers right-aligned. */
+export function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) =>
+    r.map((cell, i) =>
+      /^[\d.]+%?$/.test(cell) && i > 0 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])
+    ).join("  ").trimEnd()
+  ).join("\n");
+}
+
+/** The human-readable report. */
+export function formatReport(report: BenchReport): string {
+  const o = report.options;
+  const lines: string[] = [];
+  lines.push(
+    `Tessera benchmark ${report.startedAt}: ${report.machine.cpus} CPUs, deno ${report.machine.deno}, ${report.machine.wrk}`,
+  );
+  lines.push(
+    `wrk -t${o.threads} -c${o.connections}, ${o.durationS}s per scenario after ${o.warmupS}s warm-up; ${o.users} users per validate scenario, ${report.tokensInDb} tokens`,
+  );
+  lines.push("");
+  const rows = [["scenario", "req/s", "p50 ms", "p99 ms", "of ceiling", "statuses"]];
+  for (const r of report.results) {
+    rows.push([
+      `${r.scenario} — ${SCENARIO_TITLES[r.scenario]}`,
+      fmtRate(r.rps),
+      r.p50Ms.toFixed(2),
+      r.p99Ms.toFixed(2),
+      r.ratio === undefined ? "-" : pct(r.ratio),
+      statusText(r.statuses),
+    ]);
+  }
+  lines.push(table(rows));
+  lines.push("");
+  if (report.signRate) {
+    const s = report.signRate;
+    lines.push(
+      `Raw RSA-PSS signing (server key, Web Crypto): ${fmtRate(s.sequential)}/s one at a time (${
+        s.msPerSignature.toFixed(2)
+      } ms each), ${fmtRate(s.parallel)}/s with several in flight`,
+    );
+  }
+  if (report.peakRssBytes !== undefined) {
+    lines.push(
+      `Server peak RSS (VmHWM): ${mb(report.peakRssBytes)} with ${report.tokensInDb} tokens` +
+        (report.peakRssBeforeAuthBytes !== undefined
+          ? ` (${mb(report.peakRssBeforeAuthBytes)} before the /auth scenario)`
+          : "") +
+        (report.peakRssSignedBytes !== undefined
+          ? `; signed-run server ${mb(report.peakRssSignedBytes)}`
+          : ""),
+    );
+  }
+  lines.push("");
+  lines.push("Correctness under load:");
+  for (const c of report.checks) lines.push(`  [${c.ok ? "ok" : "FAIL"}] ${c.name}: ${c.detail}`);
+  lines.push("");
+  lines.push("Targets (issue 10):");
+  for (const t of report.targets) {
+    const mark = t.met === undefined ? "n/a " : t.met ? "met " : "MISS";
+    lines.push(`  [${mark}] ${t.name}: ${t.actual} (goal ${t.goal})`);
+  }
+  if (report.notes.length > 0) {
+    lines.push("");
+    lines.push("Notes:");
+    for (const n of report.notes) lines.push(`  - ${n}`);
+  }
+  return lines.join("\n");
+}
+
+/** The machine-readable report (stable key names, numbers unrounded). */
+export function reportJson(report: BenchReport): string {
+  return JSON.stringify(report, null, 2);
+}

@@ -1,0 +1,126 @@
+/**
+ * Starting and stopping server processes (Tessera `serve` and the `hello`
+ * ceiling) and reading their memory from /proc.
+ *
+ * @module
+ */
+import { parseProcStatus } from "./stats.ts";
+
+/** A started server process. */
+export interface ServerProcess {
+  pid: number;
+  url: string;
+  logFile: string;
+  /** Peak RSS so far (VmHWM), bytes. */
+  peakRss(): number | undefined;
+  /** SIGTERM, then SIGKILL after 5 s; resolves when the process is gone. */
+  stop(): Promise<void>;
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** The command that runs `tessera <args>`: a binary, or deno run on main.ts. */
+export function serverCommand(
+  args: string[],
+  binary?: string,
+): { cmd: string; args: string[] } {
+  if (binary) return { cmd: binary, args };
+  const main = new URL("../../main.ts", import.meta.url).pathname;
+  return { cmd: Deno.execPath(), args: ["run", "--allow-all", main, ...args] };
+}
+
+/** Reads /proc/<pid>/status; undefined when the process is gone. */
+export function procMemory(pid: number): { peakRss?: number; rss?: number } {
+  try {
+    return parseProcStatus(Deno.readTextFileSync(`/proc/${pid}/status`));
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Starts `tessera <args>` with `env`, output to `logFile`, and waits until
+ * GET `readyPath` answers 200 (at most `timeoutMs`).
+ */
+export async function startServer(options: {
+  args: string[];
+  port: number;
+  env?: Record<string, string>;
+  logFile: string;
+  binary?: string;
+  readyPath: string;
+  timeoutMs?: number;
+}): Promise<ServerProcess> {
+  const { cmd, args } = serverCommand(options.args, options.binary);
+  const child = new Deno.Command(cmd, {
+    args,
+    env: options.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const file = await Deno.open(options.logFile, { create: true, append: true });
+  const writer = file.writable.getWriter();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) await writer.write(chunk);
+  };
+  const pumping = Promise.all([pump(child.stdout), pump(child.stderr)])
+    .finally(() => writer.close().catch(() => {}));
+  let exited = false;
+  const status = child.status.then((s) => {
+    exited = true;
+    return s;
+  });
+  const url = `http://127.0.0.1:${options.port}`;
+  let lastPeak: number | undefined;
+  const server: ServerProcess = {
+    pid: child.pid,
+    url,
+    logFile: options.logFile,
+    peakRss() {
+      const peak = procMemory(child.pid).peakRss;
+      if (peak !== undefined) lastPeak = peak;
+      return lastPeak;
+    },
+    async stop() {
+      server.peakRss();
+      if (!exited) {
+        try {
+          child.kill("SIGTERM");
+        } catch { /* already gone */ }
+        const timer = setTimeout(() => {
+          try {
+            child.kill("SIGKILL");
+          } catch { /* already gone */ }
+        }, 5000);
+        await status;
+        clearTimeout(timer);
+      }
+      await pumping;
+    },
+  };
+  const deadline = Date.now() + (options.timeoutMs ?? 30000);
+  for (;;) {
+    if (exited) {
+      await pumping;
+      const log = await Deno.readTextFile(options.logFile).catch(() => "");
+      throw new Error(`server exited during start (${(await status).code}):\n${log.slice(-3000)}`);
+    }
+    try {
+      const res = await fetch(url + options.readyPath);
+      await res.body?.cancel();
+      if (res.status === 200) return server;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`server did not answer ${options.readyPath} within the time limit`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

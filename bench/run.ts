@@ -1,0 +1,519 @@
+/**
+ * `deno task bench`: measures Tessera's hot paths against this machine's
+ * ceiling (a plain Hono "hello" served by the same program) with wrk on
+ * loopback, checks correctness under load, and prints a table (or JSON).
+ * See README "Benchmark" and `deno task bench --help`.
+ *
+ * @module
+ */
+import { ArgsError, type BenchOptions, parseBenchArgs, type Scenario, USAGE } from "./lib/args.ts";
+import { Api } from "./lib/api.ts";
+import { enrol, type Enrolment, failCounts, type OtpUser, validateBody } from "./lib/enrol.ts";
+import type { LuaItem, LuaSpec } from "./lib/lua.ts";
+import { hotpSequence } from "./lib/otp.ts";
+import {
+  type BenchReport,
+  type Check,
+  evaluateTargets,
+  formatReport,
+  reportJson,
+  scenarioResult,
+  type SignRate,
+} from "./lib/report.ts";
+import { freePort, type ServerProcess, startServer } from "./lib/server.ts";
+import { serverErrors, type WrkResult } from "./lib/stats.ts";
+import { runWrk, WRK_INSTALL_HINT, wrkVersion } from "./lib/wrk.ts";
+
+/** At most this many logins in flight: each costs one scrypt (ln=14: 16 MB, tens of ms). */
+const AUTH_CONNECTIONS = 4;
+
+const progress = (msg: string) => console.error(`[bench] ${msg}`);
+
+/** Adds up several wrk runs of one scenario (warm-up + measured) for the checks. */
+function combine(runs: WrkResult[]): {
+  requests: number;
+  sent: number;
+  accepts: number;
+  signed: number;
+  statuses: Record<string, number>;
+  socketErrors: number;
+} {
+  const statuses: Record<string, number> = {};
+  let requests = 0, sent = 0, accepts = 0, signed = 0, socketErrors = 0;
+  for (const r of runs) {
+    requests += r.requests;
+    sent += r.sent;
+    accepts += r.accepts;
+    signed += r.signed;
+    socketErrors += r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout;
+    for (const [k, n] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + n;
+  }
+  return { requests, sent, accepts, signed, statuses, socketErrors };
+}
+
+class Bench {
+  readonly checks: Check[] = [];
+  readonly notes: string[] = [];
+  readonly report: BenchReport;
+  ceilingRps = 0;
+  private runNo = 0;
+
+  constructor(readonly o: BenchOptions, readonly tmp: string, wrk: string) {
+    this.report = {
+      startedAt: new Date().toISOString(),
+      machine: { cpus: navigator.hardwareConcurrency, deno: Deno.version.deno, wrk },
+      options: {
+        durationS: o.durationS,
+        warmupS: o.warmupS,
+        connections: o.connections,
+        threads: o.threads,
+        users: o.users,
+        tokens: o.tokens,
+      },
+      ceilingRps: 0,
+      results: [],
+      tokensInDb: 0,
+      checks: this.checks,
+      targets: [],
+      notes: this.notes,
+    };
+  }
+
+  check(name: string, ok: boolean, detail: string): void {
+    this.checks.push({ name, ok, detail });
+    if (!ok) progress(`CHECK FAILED ${name}: ${detail}`);
+  }
+
+  wants(s: Scenario): boolean {
+    return this.o.scenarios.includes(s);
+  }
+
+  /** OTPs per item for a run of `seconds` (generous: the ceiling rate with a margin). */
+  otpsPerItem(items: number, seconds: number): number {
+    const rate = Math.max(this.ceilingRps, 1000);
+    return Math.ceil((rate * Math.max(1, Math.round(seconds)) * 1.3) / items) + 3;
+  }
+
+  /**
+   * Warm-up (not counted) and measured wrk runs of one scenario. `spec` is
+   * called per run with that run's length; `after` sees each run's result.
+   */
+  async load(
+    scenario: Scenario,
+    url: string,
+    spec: (seconds: number) => LuaSpec,
+    after?: (r: WrkResult) => void,
+    connections = this.o.connections,
+  ): Promise<{ measured: WrkResult; all: WrkResult[] }> {
+    const all: WrkResult[] = [];
+    const phases = this.o.warmupS > 0 ? [this.o.warmupS, this.o.durationS] : [this.o.durationS];
+    for (const seconds of phases) {
+      const r = await runWrk({
+        url,
+        spec: spec(seconds),
+        scriptPath: `${this.tmp}/run${++this.runNo}-${scenario}.lua`,
+        seconds,
+        connections,
+      });
+      after?.(r);
+      all.push(r);
+    }
+    const measured = all[all.length - 1];
+    progress(
+      `  ${scenario}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${
+        measured.p99Ms.toFixed(2)
+      } ms`,
+    );
+    if (measured.exhausted) {
+      this.notes.push(`${scenario}: the pre-computed OTPs ran out, the run stopped early`);
+    }
+    const c = combine(all);
+    this.check(
+      `${scenario}: no 5xx`,
+      serverErrors(c.statuses) === 0 && c.requests > 0,
+      `${c.requests} responses, statuses ${
+        JSON.stringify(c.statuses)
+      }, ${c.socketErrors} socket errors`,
+    );
+    this.report.results.push(scenarioResult(scenario, measured, this.ceilingRps || undefined));
+    return { measured, all };
+  }
+
+  /** Items whose OTP sequences continue at each user's `next` counter. */
+  otpItems(users: OtpUser[], byUser: boolean, seconds: number): LuaItem[] {
+    const n = this.otpsPerItem(users.length, seconds);
+    return users.map((u) => ({
+      path: "/validate/check",
+      body: validateBody(u, byUser),
+      otps: hotpSequence(u.key, u.next, n),
+    }));
+  }
+
+  /** Moves each user's counter past the OTPs a run used. */
+  static advance(users: OtpUser[], r: WrkResult): number {
+    let used = 0;
+    for (const [index, n] of Object.entries(r.used)) {
+      users[Number(index) - 1].next += n;
+      used += n;
+    }
+    return used;
+  }
+
+  async ceiling(): Promise<void> {
+    const port = freePort();
+    const hello = await startServer({
+      args: ["hello", "--listen", `127.0.0.1:${port}`],
+      port,
+      logFile: `${this.tmp}/hello.log`,
+      binary: this.o.binary,
+      readyPath: "/",
+    });
+    try {
+      progress("ceiling: plain Hono hello from the same program");
+      const { measured } = await this.load("hello", hello.url, () => ({
+        method: "GET",
+        items: [{ path: "/" }],
+        threads: this.o.threads,
+      }));
+      this.ceilingRps = measured.rps;
+      this.report.ceilingRps = measured.rps;
+      this.report.results[this.report.results.length - 1].ratio = 1;
+    } finally {
+      await hello.stop();
+      this.notes.push(`hello process peak RSS ${((hello.peakRss() ?? 0) / 1e6).toFixed(1)} MB`);
+    }
+  }
+
+  async tessera(dataDir: string, signing: boolean, log: string): Promise<ServerProcess> {
+    const port = freePort();
+    return await startServer({
+      args: ["serve", "--data-dir", dataDir, "--listen", `127.0.0.1:${port}`],
+      port,
+      env: {
+        TESSERA_SIGNING_ENABLED: String(signing),
+        TESSERA_LOG_LEVEL: "warn",
+        TESSERA_CONFIG: `${this.tmp}/tessera.toml`,
+      },
+      logFile: log,
+      binary: this.o.binary,
+      readyPath: "/healthz/",
+      timeoutMs: 60000,
+    });
+  }
+
+  async hotp(url: string, e: Enrolment, scenario: "hotp" | "signed"): Promise<WrkResult> {
+    let sentOtps = 0;
+    const { measured, all } = await this.load(
+      scenario,
+      url,
+      (seconds) => ({
+        method: "POST",
+        items: this.otpItems(e.hotp, e.byUser, seconds),
+        threads: this.o.threads,
+      }),
+      (r) => sentOtps += Bench.advance(e.hotp, r),
+    );
+    const c = combine(all);
+    this.check(
+      `${scenario}: no OTP accepted twice`,
+      c.accepts <= sentOtps,
+      `${c.accepts} accepted of ${sentOtps} distinct OTPs sent (each once), ${
+        c.requests > 0 ? ((c.accepts / c.requests) * 100).toFixed(2) : "0"
+      }% of responses accepted`,
+    );
+    return measured;
+  }
+
+  async wrong(url: string, api: Api, e: Enrolment): Promise<void> {
+    const { all } = await this.load("wrong", url, () => ({
+      method: "POST",
+      items: e.wrong.map((u) => ({
+        path: "/validate/check",
+        body: validateBody(u, e.byUser) + u.wrong,
+      })),
+      threads: this.o.threads,
+    }));
+    const c = combine(all);
+    await new Promise((r) => setTimeout(r, 300)); // requests in flight when wrk stopped
+    const counts = await failCounts(api, "BW");
+    const total = [...counts.values()].reduce((a, b) => a + b, 0);
+    // wrk counts responses; requests still in flight at its stop may or may not have been served
+    this.check(
+      "wrong: fail counters equal the wrong attempts",
+      total >= c.requests && total <= c.sent && c.accepts === 0,
+      `sum of failcount over ${counts.size} tokens = ${total}; wrong attempts answered ${c.requests}, sent ${c.sent}${
+        total === c.requests ? " (exact)" : " (rest were in flight when wrk stopped)"
+      }; accepted ${c.accepts}`,
+    );
+  }
+
+  async unknown(url: string, e: Enrolment): Promise<void> {
+    const { all } = await this.load("unknown", url, () => ({
+      method: "POST",
+      items: e.unknown.map((login) => ({
+        path: "/validate/check",
+        body: `user=${login}&realm=${e.realm}&pass=4711123456`,
+      })),
+      threads: this.o.threads,
+    }));
+    const c = combine(all);
+    this.check(
+      "unknown: every answer is 400 (ERR904), nothing accepted",
+      c.statuses["400"] === c.requests && c.accepts === 0,
+      `statuses ${JSON.stringify(c.statuses)}, accepted ${c.accepts}`,
+    );
+  }
+
+  async spass(url: string, e: Enrolment): Promise<void> {
+    const { all } = await this.load("spass", url, () => ({
+      method: "POST",
+      items: e.spass.map((u) => ({ path: "/validate/check", body: validateBody(u, e.byUser) })),
+      threads: this.o.threads,
+    }));
+    const c = combine(all);
+    this.check(
+      "spass: every answer accepts",
+      c.accepts === c.requests && c.statuses["200"] === c.requests,
+      `${c.accepts} of ${c.requests} accepted`,
+    );
+  }
+
+  async tokenList(url: string, api: Api, e: Enrolment): Promise<void> {
+    const pages = Math.max(1, Math.ceil(e.tokensInDb / 15));
+    const { all } = await this.load("tokenlist", url, () => ({
+      method: "GET",
+      headers: { "PI-Authorization": api.jwt ?? "" },
+      items: Array.from({ length: Math.min(pages, 100) }, (_, i) => ({
+        path: `/token/?pagesize=15&page=${i + 1}`,
+      })),
+      threads: this.o.threads,
+    }));
+    const c = combine(all);
+    this.check(
+      "tokenlist: every answer is 200",
+      c.statuses["200"] === c.requests,
+      `statuses ${JSON.stringify(c.statuses)} over ${
+        Math.min(pages, 100)
+      } pages of ${e.tokensInDb} tokens`,
+    );
+  }
+
+  /** Connections of the /auth scenario: a login is a CPU- and memory-bound password hash. */
+  authConnections(): number {
+    return Math.max(this.o.threads, Math.min(this.o.connections, AUTH_CONNECTIONS));
+  }
+
+  async auth(url: string, password: string): Promise<void> {
+    const { all } = await this.load(
+      "auth",
+      url,
+      () => ({
+        method: "POST",
+        items: [{
+          path: "/auth",
+          body: `username=admin&password=${encodeURIComponent(password)}`,
+        }],
+        threads: this.o.threads,
+      }),
+      undefined,
+      this.authConnections(),
+    );
+    const c = combine(all);
+    this.check(
+      "auth: every login succeeds",
+      c.statuses["200"] === c.requests,
+      `statuses ${JSON.stringify(c.statuses)}`,
+    );
+  }
+
+  /** Replays: used OTPs are refused; one fresh OTP sent 10× at once is accepted once. */
+  async replay(api: Api, e: Enrolment): Promise<void> {
+    const sample = e.hotp.slice(0, 20);
+    const check = async (u: OtpUser, counter: number) => {
+      const otp = hotpSequence(u.key, counter, 1);
+      const body = Object.fromEntries(new URLSearchParams(validateBody(u, e.byUser) + otp));
+      const a = await api.raw("POST", "/validate/check", body);
+      if (a.httpStatus >= 500) throw new Error(`HTTP ${a.httpStatus}`);
+      return a.body?.result?.value === true;
+    };
+    // one fresh OTP per user first, so there is something to replay in any case
+    let fresh = 0;
+    for (const u of sample) {
+      if (await check(u, u.next)) fresh++;
+      u.next += 1;
+    }
+    this.check(
+      "replay: fresh OTPs are accepted",
+      fresh === sample.length,
+      `${fresh} of ${sample.length} accepted`,
+    );
+    let replayAccepted = 0;
+    for (const u of sample) {
+      for (const back of [1, 2, 5]) {
+        if (u.next - back >= 0 && await check(u, u.next - back)) replayAccepted++;
+      }
+    }
+    this.check(
+      "replay: already used OTPs are refused",
+      sample.length > 0 && replayAccepted === 0,
+      `${replayAccepted} of up to ${
+        sample.length * 3
+      } replayed OTPs accepted (${sample.length} users)`,
+    );
+    const parallel = e.hotp.slice(0, 20);
+    const accepted = await Promise.all(parallel.map(async (u) => {
+      const counter = u.next;
+      u.next += 1;
+      const results = await Promise.all(Array.from({ length: 10 }, () => check(u, counter)));
+      return results.filter(Boolean).length;
+    }));
+    this.check(
+      "replay: a fresh OTP sent 10 times at once is accepted exactly once",
+      accepted.every((n) => n === 1),
+      `accepts per user: ${accepted.join(",")}`,
+    );
+  }
+
+  async signRate(keyFile: string): Promise<SignRate | undefined> {
+    try {
+      Deno.statSync(keyFile);
+    } catch {
+      this.notes.push(`no signing key at ${keyFile}: the raw signing rate was not measured`);
+      return undefined;
+    }
+    const script = new URL("./sign_rate.ts", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", script, keyFile, "3", String(Math.min(this.o.connections, 16))],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) {
+      this.notes.push(`sign_rate.ts failed: ${new TextDecoder().decode(out.stderr).slice(0, 300)}`);
+      return undefined;
+    }
+    const rate = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!);
+    progress(
+      `  raw RSA-PSS: ${rate.sequential.toFixed(0)}/s sequential, ${
+        rate.parallel.toFixed(0)
+      }/s parallel`,
+    );
+    return rate;
+  }
+}
+
+async function guarded(bench: Bench, name: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    const msg = (err as Error).message.split("\n")[0].slice(0, 300);
+    progress(`${name} failed: ${msg}`);
+    bench.check(`${name}: ran`, false, msg);
+  }
+}
+
+async function main(args: string[]): Promise<number> {
+  let o: BenchOptions;
+  try {
+    o = parseBenchArgs(args);
+  } catch (err) {
+    if (err instanceof ArgsError) {
+      console.error(`${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+  if (o.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const wrk = await wrkVersion();
+  if (!wrk) {
+    console.error(WRK_INSTALL_HINT);
+    return 2;
+  }
+  const tmp = await Deno.makeTempDir({ prefix: "tessera-bench-" });
+  const dataDir = `${tmp}/data`;
+  // an empty config file: defaults plus the TESSERA_* variables set per server below
+  await Deno.writeTextFile(`${tmp}/tessera.toml`, "# tessera bench: defaults\n");
+  const bench = new Bench(o, tmp, wrk);
+  const started = performance.now();
+  let server: ServerProcess | undefined;
+  let failed = false;
+  try {
+    await bench.ceiling();
+
+    progress(`starting Tessera (signing off) on ${dataDir}`);
+    server = await bench.tessera(dataDir, false, `${tmp}/tessera.log`);
+    const api = new Api(server.url);
+    const password = (await Deno.readTextFile(`${dataDir}/initial-admin-password`)).trim();
+    await api.login("admin", password);
+    const enrolStarted = performance.now();
+    const e = await enrol(api, { users: o.users, tokens: o.tokens, progress });
+    bench.notes.push(...e.notes);
+    bench.report.tokensInDb = e.tokensInDb;
+    progress(
+      `enrolled in ${
+        ((performance.now() - enrolStarted) / 1000).toFixed(1)
+      } s; ${e.tokensInDb} tokens`,
+    );
+
+    const url = server.url;
+    if (bench.wants("hotp")) await guarded(bench, "hotp", () => bench.hotp(url, e, "hotp").then());
+    if (bench.wants("wrong")) await guarded(bench, "wrong", () => bench.wrong(url, api, e));
+    if (bench.wants("unknown")) {
+      if (e.byUser) await guarded(bench, "unknown", () => bench.unknown(url, e));
+      else bench.notes.push("unknown: skipped (no users API)");
+    }
+    if (bench.wants("spass")) await guarded(bench, "spass", () => bench.spass(url, e));
+    if (bench.wants("tokenlist")) {
+      await guarded(bench, "tokenlist", () => bench.tokenList(url, api, e));
+    }
+    if (bench.wants("replay")) await guarded(bench, "replay", () => bench.replay(api, e));
+    bench.report.peakRssBeforeAuthBytes = server.peakRss();
+    if (bench.wants("auth")) {
+      await guarded(bench, "auth", () => bench.auth(url, password));
+      bench.notes.push(
+        `auth ran with ${bench.authConnections()} connections (a login is one scrypt password hash)`,
+      );
+    }
+    await server.stop();
+    bench.report.peakRssBytes = server.peakRss();
+    server = undefined;
+
+    if (bench.wants("signed")) {
+      await guarded(bench, "signed", async () => {
+        progress("restarting Tessera with response signing on (same data)");
+        const signed = await bench.tessera(dataDir, true, `${tmp}/tessera-signed.log`);
+        server = signed;
+        const measured = await bench.hotp(signed.url, e, "signed");
+        bench.check(
+          "signed: every response carries a signature",
+          measured.signed === measured.requests,
+          `${measured.signed} of ${measured.requests} responses signed`,
+        );
+        await signed.stop();
+        bench.report.peakRssSignedBytes = signed.peakRss();
+        server = undefined;
+        progress("raw RSA-PSS signing rate of the server's key, on its own");
+        bench.report.signRate = await bench.signRate(`${dataDir}/signing-key.pem`);
+      });
+    }
+  } catch (err) {
+    failed = true;
+    progress(`benchmark aborted: ${(err as Error).stack ?? err}`);
+    bench.notes.push(`aborted: ${(err as Error).message.split("\n")[0]}`);
+  } finally {
+    if (server) await server.stop();
+  }
+  bench.report.targets = evaluateTargets(bench.report);
+  bench.notes.push(`total run time ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  if (o.keep || failed) bench.notes.push(`data, logs and Lua scripts kept in ${tmp}`);
+  else await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  if (o.json) console.log(reportJson(bench.report));
+  else console.log(formatReport(bench.report));
+  return failed || bench.checks.some((c) => !c.ok) ? 1 : 0;
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}

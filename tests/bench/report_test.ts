@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import {
+  type BenchReport,
+  evaluateTargets,
+  fmtRate,
+  formatReport,
+  mb,
+  pct,
+  reportJson,
+  scenarioResult,
+  table,
+} from "../../bench/lib/report.ts";
+import type { WrkResult } from "../../bench/lib/stats.ts";
+
+function wrk(rps: number, extra: Partial<WrkResult> = {}): WrkResult {
+  return {
+    requests: rps * 8,
+    sent: rps * 8,
+    durationUs: 8e6,
+    rps,
+    p50Ms: 1.25,
+    p99Ms: 9.5,
+    meanMs: 2,
+    maxMs: 20,
+    statuses: { "200": rps * 8 },
+    accepts: 0,
+    signed: 0,
+    errors: { connect: 0, read: 0, write: 0, timeout: 0 },
+    used: {},
+    exhausted: false,
+    ...extra,
+  };
+}
+
+function report(overrides: Partial<BenchReport> = {}): BenchReport {
+  const ceiling = 40000;
+  return {
+    startedAt: "2026-11-21T16:00:00.000Z",
+    machine: { cpus: 2, deno: "2.9.6", wrk: "wrk 4.1.0" },
+    options: { durationS: 8, warmupS: 1, connections: 32, threads: 1, users: 200, tokens: 1000 },
+    ceilingRps: ceiling,
+    results: [
+      scenarioResult("hello", wrk(ceiling), ceiling),
+      scenarioResult("hotp", wrk(12000), ceiling),
+      scenarioResult("wrong", wrk(9000), ceiling),
+      scenarioResult("unknown", wrk(17000, { statuses: { "400": 136000 } }), ceiling),
+      scenarioResult("tokenlist", wrk(7000), ceiling),
+      scenarioResult("signed", wrk(250)),
+    ],
+    signRate: { sequential: 200, parallel: 340, msPerSignature: 5 },
+    peakRssBytes: 120e6,
+    peakRssBeforeAuthBytes: 100e6,
+    tokensInDb: 10000,
+    checks: [{ name: "hotp: no 5xx", ok: true, detail: "fine" }, {
+      name: "wrong: fail counters",
+      ok: false,
+      detail: "off by one",
+    }],
+    targets: [],
+    notes: ["a note"],
+    ...overrides,
+  };
+}
+
+Deno.test("scenarioResult computes the ratio to the ceiling", () => {
+  const r = scenarioResult("hotp", wrk(10000), 40000);
+  assert.equal(r.ratio, 0.25);
+  assert.equal(r.rps, 10000);
+  assert.equal(scenarioResult("hotp", wrk(10000)).ratio, undefined);
+  assert.equal(scenarioResult("hotp", wrk(10000), 0).ratio, undefined);
+});
+
+Deno.test("evaluateTargets: ratio targets, signing rate and RSS at 10,000 tokens", () => {
+  const t = evaluateTargets(report());
+  const by = (prefix: string) => t.find((x) => x.name.startsWith(prefix))!;
+  assert.equal(by("/validate/check correct HOTP").met, true); // 30% ≥ 25%
+  assert.equal(by("/validate/check correct HOTP").actual, "30.0%");
+  assert.equal(by("/validate/check wrong OTP").met, false); // 22.5% < 25%
+  assert.equal(by("/validate/check unknown user").met, true); // 42.5% ≥ 40%
+  assert.equal(by("GET /token/").met, false); // 17.5% < 20%
+  const signed = by("signed validate");
+  assert.equal(signed.met, true); // 250 of max(200, 340) = 73.5%
+  assert.match(signed.actual, /^73\.5% \(250\.0 of 340\.0 signatures\/s\)$/);
+  assert.equal(by("server peak RSS").met, true);
+  assert.equal(by("server peak RSS").actual, "120.0 MB at 10000 tokens");
+});
+
+Deno.test("evaluateTargets leaves targets open that the run did not measure", () => {
+  const t = evaluateTargets(
+    report({ results: [], signRate: undefined, peakRssBytes: 90e6, tokensInDb: 1000 }),
+  );
+  assert.equal(t.length, 6);
+  for (const x of t) assert.equal(x.met, undefined);
+  assert.match(t[5].actual, /run --tokens 10000/);
+  const over = evaluateTargets(report({ peakRssBytes: 151e6 }));
+  assert.equal(over[5].met, false);
+});
+
+Deno.test("number formatting helpers", () => {
+  assert.equal(pct(0.2534), "25.3%");
+  assert.equal(mb(150e6), "150.0 MB");
+  assert.equal(fmtRate(12345.6), "12346");
+  assert.equal(fmtRate(12.34), "12.3");
+});
+
+Deno.test("table aligns columns and right-aligns numbers", () => {
+  const out = table([["name", "req/s"], ["hello", "40000"], ["hotp", "9"]]);
+  assert.equal(out, "name   req/s\nhello  40000\nhotp       9");
+});
+
+Deno.test("formatReport shows rows, ratios, signing, RSS, checks, targets and notes", () => {
+  const r = report();
+  r.targets = evaluateTargets(r);
+  const text = formatReport(r);
+  assert.match(text, /hotp — \/validate\/check correct HOTP\s+12000\s+1\.25\s+9\.50\s+30\.0%/);
+  assert.match(text, /hello — plain Hono hello \(ceiling\)\s+40000 .* 100\.0%/);
+  assert.match(text, /signed — .* 250\.0 .* -/);
+  assert.match(text, /400×136000/);
+  assert.match(text, /200\.0\/s one at a time \(5\.00 ms each\), 340\.0\/s with several in flight/);
+  assert.match(text, /peak RSS \(VmHWM\): 120\.0 MB with 10000 tokens \(100\.0 MB before/);
+  assert.match(text, /\[ok\] hotp: no 5xx: fine/);
+  assert.match(text, /\[FAIL\] wrong: fail counters: off by one/);
+  assert.match(text, /\[MISS\] \/validate\/check wrong OTP vs ceiling: 22\.5%/);
+  assert.match(text, /\[met \] \/validate\/check correct HOTP vs ceiling: 30\.0%/);
+  assert.match(text, /- a note/);
+});
+
+Deno.test("reportJson round-trips the report", () => {
+  const r = report();
+  assert.deepEqual(JSON.parse(reportJson(r)), JSON.parse(JSON.stringify(r)));
+});
