@@ -258,3 +258,25 @@ Deno.test("POST /radiusserver/test_request needs all required parameters", async
   assert.equal(res.body.result.error.message, "ERR905: Missing parameter: password");
   await t.close();
 });
+
+Deno.test("admin policies gate /radiusserver/ with radiusserver_read and radiusserver_write", async () => {
+  const t = await createTestApp();
+  const pol = await jsonOf(
+    await t.asAdmin("POST", "/policy/readonly", {
+      body: {
+        scope: "admin",
+        action: "radiusserver_read, policywrite, policyread",
+        active: "true",
+      },
+    }),
+  );
+  assert.equal(pol.status, 200, JSON.stringify(pol.body));
+  const list = await jsonOf(await t.asAdmin("GET", "/radiusserver/"));
+  assert.equal(list.status, 200);
+  const create = await jsonOf(await t.asAdmin("POST", "/radiusserver/s1", { body: SERVER1 }));
+  assert.equal(create.status, 403);
+  assert.equal(create.body.result.error.code, 303);
+  const del = await jsonOf(await t.asAdmin("DELETE", "/radiusserver/s1"));
+  assert.equal(del.status, 403);
+  await t.close();
+});

@@ -3,6 +3,7 @@ import type { AppEnv, Params } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { intParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import {
   deleteRadiusServer,
   LIMITS,
@@ -14,6 +15,9 @@ import {
 /** `/radiusserver/`: RADIUS server definitions (spec 08 §1). */
 export const radiusserverRoutes = new Hono<AppEnv>();
 
+const read = requireRight("radiusserver_read");
+const write = requireRight("radiusserver_write");
+
 function settings(p: Params) {
   return {
     port: intParam(p, "port", undefined, ...LIMITS.port),
@@ -24,11 +28,11 @@ function settings(p: Params) {
   };
 }
 
-radiusserverRoutes.get("/", adminOnly, async (c) => {
+radiusserverRoutes.get("/", adminOnly, read, async (c) => {
   return ok(c, await listRadiusServers(c.var.deps));
 });
 
-radiusserverRoutes.post("/test_request", adminOnly, async (c) => {
+radiusserverRoutes.post("/test_request", adminOnly, write, async (c) => {
   const p = c.var.params;
   const identifier = requireString(p, "identifier");
   c.var.audit.info = identifier.slice(0, 200);
@@ -43,7 +47,7 @@ radiusserverRoutes.post("/test_request", adminOnly, async (c) => {
   return ok(c, value);
 });
 
-radiusserverRoutes.post("/:identifier", adminOnly, async (c) => {
+radiusserverRoutes.post("/:identifier", adminOnly, write, async (c) => {
   const p = c.var.params;
   const identifier = pathParam(c, "identifier");
   c.var.audit.info = identifier.slice(0, 200);
@@ -56,7 +60,7 @@ radiusserverRoutes.post("/:identifier", adminOnly, async (c) => {
   return ok(c, value);
 });
 
-radiusserverRoutes.delete("/:identifier", adminOnly, async (c) => {
+radiusserverRoutes.delete("/:identifier", adminOnly, write, async (c) => {
   const identifier = pathParam(c, "identifier");
   c.var.audit.info = identifier.slice(0, 200);
   return ok(c, await deleteRadiusServer(c.var.deps, identifier));
