@@ -24,6 +24,7 @@ authRoutes.post("/", async (c) => {
   const audit = c.var.audit;
   audit.user = result.username;
   audit.realm = result.realm;
+  audit.resolver = result.resolver;
   if (result.role === "admin") audit.administrator = result.username;
   audit.outcome = true;
   return ok(c, {
