@@ -255,9 +255,9 @@ async function tokenHolds(
       return boolMatches(value, exists === undefined);
     }
     case "token_validity_period": {
-      const start = Date.parse(info.validity_period_start ?? "");
-      const end = Date.parse(info.validity_period_end ?? "");
-      const within = (Number.isNaN(start) || start <= now) && (Number.isNaN(end) || now <= end);
+      const start = token.validityStart;
+      const end = token.validityEnd;
+      const within = (start === undefined || start <= now) && (end === undefined || now <= end);
       return boolMatches(value, within);
     }
     case "token_is_in_container":
@@ -273,10 +273,9 @@ async function tokenHolds(
     case "failcounter":
       return compareInt(token.failCount, value);
     case "last_auth": {
-      const last = Date.parse(info.last_auth ?? "");
       const dur = parseDuration(value);
-      if (Number.isNaN(last) || dur === undefined) return false;
-      return now - last > dur;
+      if (token.lastAuth === undefined || dur === undefined) return false;
+      return now - token.lastAuth > dur;
     }
     case "tokeninfo": {
       const cmp = parseKeyComparison(value);

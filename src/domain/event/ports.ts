@@ -6,6 +6,26 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
+import {
+  deleteTokenInfo,
+  deleteTokens,
+  disableTokens,
+  enableTokens,
+  findTokenBySerial,
+  getTokensOfUser,
+  initToken,
+  resetTokens,
+  setDescription,
+  setPin,
+  setTokenFields,
+  setTokenInfo,
+  setTokenRealms,
+  type TokenWithInfo,
+  unassignTokens,
+} from "../token/mod.ts";
+import { getUserInfo, resolveUser, splitUser } from "../user/mod.ts";
+// TODO(#3): use a user-module function for policy-free attribute writes once it exists
+import { deleteAttribute, upsertAttribute } from "../user/attribute_store.ts";
 
 /** A resolved user. */
 export interface EventUser {
@@ -15,7 +35,7 @@ export interface EventUser {
   uid: string;
 }
 
-/** A token as conditions and handlers see it. */
+/** A token as conditions and handlers see it (no secrets: encrypted info is left out). */
 export interface EventToken {
   serial: string;
   type: string;
@@ -28,32 +48,87 @@ export interface EventToken {
   otpCounter: number;
   info: Record<string, string>;
   rolloutState: string;
+  /** Validity period and last successful authentication in ms, when set. */
+  validityStart?: number;
+  validityEnd?: number;
+  lastAuth?: number;
+}
+
+/** Parses the token module's time stamps (`2026-01-01T10:00+0000`, `2026-01-01 10:00:00.123000+0000`). */
+export function parseStamp(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  const m = text.trim().match(
+    /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?(\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$/,
+  );
+  if (!m) return undefined;
+  let zone = m[5] ?? "Z";
+  if (zone !== "Z" && !zone.includes(":")) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  const ms = Date.parse(`${m[1]}T${m[2]}${m[3] ?? ":00"}${(m[4] ?? "").slice(0, 4)}${zone}`);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function toEventToken(t: TokenWithInfo): EventToken {
+  const info: Record<string, string> = {};
+  for (const [k, v] of Object.entries(t.info)) {
+    if (v.type !== "password") info[k] = v.value;
+  }
+  return {
+    serial: t.serial,
+    type: t.type,
+    active: t.active,
+    description: t.description,
+    owner: t.owner ? { ...t.owner } : undefined,
+    realms: [...t.realms],
+    failCount: t.failcount,
+    maxFail: t.maxfail,
+    otpCounter: t.count,
+    info,
+    rolloutState: t.rolloutState,
+    validityStart: parseStamp(info.validity_period_start),
+    validityEnd: parseStamp(info.validity_period_end),
+    lastAuth: parseStamp(info.last_auth),
+  };
 }
 
 /** Splits `login@realm` and resolves the user; undefined when there is no such user. */
 export async function findUser(
-  _deps: Deps,
-  _login: string,
-  _realm?: string,
-  _resolver?: string,
+  deps: Deps,
+  login: string,
+  realm?: string,
+  resolver?: string,
 ): Promise<EventUser | undefined> {
-  return await Promise.resolve(undefined);
+  try {
+    const split = await splitUser(deps, login, realm);
+    return await resolveUser(deps, split.login, split.realm, resolver);
+  } catch (err) {
+    deps.log.debug("Event handling: user lookup failed", { error: (err as Error).message });
+    return undefined;
+  }
 }
 
 /** The attributes of a user (email, givenname, …); empty when unknown. */
 export async function userAttributes(
-  _deps: Deps,
-  _user: EventUser,
+  deps: Deps,
+  user: EventUser,
 ): Promise<Record<string, string>> {
-  return await Promise.resolve({});
+  try {
+    return await getUserInfo(deps, user);
+  } catch {
+    return {};
+  }
 }
 
 /** The tokens with `serial`, or the tokens of `user`. */
 export async function findTokens(
-  _deps: Deps,
-  _query: { serial?: string; user?: EventUser },
+  deps: Deps,
+  query: { serial?: string; user?: EventUser },
 ): Promise<EventToken[]> {
-  return await Promise.resolve([]);
+  if (query.serial) {
+    const t = await findTokenBySerial(deps, query.serial);
+    return t ? [toEventToken(t)] : [];
+  }
+  if (query.user) return (await getTokensOfUser(deps, query.user)).map(toEventToken);
+  return [];
 }
 
 /** A change the Token handler makes to one token. */
@@ -69,33 +144,79 @@ export type TokenChange =
   | { op: "validity"; start?: string; end?: string }
   | { op: "pin"; pin: string };
 
-/** Applies one change to the token `serial`; throws when the token module cannot. */
-export async function changeToken(
-  _deps: Deps,
-  _serial: string,
-  change: TokenChange,
-): Promise<void> {
-  await Promise.resolve();
-  throw new Error(`Token change "${change.op}" is not available`);
+/** Applies one change to the token `serial`; throws when the token module refuses. */
+export async function changeToken(deps: Deps, serial: string, change: TokenChange): Promise<void> {
+  const sel = { serial };
+  switch (change.op) {
+    case "enable":
+      await enableTokens(deps, sel);
+      return;
+    case "disable":
+      await disableTokens(deps, sel);
+      return;
+    case "delete":
+      await deleteTokens(deps, sel);
+      return;
+    case "unassign":
+      await unassignTokens(deps, sel);
+      return;
+    case "realms": {
+      const current = change.onlyRealm ? [] : (await findTokenBySerial(deps, serial))?.realms ?? [];
+      await setTokenRealms(deps, serial, [...current, ...change.realms]);
+      return;
+    }
+    case "description":
+      await setDescription(deps, sel, change.description);
+      return;
+    case "tokeninfo":
+      await setTokenInfo(deps, serial, change.key, change.value);
+      return;
+    case "deleteTokeninfo":
+      await deleteTokenInfo(deps, serial, change.key);
+      return;
+    case "failcount":
+      if (change.value !== 0) {
+        // TODO(#4): the token module has no setter for an arbitrary fail counter yet
+        throw new Error("Setting a fail counter other than 0 is not supported");
+      }
+      await resetTokens(deps, sel);
+      return;
+    case "maxfail":
+      await setTokenFields(deps, sel, { maxFailcount: change.value });
+      return;
+    case "countwindow":
+      await setTokenFields(deps, sel, { countWindow: change.value });
+      return;
+    case "validity":
+      await setTokenFields(deps, sel, {
+        validityPeriodStart: change.start,
+        validityPeriodEnd: change.end,
+      });
+      return;
+    case "pin":
+      await setPin(deps, sel, change.pin);
+      return;
+  }
 }
 
 /** Enrols a token; returns its serial. */
 export async function enrollToken(
-  _deps: Deps,
-  _params: Record<string, unknown>,
-  _user?: EventUser,
+  deps: Deps,
+  params: Record<string, unknown>,
+  user?: EventUser,
 ): Promise<string> {
-  await Promise.resolve();
-  throw new Error("Token enrolment is not available");
+  const realm = typeof params.realm === "string" && params.realm ? params.realm : undefined;
+  const result = await initToken(deps, params, { user, realm });
+  return result.serial;
 }
 
-/** Sets or deletes (`value` undefined) a custom user attribute. */
+/** Sets or deletes (`value` undefined) a custom user attribute (no policy check: admin config). */
 export async function setCustomAttribute(
-  _deps: Deps,
-  _user: EventUser,
-  _key: string,
-  _value: string | undefined,
+  deps: Deps,
+  user: EventUser,
+  key: string,
+  value: string | undefined,
 ): Promise<void> {
-  await Promise.resolve();
-  throw new Error("Custom user attributes are not available");
+  if (value === undefined) await deleteAttribute(deps.db, user, key);
+  else await upsertAttribute(deps.db, user, { key, value, type: "" });
 }

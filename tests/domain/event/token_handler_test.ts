@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import { jsonOf } from "../../test_app.ts";
+import { addEvent, createEventTestApp, startSmtpSink } from "./_helpers.ts";
+import { createUsers } from "../../fixtures/users.ts";
+import { getUserInfo, resolveUser } from "../../../src/domain/user/mod.ts";
+
+// RFC 4226 test key
+const OTPKEY = "3132333435363738393031323334353637383930";
+
+Deno.test("a post Token handler disables a token after a failed /validate/check", async () => {
+  const t = await createEventTestApp();
+  const init = await jsonOf(
+    await t.asAdmin("POST", "/token/init", {
+      body: { type: "hotp", serial: "HOTP1", otpkey: OTPKEY, pin: "" },
+    }),
+  );
+  assert.equal(init.status, 200, JSON.stringify(init.body));
+  await addEvent(t, {
+    name: "lock on failure",
+    event: "validate_check",
+    handlermodule: "Token",
+    action: "disable",
+    conditions: { result_value: "False" },
+  });
+  // a correct OTP does not fire the handler
+  const good = await jsonOf(await t.post("/validate/check", { serial: "HOTP1", pass: "755224" }));
+  assert.equal(good.body.result.value, true);
+  let tok = await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial: "HOTP1" } }));
+  assert.equal(tok.body.result.value.tokens[0].active, true);
+  // a wrong one does
+  const bad = await jsonOf(await t.post("/validate/check", { serial: "HOTP1", pass: "000000" }));
+  assert.equal(bad.status, 200);
+  assert.equal(bad.body.result.value, false);
+  tok = await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial: "HOTP1" } }));
+  assert.equal(tok.body.result.value.tokens[0].active, false);
+  await t.deps.audit.flush();
+  const rows = await t.deps.db.selectFrom("audit").selectAll()
+    .where("action", "like", "POST-EVENT%").execute();
+  assert.deepEqual(rows.map((r) => [r.action, r.info, r.success]), [
+    ["POST-EVENT validate_check>>Token:disable", "lock on failure", 1],
+  ]);
+  await t.close();
+});
+
+Deno.test("Token handler: tokeninfo, description and conditions on the user's single token", async () => {
+  const t = await createEventTestApp();
+  await createUsers(t.deps, {
+    realm: "r1",
+    users: [{ login: "alice", password: "pw", email: "alice@example.com", givenname: "Alice" }],
+  });
+  const init = await jsonOf(
+    await t.asAdmin("POST", "/token/init", {
+      body: { type: "hotp", serial: "H2", otpkey: OTPKEY, user: "alice", realm: "r1", pin: "" },
+    }),
+  );
+  assert.equal(init.status, 200, JSON.stringify(init.body));
+  await addEvent(t, {
+    name: "mark",
+    event: "validate_check",
+    handlermodule: "Token",
+    action: "set tokeninfo",
+    "option.key": "last_seen_from",
+    "option.value": "{client_ip} {username}@{realm}",
+    conditions: { realm: "r1", tokentype: "hotp", result_value: "True", failcounter: "<5" },
+  });
+  await addEvent(t, {
+    name: "describe",
+    event: "validate_check",
+    handlermodule: "Token",
+    action: "set description",
+    "option.description": "checked {now}+1h",
+    conditions: { tokenrealm: "r1", resolver: "no-such-resolver" },
+  });
+  await addEvent(t, {
+    name: "count",
+    event: "validate_check",
+    handlermodule: "Token",
+    action: "increase tokeninfo",
+    "option.key": "checks",
+    conditions: { realm: "r1" },
+  });
+  for (let i = 0; i < 2; i++) {
+    await (await t.post("/validate/check", { user: "alice", realm: "r1", pass: "wrong" }, {
+      remoteAddr: "10.9.8.7",
+    })).body?.cancel();
+  }
+  const good = await jsonOf(
+    await t.post("/validate/check", { user: "alice", realm: "r1", pass: "755224" }, {
+      remoteAddr: "10.9.8.7",
+    }),
+  );
+  assert.equal(good.body.result.value, true);
+  const tok = (await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial: "H2" } })))
+    .body.result.value.tokens[0];
+  assert.equal(tok.info.last_seen_from, "10.9.8.7 alice@r1");
+  assert.equal(tok.info.checks, "3");
+  assert.equal(tok.description, "", "the resolver condition does not hold");
+  await t.close();
+});
+
+Deno.test("CustomUserAttributes and UserNotification reach the token owner", async () => {
+  const t = await createEventTestApp();
+  const sink = startSmtpSink();
+  await createUsers(t.deps, {
+    realm: "r1",
+    users: [{ login: "bob", password: "pw", email: "bob@example.com", givenname: "Bob" }],
+  });
+  await (await t.asAdmin("POST", "/smtpserver/sink", {
+    body: { server: "127.0.0.1", port: String(sink.port), sender: "pi@example.com" },
+  })).body?.cancel();
+  await (await t.asAdmin("POST", "/token/init", {
+    body: { type: "hotp", serial: "H3", otpkey: OTPKEY, user: "bob", realm: "r1", pin: "" },
+  })).body?.cancel();
+  await addEvent(t, {
+    name: "attr",
+    event: "validate_check",
+    handlermodule: "CustomUserAttributes",
+    action: "set_custom_user_attributes",
+    "option.user": "tokenowner",
+    "option.attrkey": "last_failure",
+    "option.attrvalue": "yes",
+    conditions: { result_value: "False" },
+  });
+  await addEvent(t, {
+    name: "tell bob",
+    event: "validate_check",
+    handlermodule: "UserNotification",
+    action: "sendmail",
+    "option.emailconfig": "sink",
+    "option.To": "tokenowner",
+    "option.body": "Hello {user}, token {serial} ({tokentype}) of {username} failed",
+    conditions: { result_value: "False" },
+  });
+  await (await t.post("/validate/check", { serial: "H3", pass: "000000" })).body?.cancel();
+  const ref = await resolveUser(t.deps, "bob", "r1");
+  assert.ok(ref);
+  assert.equal((await getUserInfo(t.deps, ref)).last_failure, "yes");
+  assert.equal(sink.mails.length, 1);
+  assert.deepEqual(sink.mails[0].to, ["bob@example.com"]);
+  const [, body] = sink.mails[0].data.split("\r\n\r\n");
+  const text = new TextDecoder().decode(
+    Uint8Array.from(atob(body.replace(/\r\n/g, "")), (c) => c.charCodeAt(0)),
+  );
+  assert.equal(text, "Hello Bob, token H3 (hotp) of bob failed");
+  sink.close();
+  await t.close();
+});
