@@ -8,6 +8,7 @@ import {
   TEST_VENDOR,
 } from "../fixtures/subscription_keys.ts";
 import { clearUsersCache, listSubscriptions } from "../../src/domain/subscription/mod.ts";
+import { createUsers } from "../fixtures/users.ts";
 
 const MISMATCH =
   "SubscriptionError('Signature of your subscription does not match.', application=demo_application)";
@@ -381,5 +382,61 @@ Deno.test("enforce mode refuses clients of an expired subscription after the exp
   assert.equal(sub.timedelta, 86);
   assert.equal(sub.active, false);
   assert.equal(sub.days_left, -86);
+  await t.close();
+});
+
+Deno.test("usage counts follow tokens enrolled and disabled through the token API", async () => {
+  const t = await appWithKey();
+  await createUsers(t.deps, {
+    realm: "realm1",
+    users: [{ login: "alice", password: "a" }, { login: "bob", password: "b" }],
+  });
+  await upload(t, await signedFile());
+  const enrol = async (user: string, serial: string) => {
+    const res = await jsonOf(
+      await t.asAdmin("POST", "/token/init", {
+        body: { type: "spass", user, realm: "realm1", serial, pin: "1234" },
+      }),
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  };
+  await enrol("alice", "SP1");
+  await enrol("alice", "SP2");
+  await enrol("bob", "SP3");
+  // a token without owner does not count
+  const free = await jsonOf(await t.asAdmin("POST", "/token/init", { body: { type: "spass" } }));
+  assert.equal(free.status, 200);
+  clearUsersCache(t.deps.db);
+  let [s] = (await jsonOf(await t.asAdmin("GET", "/subscriptions/"))).body.result.value;
+  assert.equal(s.active_tokens, 3);
+  assert.equal(s.active_users, 2);
+  const dis = await jsonOf(await t.asAdmin("POST", "/token/disable", { body: { serial: "SP3" } }));
+  assert.equal(dis.status, 200);
+  clearUsersCache(t.deps.db);
+  [s] = (await jsonOf(await t.asAdmin("GET", "/subscriptions/"))).body.result.value;
+  assert.equal(s.active_tokens, 2);
+  assert.equal(s.active_users, 1);
+  await t.close();
+});
+
+Deno.test("admin policies gate /subscriptions/ with managesubscription", async () => {
+  const t = await appWithKey();
+  const pol = await jsonOf(
+    await t.asAdmin("POST", "/policy/nosubs", {
+      body: { scope: "admin", action: "policyread, policywrite", active: "true" },
+    }),
+  );
+  assert.equal(pol.status, 200, JSON.stringify(pol.body));
+  const denied = await jsonOf(await t.asAdmin("GET", "/subscriptions/"));
+  assert.equal(denied.status, 403);
+  assert.equal(denied.body.result.error.code, 303);
+  assert.equal((await jsonOf(await upload(t, await signedFile()))).status, 403);
+  const allow = await jsonOf(
+    await t.asAdmin("POST", "/policy/subs", {
+      body: { scope: "admin", action: "managesubscription", active: "true" },
+    }),
+  );
+  assert.equal(allow.status, 200);
+  assert.equal((await jsonOf(await upload(t, await signedFile()))).body.result.value, 1);
   await t.close();
 });

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
 import {
   deleteSubscription,
@@ -14,8 +15,8 @@ import { MAX_FILE_BYTES } from "../../domain/subscription/file.ts";
 /** `/subscriptions/`: upload, list and delete vendor-signed subscriptions (spec 06 §4). */
 export const subscriptionRoutes = new Hono<AppEnv>();
 
-// TODO(#5): also require the admin action `managesubscription` once the policy engine offers it
-subscriptionRoutes.use("*", adminOnly);
+// admin JWT plus the admin action `managesubscription` when admin policies are defined
+subscriptionRoutes.use("*", adminOnly, requireRight("managesubscription"));
 
 subscriptionRoutes.get("/", async (c) => {
   return ok(c, await listSubscriptions(c.var.deps));
