@@ -22,6 +22,8 @@ export interface BindingRow {
 /** Which bindings to read; every given field must match. */
 export interface BindingFilter {
   tokenId?: number;
+  /** Token serial (exact). */
+  serial?: string;
   ids?: number[];
   application?: string;
   /** Bound to this resolver id and machine id. */
@@ -91,6 +93,7 @@ export async function findBindings(db: Db, filter: BindingFilter = {}): Promise<
     ])
     .orderBy("mt.id");
   if (filter.tokenId !== undefined) q = q.where("mt.token_id", "=", filter.tokenId);
+  if (filter.serial !== undefined) q = q.where("t.serial", "=", filter.serial);
   if (filter.ids !== undefined) {
     if (filter.ids.length === 0) return [];
     q = q.where("mt.id", "in", filter.ids);

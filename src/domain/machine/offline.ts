@@ -175,13 +175,11 @@ export async function offlineAuthItems(
   serial: string,
   req: { password?: string; userAgent?: string } = {},
 ): Promise<{ offline: OfflineItem[] } | undefined> {
+  // one query on the hot path when the token has no offline binding
+  const bindings = await bindingStore.findBindings(deps.db, { serial, application: "offline" });
+  if (bindings.length === 0) return undefined;
   const token = await findTokenBySerial(deps, serial);
   if (!token) return undefined;
-  const bindings = await bindingStore.findBindings(deps.db, {
-    tokenId: token.id,
-    application: "offline",
-  });
-  if (bindings.length === 0) return undefined;
   const item = await offlineItem(deps, token, bindings[0].options, req);
   if (!item) return undefined;
   return { offline: [{ ...item, ...bindings[0].options, serial }] };

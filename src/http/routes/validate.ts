@@ -11,6 +11,7 @@ import {
   validateCheck,
 } from "../../domain/validate/mod.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
+import { offlineAuthItems } from "../../domain/machine/mod.ts";
 
 /** `/validate/`: authentication of users and tokens (spec 02 §6–§8). */
 export const validateRoutes = new Hono<AppEnv>();
@@ -52,7 +53,17 @@ async function check(c: C): Promise<Response> {
   c.var.audit.user = req.user ?? "";
   const result = await validateCheck(c.var.deps, req);
   auditCheck(c, result);
-  return ok(c, result.value, { detail: result.detail });
+  // spec 07 §5.4: a token with an offline binding gets fresh offline values (machine module)
+  const authItems = result.value && result.serial
+    ? await offlineAuthItems(c.var.deps, result.serial, {
+      password: req.pass,
+      userAgent: req.userAgent,
+    })
+    : undefined;
+  return ok(c, result.value, {
+    detail: result.detail,
+    extra: authItems && { auth_items: authItems },
+  });
 }
 
 validateRoutes.get("/check", check);
