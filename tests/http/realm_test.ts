@@ -3,6 +3,7 @@ import { createTestApp, jsonOf } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { upsertAttribute } from "../../src/domain/user/attribute_store.ts";
 import { resolveUser } from "../../src/domain/user/mod.ts";
+import { initToken } from "../../src/domain/token/mod.ts";
 
 async function passwdResolver(t: Awaited<ReturnType<typeof createTestApp>>, name: string) {
   const path = `${t.deps.config.storage.dataDir}/${name}.passwd`;
@@ -152,6 +153,31 @@ Deno.test("GET /realm/superuser lists the configured superuser realms", async ()
   try {
     const { body } = await jsonOf(await t.asAdmin("GET", "/realm/superuser"));
     assert.deepEqual(body.result.value, ["superrealm"]);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("DELETE /realm/<realm> is refused while a user of the realm owns a token", async () => {
+  const t = await createTestApp();
+  try {
+    await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice" }] });
+    const ref = await resolveUser(t.deps, "alice", "realm1");
+    assert.ok(ref);
+    await initToken(t.deps, { type: "spass", serial: "SPASS1", pin: "1234" }, { user: ref });
+    const { status, body } = await jsonOf(await t.asAdmin("DELETE", "/realm/realm1"));
+    assert.equal(status, 400);
+    assert.equal(body.result.error.code, 904);
+    assert.equal(
+      body.result.error.message,
+      "ERR904: Realm can not be deleted, because a user of this realm is still assigned to a token.",
+    );
+    assert.deepEqual(
+      Object.keys((await jsonOf(await t.asAdmin("GET", "/realm/"))).body.result.value),
+      [
+        "realm1",
+      ],
+    );
   } finally {
     await t.close();
   }

@@ -129,18 +129,11 @@ export async function deleteAttributesInRealm(db: Db, realm: string): Promise<nu
   return Number(res.numDeletedRows);
 }
 
-/**
- * Number of tokens assigned to users of `realm`. The `token` table belongs to the
- * token feature (migration 0003_tokens); without it no token can be assigned.
- */
+/** Number of tokens assigned to users of `realm` (token table of migration 0003_tokens). */
 export async function countTokensInRealm(db: Db, realm: string): Promise<number> {
-  const tables = await db.introspection.getTables();
-  const token = tables.find((t) => t.name === "token");
-  if (!token || !token.columns.some((c) => c.name === "user_realm")) return 0;
-  const res = await sql<{ n: number }>`select count(*) as n from ${sql.table("token")} where ${
-    sql.ref("user_realm")
-  } = ${realm}`.execute(db);
-  return Number(res.rows[0]?.n ?? 0);
+  const row = await db.selectFrom("token").select(sql<number>`count(*)`.as("n"))
+    .where("user_realm", "=", realm).executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 /** Resolver records of a realm with their priority and node, for user resolution. */

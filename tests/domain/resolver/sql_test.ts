@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { createTestApp } from "../../test_app.ts";
+import { getResolver, saveResolver } from "../../../src/domain/resolver/mod.ts";
+import { parseSqlConfig } from "../../../src/domain/resolver/sql.ts";
+
+const MAP = JSON.stringify({ userid: "id", username: "login", email: "mail", password: "pw" });
+
+Deno.test("parseSqlConfig resolves paths under the data dir and parses Where safely", () => {
+  const cfg = parseSqlConfig("s", {
+    Database: "sub/users.sqlite",
+    Table: "people",
+    Map: MAP,
+    Where: "active = 1 and kind != 'bot'",
+    Editable: "True",
+  }, "/data");
+  assert.equal(cfg.database, "/data/sub/users.sqlite");
+  assert.equal(cfg.editable, true);
+  assert.equal(cfg.hashType, "SSHA256");
+  assert.deepEqual(cfg.table.where, [
+    { column: "active", op: "=", value: "1" },
+    { column: "kind", op: "!=", value: "bot" },
+  ]);
+  assert.throws(
+    () =>
+      parseSqlConfig(
+        "s",
+        { Database: "a", Table: "t", Map: MAP, Where: "1=1; drop table t" },
+        "/d",
+      ),
+    /Where/,
+  );
+  assert.throws(
+    () => parseSqlConfig("s", { Database: "a/../../b", Table: "t", Map: MAP }, "/d"),
+    /\.\./,
+  );
+  assert.throws(
+    () =>
+      parseSqlConfig("s", { Database: "a", Table: "t", Map: MAP, Password_Hash_Type: "MD4" }, "/d"),
+    /Password_Hash_Type/,
+  );
+});
+
+Deno.test("an editable sqlresolver initialises a new SQLite file and manages users", async () => {
+  const t = await createTestApp();
+  try {
+    await saveResolver(t.deps, "s", {
+      type: "sqlresolver",
+      params: {
+        Database: "people.sqlite",
+        Table: "people",
+        Map: MAP,
+        Editable: "1",
+        Password_Hash_Type: "SHA512CRYPT",
+      },
+    });
+    const r = (await getResolver(t.deps, "s"))!;
+    assert.equal(r.editable, true);
+    const uid = await r.addUser(
+      { username: "zoe", email: "z@x.y", notmapped: "ignored" },
+      "zoe-pw",
+    );
+    assert.equal(await r.getUserId("zoe"), uid);
+    const info = await r.getUserInfo(uid);
+    assert.equal(info?.email, "z@x.y");
+    assert.equal("password" in info!, false);
+    assert.equal(await r.checkPass(uid, "zoe-pw"), true);
+    assert.equal(await r.checkPass(uid, "nope"), false);
+    await assert.rejects(() => r.addUser({ username: "zoe" }), /already exists/);
+    assert.equal(await r.updateUser(uid, { email: "new@x.y" }), true);
+    assert.equal((await r.getUserInfo(uid))?.email, "new@x.y");
+    // % and _ are literal in searches, * is the wildcard
+    await r.addUser({ username: "a_b" });
+    await r.addUser({ username: "axb" });
+    assert.deepEqual((await r.getUserList({ username: "a_*" })).map((u) => u.username), ["a_b"]);
+    assert.deepEqual((await r.getUserList({ username: "*" })).length, 3);
+    assert.deepEqual(await r.getUserList({ password: "*" }), []);
+    assert.deepEqual(await r.getUserList({ phone: "*" }), []);
+    assert.equal(await r.deleteUser(uid), true);
+    assert.equal(await r.getUserId("zoe"), undefined);
+    const file = `${t.deps.config.storage.dataDir}/people.sqlite`;
+    assert.ok((await Deno.stat(file)).isFile);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a non-editable sqlresolver refuses changes and honours Where", async () => {
+  const t = await createTestApp();
+  try {
+    await saveResolver(t.deps, "w", {
+      type: "sqlresolver",
+      params: { Database: "w.sqlite", Table: "people", Map: MAP, Editable: "1" },
+    });
+    const w = (await getResolver(t.deps, "w"))!;
+    await w.addUser({ username: "keep", email: "keep" });
+    await w.addUser({ username: "hide", email: "hide" });
+    await saveResolver(t.deps, "w", {
+      type: "sqlresolver",
+      params: { Editable: "", Where: "mail = 'keep'" },
+    });
+    const ro = (await getResolver(t.deps, "w"))!;
+    assert.equal(ro.editable, false);
+    assert.deepEqual((await ro.getUserList({})).map((u) => u.username), ["keep"]);
+    assert.equal(await ro.getUserId("hide"), undefined);
+    await assert.rejects(() => ro.addUser({ username: "x" }), /not editable/);
+    // a non-editable resolver never creates a missing database file
+    await saveResolver(t.deps, "missing", {
+      type: "sqlresolver",
+      params: { Database: "missing.sqlite", Table: "people", Map: MAP },
+    });
+    const m = (await getResolver(t.deps, "missing"))!;
+    await assert.rejects(() => m.getUserId("x"), /does not exist/);
+  } finally {
+    await t.close();
+  }
+});
