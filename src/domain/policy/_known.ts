@@ -7,7 +7,8 @@
 import type { Deps } from "../../deps.ts";
 import { realmNames } from "../realm/mod.ts";
 import { listResolvers } from "../resolver/mod.ts";
-import { DEFAULT_TOKEN_TYPES, type DefsContext } from "./defs.ts";
+import { TOKEN_TYPES } from "../token/mod.ts";
+import type { DefsContext } from "./defs.ts";
 
 /** Every realm name (lower case). */
 export async function knownRealms(deps: Deps): Promise<string[]> {
@@ -26,5 +27,5 @@ export function knownNodes(deps: Deps): string[] {
 
 /** Token types for `enroll<TYPE>` and type value lists. */
 export function knownTokenTypes(): DefsContext["tokenTypes"] {
-  return DEFAULT_TOKEN_TYPES;
+  return Object.entries(TOKEN_TYPES).map(([type, description]) => ({ type, description }));
 }

@@ -225,13 +225,52 @@ export class PolicySet {
 
   /** All policies matching `ctx`, sorted by priority (stable). */
   async match(ctx: MatchContext): Promise<CompiledPolicy[]> {
+    const candidates = this.#candidates(ctx);
+    if (ctx.conditions === false || !candidates.some((p) => p.hasActiveConditions)) {
+      return candidates;
+    }
+    const data = ctx.conditions ?? {};
+    const result: CompiledPolicy[] = [];
+    for (const p of candidates) {
+      if (
+        !p.hasActiveConditions ||
+        await conditionsHold(p.name, p.policy.conditions, data, {
+          nowMs: this.#now(),
+          sections: ctx.conditionSections,
+        })
+      ) {
+        result.push(p);
+      }
+    }
+    return result;
+  }
+
+  /**
+   * Matches `ctx` once for many actions of one scope: every filter but the
+   * action runs now; conditions run per policy only when an action needs it.
+   */
+  matcher(ctx: Omit<MatchContext, "action">): PolicyMatcher {
+    const candidates = this.#candidates({ ...ctx, action: null });
+    return new PolicyMatcher(candidates, ctx.conditions ?? {}, {
+      nowMs: this.#now(),
+      sections: ctx.conditionSections,
+    });
+  }
+
+  /** True if an active policy of `scope` uses check_all_resolvers. */
+  usesCheckAllResolvers(scope: string): boolean {
+    return (this.#byScope.get(scope) ?? []).some((p) =>
+      p.policy.active && p.policy.check_all_resolvers
+    );
+  }
+
+  #candidates(ctx: MatchContext): CompiledPolicy[] {
     if (ctx.client === "") throw new ParameterError("client argument must be a non-empty string");
     const candidates = this.#byScope.get(ctx.scope) ?? [];
     if (candidates.length === 0) return [];
     const active = ctx.active === undefined ? true : ctx.active;
     const clientIp = ctx.client == null ? undefined : parseIp(ctx.client) ?? null;
     const agent = ctx.userAgent == null ? undefined : ctx.userAgent.toLowerCase();
-    const nowMs = this.#now();
     const out: CompiledPolicy[] = [];
     for (const p of candidates) {
       const pol = p.policy;
@@ -251,7 +290,9 @@ export class PolicySet {
         ) {
           continue;
         }
-        if (ctx.adminuser != null && !p.adminuser.isEmpty && !p.adminuser.matches(ctx.adminuser)) {
+        if (
+          ctx.adminuser != null && !p.adminuser.isEmpty && !p.adminuser.matches(ctx.adminuser)
+        ) {
           continue;
         }
       }
@@ -266,7 +307,9 @@ export class PolicySet {
       out.push(p);
     }
     out.sort((a, b) => a.priority - b.priority);
-    const timed = ctx.ignoreTime ? out : out.filter((p) => {
+    if (ctx.ignoreTime) return out;
+    const nowMs = this.#now();
+    return out.filter((p) => {
       if (p.timeRanges === undefined) {
         this.#log?.("Policy has a broken time value and does not match", {
           policy: p.name,
@@ -276,21 +319,6 @@ export class PolicySet {
       }
       return timeMatches(p.timeRanges, nowMs);
     });
-    if (ctx.conditions === false || !timed.some((p) => p.hasActiveConditions)) return timed;
-    const data = ctx.conditions ?? {};
-    const result: CompiledPolicy[] = [];
-    for (const p of timed) {
-      if (
-        !p.hasActiveConditions ||
-        await conditionsHold(p.name, p.policy.conditions, data, {
-          nowMs,
-          sections: ctx.conditionSections,
-        })
-      ) {
-        result.push(p);
-      }
-    }
-    return result;
   }
 
   #resolverMatches(p: CompiledPolicy, ctx: MatchContext): boolean {
@@ -331,35 +359,100 @@ export class PolicySet {
     ctx: MatchContext & { action: string },
     options: { unique?: boolean; freeText?: boolean } = {},
   ): Promise<ActionValues> {
-    let matched = await this.match(ctx);
-    if (options.unique && matched.length > 0) {
-      const top = matched[0].priority;
-      matched = matched.filter((p) => p.priority === top);
-    }
-    const byValue = new Map<string, string[]>();
-    for (const p of matched) {
-      const raw = p.policy.action[ctx.action];
-      if (typeof raw !== "string") continue;
-      for (const v of splitActionValue(raw, options.freeText)) {
-        const names = byValue.get(v) ?? [];
-        names.push(p.name);
-        byValue.set(v, names);
-      }
-    }
-    const policies = [...new Set([...byValue.values()].flat())];
-    if (options.unique && byValue.size > 1) {
-      throw new PolicyError(
-        `There are policies with conflicting actions: [${
-          policies.map((n) => `'${n}'`).join(", ")
-        }]`,
-      );
-    }
-    return { values: [...byValue.keys()], policies };
+    return collectValues(await this.match(ctx), ctx.action, options);
   }
 
   /** The one value of a unique action (free text), or undefined when no policy sets it. */
   async actionValue(ctx: MatchContext & { action: string }): Promise<string | undefined> {
     const { values } = await this.actionValues(ctx, { unique: true, freeText: true });
     return values[0];
+  }
+}
+
+/** Values of `action` in `matched` (already filtered to policies granting it). */
+function collectValues(
+  matched: CompiledPolicy[],
+  action: string,
+  options: { unique?: boolean; freeText?: boolean },
+): ActionValues {
+  if (options.unique && matched.length > 0) {
+    const top = matched[0].priority;
+    matched = matched.filter((p) => p.priority === top);
+  }
+  const byValue = new Map<string, string[]>();
+  for (const p of matched) {
+    const raw = p.policy.action[action];
+    if (typeof raw !== "string") continue;
+    for (const v of splitActionValue(raw, options.freeText)) {
+      const names = byValue.get(v) ?? [];
+      names.push(p.name);
+      byValue.set(v, names);
+    }
+  }
+  const policies = [...new Set([...byValue.values()].flat())];
+  if (options.unique && byValue.size > 1) {
+    throw new PolicyError(
+      `There are policies with conflicting actions: [${policies.map((n) => `'${n}'`).join(", ")}]`,
+    );
+  }
+  return { values: [...byValue.keys()], policies };
+}
+
+/** The policies of one scope matched for one request, queried per action. */
+export class PolicyMatcher {
+  readonly #candidates: CompiledPolicy[];
+  readonly #data: ConditionData;
+  readonly #options: { nowMs: number; sections?: readonly string[] };
+  readonly #conditionResults = new Map<CompiledPolicy, Promise<boolean>>();
+
+  constructor(
+    candidates: CompiledPolicy[],
+    data: ConditionData | false,
+    options: { nowMs: number; sections?: readonly string[] },
+  ) {
+    this.#candidates = candidates;
+    this.#data = data === false ? {} : data;
+    this.#options = data === false ? { ...options, sections: [] } : options;
+  }
+
+  /** True when no policy of the scope matched the request at all. */
+  get isEmpty(): boolean {
+    return this.#candidates.length === 0;
+  }
+
+  /** Matching policies that grant `action`, by priority (conditions checked). */
+  async policiesFor(action: string): Promise<CompiledPolicy[]> {
+    const out: CompiledPolicy[] = [];
+    for (const p of this.#candidates) {
+      if (!p.grants(action)) continue;
+      if (p.hasActiveConditions) {
+        let holds = this.#conditionResults.get(p);
+        if (!holds) {
+          holds = conditionsHold(p.name, p.policy.conditions, this.#data, this.#options);
+          this.#conditionResults.set(p, holds);
+        }
+        if (!await holds) continue;
+      }
+      out.push(p);
+    }
+    return out;
+  }
+
+  /** Boolean use: names of the policies granting `action` (empty = off). */
+  async bool(action: string): Promise<string[]> {
+    return (await this.policiesFor(action)).map((p) => p.name);
+  }
+
+  /** Value use; see {@link PolicySet.actionValues}. */
+  async values(
+    action: string,
+    options: { unique?: boolean; freeText?: boolean } = {},
+  ): Promise<ActionValues> {
+    return collectValues(await this.policiesFor(action), action, options);
+  }
+
+  /** The one value of a unique free-text action, or undefined. */
+  async value(action: string): Promise<string | undefined> {
+    return (await this.values(action, { unique: true, freeText: true })).values[0];
   }
 }

@@ -50,7 +50,7 @@ export type { Condition, ConditionData } from "./conditions.ts";
 export type { ActionDef, Scope } from "./defs.ts";
 export { SCOPES } from "./defs.ts";
 export type { ActionValues, CompiledPolicy, MatchContext, Policy } from "./match.ts";
-export { PolicySet, userAgentName } from "./match.ts";
+export { PolicyMatcher, PolicySet, userAgentName } from "./match.ts";
 
 const NAME_REGEXP = /^[a-zA-Z0-9_.\- ]*$/;
 const MAX_NAME = 64;

@@ -1,13 +1,18 @@
 /**
- * The one place where validate reads authentication and authorization policy.
- * Until the policy engine is wired (issue #5) it returns privacyIDEA's
- * defaults; tests (and the engine's own tests) can inject values per `deps`
- * with {@link setValidatePolicyOverride}.
+ * The one place where validate reads authentication and authorization policy
+ * (through the policy engine, spec 04 §5). Without any active policy in those
+ * scopes it returns privacyIDEA's defaults without matching anything; tests
+ * can inject values per `deps` with {@link setValidatePolicyOverride}.
  *
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import type { UserRef } from "../token/model.ts";
+import type { TokenWithInfo, UserRef } from "../token/model.ts";
+import { PolicyError } from "../../errors.ts";
+import { type ConditionData, loadPolicySet, unescapeText, userAgentName } from "../policy/mod.ts";
+import { orderedResolversOfRealm } from "../realm/mod.ts";
+import { getUserInfo } from "../user/mod.ts";
+import { findTokenBySerial, tokenView } from "../token/mod.ts";
 
 /** Who and what a validate request is about (policy match context). */
 export interface ValidatePolicyContext {
@@ -105,14 +110,160 @@ export function setValidatePolicyOverride(
   else overrides.set(deps, override);
 }
 
-/** The validate policies that apply to `ctx`. */
+/** The validate policies that apply to `ctx` (engine values, then any injected override). */
 export async function validatePolicies(
   deps: Deps,
   ctx: ValidatePolicyContext,
 ): Promise<ValidatePolicies> {
-  // TODO(#5): evaluate the authentication/authorization scopes of the policy engine here
+  const fromEngine = await enginePolicies(deps, ctx);
   const override = overrides.get(deps);
-  if (override === undefined) return DEFAULT_VALIDATE_POLICIES as ValidatePolicies;
+  if (override === undefined) return fromEngine;
   const values = typeof override === "function" ? await override(ctx) : override;
-  return { ...DEFAULT_VALIDATE_POLICIES, ...values };
+  return { ...fromEngine, ...values };
+}
+
+/** Reads the authentication and authorization scopes for `ctx` (spec 04 §5). */
+async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<ValidatePolicies> {
+  const set = await loadPolicySet(deps);
+  const hasAuthn = set.hasActivePolicies("authentication");
+  const hasAuthz = set.hasActivePolicies("authorization");
+  // the common case on the hot path: nothing configured, nothing to match
+  if (!hasAuthn && !hasAuthz) return DEFAULT_VALIDATE_POLICIES as ValidatePolicies;
+
+  let user: UserRef | undefined = ctx.user;
+  let realm = user?.realm ?? ctx.realm;
+  if (!user && ctx.login === "" && ctx.serial) {
+    // a serial-only request acts for the token owner; an ownerless token uses its first realm
+    const token = await findTokenBySerial(deps, ctx.serial);
+    user = token?.owner;
+    realm = user?.realm ?? token?.realms[0] ?? "";
+  }
+  const needsResolvers = realm !== "" &&
+    (set.usesCheckAllResolvers("authentication") || set.usesCheckAllResolvers("authorization"));
+  const base = {
+    user: user?.login ?? ctx.login,
+    realm,
+    resolver: user?.resolver ?? ctx.resolver ?? null,
+    client: ctx.clientIp || null,
+    userAgent: userAgentName(ctx.userAgent),
+    realmResolvers: needsResolvers
+      ? (await orderedResolversOfRealm(deps, realm)).map((r) => r.record.name)
+      : null,
+    conditions: conditionData(deps, { ...ctx, user }),
+  };
+  const out: ValidatePolicies = { ...DEFAULT_VALIDATE_POLICIES, matched: [] };
+  const matched = new Set<string>();
+  const note = (names: readonly string[]) => names.forEach((n) => matched.add(n));
+
+  if (hasAuthn) {
+    const m = set.matcher({ ...base, scope: "authentication" });
+    const otppin = await m.values("otppin", { unique: true });
+    note(otppin.policies);
+    const pin = otppin.values[0];
+    if (pin === "userstore" || pin === "none" || pin === "tokenpin") out.otppin = pin;
+
+    const passthru = await m.policiesFor("passthru");
+    if (passthru.length > 0) {
+      const top = passthru.filter((p) => p.priority === passthru[0].priority);
+      const values = new Set(top.map((p) => {
+        const v = p.policy.action.passthru;
+        return typeof v === "string" && v !== "" ? v : "userstore";
+      }));
+      if (values.size > 1) throw new PolicyError("Contradicting passthru policies.");
+      out.passthru = { policy: top[0].name, value: [...values][0] };
+      note([top[0].name]);
+    }
+    const first = async (action: string) => {
+      const names = await m.bool(action);
+      note(names.slice(0, 1));
+      return names[0];
+    };
+    out.passOnNoToken = await first("passOnNoToken");
+    out.passOnNoUser = await first("passOnNoUser");
+    out.increaseFailcounterOnChallenge = (await first("increase_failcounter_on_challenge")) !==
+      undefined;
+    out.forceChallengeResponse = (await first("force_challenge_response")) !== undefined;
+
+    const cr = await m.values("challenge_response");
+    note(cr.policies);
+    out.challengeResponse = cr.values.map((v) => v.toLowerCase());
+    const disabled = await m.values("disabled_token_types");
+    note(disabled.policies);
+    out.disabledTokenTypes = disabled.values.map((v) => v.toLowerCase());
+
+    const text = await m.values("challenge_text", { unique: true, freeText: true });
+    note(text.policies);
+    if (text.values[0] !== undefined) out.challengeText = unescapeText(text.values[0]);
+
+    const mode = await m.values("preferred_client_mode", { unique: true, freeText: true });
+    note(mode.policies);
+    if (mode.values[0] !== undefined) {
+      out.preferredClientMode = mode.values[0].split(/\s+/).filter((x) => x !== "");
+    }
+    const setRealm = await m.values("set_realm", { unique: true });
+    note(setRealm.policies);
+    if (setRealm.values[0] !== undefined) out.setrealm = setRealm.values[0].toLowerCase();
+  }
+
+  if (hasAuthz) {
+    const m = set.matcher({ ...base, scope: "authorization" });
+    const unique = async (action: string) => {
+      const r = await m.values(action, { unique: true });
+      note(r.policies);
+      return r.values[0];
+    };
+    const bool = async (action: string) => {
+      const names = await m.bool(action);
+      note(names.slice(0, 1));
+      return names.length > 0;
+    };
+    out.lastAuth = await unique("last_auth");
+    const types = await m.values("tokentype");
+    note(types.policies);
+    if (types.values.length > 0) out.tokentype = types.values.map((v) => v.toLowerCase());
+    out.serial = await unique("serial");
+    if (out.setrealm === undefined) {
+      let setrealm: string | undefined;
+      try {
+        setrealm = await unique("setrealm");
+      } catch (err) {
+        if (!(err instanceof PolicyError)) throw err;
+        throw new PolicyError(
+          "I do not know, to which realm I should set the new realm. Conflicting policies exist.",
+        );
+      }
+      if (setrealm !== undefined) out.setrealm = setrealm.toLowerCase();
+    }
+    out.addUserInResponse = await bool("add_user_in_response");
+    out.addResolverInResponse = await bool("add_resolver_in_response");
+    out.authMaxSuccess = await unique("auth_max_success");
+    out.authMaxFail = await unique("auth_max_fail");
+    out.applicationTokentype = await bool("application_tokentype");
+    out.noDetailOnSuccess = await bool("no_detail_on_success");
+    out.noDetailOnFail = await bool("no_detail_on_fail");
+    out.isAccessDenied = (await unique("authorized")) === "deny_access";
+  }
+  out.matched = [...matched];
+  return out;
+}
+
+/** Condition data available to validate: the user's info and the token of `serial`. */
+function conditionData(deps: Deps, ctx: ValidatePolicyContext): ConditionData {
+  const user = ctx.user;
+  let token: Promise<TokenWithInfo | undefined> | undefined;
+  const loadToken =
+    () => (token ??= ctx.serial ? findTokenBySerial(deps, ctx.serial) : Promise.resolve(undefined));
+  return {
+    userinfo: user ? async () => await getUserInfo(deps, user) : undefined,
+    token: async () => {
+      const t = await loadToken();
+      return t ? tokenView(t) : undefined;
+    },
+    tokeninfo: async () => {
+      const t = await loadToken();
+      return t
+        ? Object.fromEntries(Object.entries(t.info).map(([k, e]) => [k, e.value]))
+        : undefined;
+    },
+  };
 }
