@@ -184,6 +184,10 @@ export async function startRadiusListener(
       entry.reply = reply;
       entry.expires = performance.now() + window;
       send(reply, rinfo.port, rinfo.address);
+    }).catch((err) => {
+      cache.delete(key);
+      dropped++;
+      deps.log.error("Cannot answer a RADIUS request", { error: err as Error });
     });
   });
 

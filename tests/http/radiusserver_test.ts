@@ -280,3 +280,35 @@ Deno.test("admin policies gate /radiusserver/ with radiusserver_read and radiuss
   assert.equal(del.status, 403);
   await t.close();
 });
+
+Deno.test("POST /radiusserver/test_request: a required but missing Message-Authenticator is a 400", async () => {
+  const t = await createTestApp();
+  const responder = await startResponder("s4", () => ({
+    code: "Access-Accept",
+    withoutMessageAuthenticator: true,
+  }));
+  try {
+    const res = await jsonOf(
+      await t.asAdmin("POST", "/radiusserver/test_request", {
+        json: true,
+        body: {
+          identifier: "x",
+          server: "127.0.0.1",
+          port: responder.port,
+          secret: "s4",
+          username: "u",
+          password: "p",
+          timeout: 1,
+          retries: 1,
+          options: { message_authenticator: true },
+        },
+      }),
+    );
+    assert.equal(res.status, 400);
+    assert.equal(res.body.result.status, false);
+    assert.match(res.body.result.error.message, /Message-Authenticator/);
+  } finally {
+    await responder.close();
+    await t.close();
+  }
+});

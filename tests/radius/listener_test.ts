@@ -299,6 +299,19 @@ Deno.test("listener: packets from unknown clients and non-requests are dropped",
   }
 });
 
+Deno.test("listener: a Message-Authenticator of the wrong size is dropped", async () => {
+  const { t, listener, calls } = await setup();
+  try {
+    const packet = accessRequest("alice", "123456", [[80, Buffer.alloc(4)]]);
+    const replies = await exchange(listener.port, [packet]);
+    assert.equal(replies.length, 0);
+    assert.equal(calls.length, 0);
+  } finally {
+    await listener.close();
+    await t.close();
+  }
+});
+
 Deno.test("listener: CHAP requests are rejected without calling the validate path", async () => {
   const { t, listener, calls } = await setup();
   try {

@@ -20,7 +20,12 @@ export interface SeenRequest {
 
 /** The reply to send, or undefined to stay silent. */
 export type Scenario = (req: SeenRequest) =>
-  | { code: "Access-Accept" | "Access-Reject" | "Access-Challenge"; attributes?: unknown[][] }
+  | {
+    code: "Access-Accept" | "Access-Reject" | "Access-Challenge";
+    attributes?: unknown[][];
+    /** Leave out the Message-Authenticator even when the request had one. */
+    withoutMessageAuthenticator?: boolean;
+  }
   | undefined;
 
 /** A running responder. */
@@ -48,12 +53,21 @@ export async function startResponder(secret: string, scenario: Scenario): Promis
     seen.push(req);
     const answer = scenario(req);
     if (!answer) return;
-    const reply = lib.encode_response({
-      packet,
-      code: answer.code,
-      secret,
-      attributes: answer.attributes ?? [],
-    });
+    const reply = answer.withoutMessageAuthenticator
+      ? lib.encode({
+        code: answer.code,
+        identifier: packet.identifier,
+        authenticator: packet.authenticator,
+        secret,
+        attributes: answer.attributes ?? [],
+        add_message_authenticator: false,
+      })
+      : lib.encode_response({
+        packet,
+        code: answer.code,
+        secret,
+        attributes: answer.attributes ?? [],
+      });
     socket.send(reply, rinfo.port, rinfo.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", () => resolve()));

@@ -120,14 +120,14 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Offset of the Message-Authenticator value in the raw packet, or -1. */
+/** Offset of the Message-Authenticator value in the raw packet, -1 if none, -2 if malformed. */
 function messageAuthenticatorOffset(data: Uint8Array): number {
-  const length = (data[2] << 8) | data[3];
+  const length = Math.min((data[2] << 8) | data[3], data.length);
   let off = 20;
   while (off + 2 <= length) {
     const len = data[off + 1];
     if (len < 2) return -1;
-    if (data[off] === ATTR_MESSAGE_AUTHENTICATOR && len === 18) return off + 2;
+    if (data[off] === ATTR_MESSAGE_AUTHENTICATOR) return len === 18 ? off + 2 : -2;
     off += len;
   }
   return -1;
@@ -144,6 +144,7 @@ export function checkMessageAuthenticator(
   requestAuthenticator?: Uint8Array,
 ): "valid" | "invalid" | "missing" {
   const at = messageAuthenticatorOffset(data);
+  if (at === -2) return "invalid";
   if (at < 0) return "missing";
   const length = (data[2] << 8) | data[3];
   const copy = plain(data).slice(0, length);
