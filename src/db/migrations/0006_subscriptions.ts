@@ -27,9 +27,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("signature", "varchar(640)", (c) => c.notNull())
     .addColumn("updated_at", "bigint", (c) => c.notNull())
     .execute();
+  // the runtime check counts distinct owners of active tokens: let it read the index only
+  await db.schema.createIndex("token_active_owner").on("token")
+    .columns(["active", "resolver", "user_id"]).execute();
 }
 
-/** Drops the subscription table. */
+/** Drops the subscription table and the owner index. */
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropIndex("token_active_owner").execute();
   await db.schema.dropTable("subscription").execute();
 }

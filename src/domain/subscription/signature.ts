@@ -118,6 +118,37 @@ function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | undefined {
   return out;
 }
 
+/** Outcome of {@link verifySignature}. */
+export type VerifyResult = "ok" | "mismatch" | "malformed";
+
+const MEMO_LIMIT = 256;
+const verifyMemo = new WeakMap<VendorKey, Map<string, VerifyResult>>();
+
+/**
+ * Like {@link verifySignature}, but remembers outcomes per key object, so the
+ * runtime check does not redo an RSA verification on every metered request.
+ * A pure function of its inputs: a replaced key file gives a new key object
+ * (the key cache lives a minute) and thus a fresh memo.
+ */
+export async function verifySignatureMemo(
+  key: VendorKey,
+  message: string,
+  signature: string,
+): Promise<VerifyResult> {
+  let memo = verifyMemo.get(key);
+  if (!memo) {
+    memo = new Map();
+    verifyMemo.set(key, memo);
+  }
+  const id = `${signature}\u0000${message}`;
+  const hit = memo.get(id);
+  if (hit) return hit;
+  const result = await verifySignature(key, message, signature);
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(id, result);
+  return result;
+}
+
 /**
  * Checks `signature` over `message`. Returns "ok", "mismatch" (well-formed but
  * wrong), or "malformed" (not a signature in either format).
@@ -126,7 +157,7 @@ export async function verifySignature(
   key: VendorKey,
   message: string,
   signature: string,
-): Promise<"ok" | "mismatch" | "malformed"> {
+): Promise<VerifyResult> {
   if (signature.startsWith(PSS_PREFIX)) {
     const bytes = hexToBytes(signature.slice(PSS_PREFIX.length));
     if (!bytes) return "malformed";
