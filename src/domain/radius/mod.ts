@@ -280,6 +280,21 @@ export async function askRadiusServer(
   }, { log: deps.log });
 }
 
+/**
+ * Auth policy `passthru=<identifier>` (spec 08 §4): sends the user's login and
+ * `pass` to the definition; true only for Access-Accept (a challenge is not
+ * supported and, like a reject or timeout, falls through).
+ */
+export async function radiusPassthru(
+  deps: Deps,
+  identifier: string,
+  login: string,
+  pass: string,
+): Promise<boolean> {
+  const answer = await askRadiusServer(deps, identifier, { userName: login, password: pass });
+  return answer.result === "accept";
+}
+
 /** Sends one Access-Request to an explicit target (legacy radius tokens). */
 export async function sendRadiusTo(
   deps: Deps,

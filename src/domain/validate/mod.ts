@@ -47,6 +47,7 @@ import {
 } from "../challenge/mod.ts";
 import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
+import { radiusPassthru } from "../radius/mod.ts";
 
 export type { UserRef } from "../token/mod.ts";
 export {
@@ -191,7 +192,13 @@ async function checkUser(
         detail: { message: `against userstore due to '${policies.passthru.policy}'` },
       };
     }
-    // TODO(#7): passthru to a RADIUS server definition
+    if (policies.passthru && policies.passthru.value !== "userstore") {
+      // passthru=<RADIUS server definition>: anything but Access-Accept falls through
+      const id = policies.passthru.value;
+      if (await radiusPassthru(deps, id, user.login, req.pass)) {
+        return ok(`against RADIUS server ${id} due to '${policies.passthru.policy}'`);
+      }
+    }
     return { value: false, detail: { message: "The user has no tokens assigned" } };
   }
   return await checkTokenList(env, tokens, req.pass, req.transactionId);

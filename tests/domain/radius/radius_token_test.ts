@@ -202,3 +202,17 @@ Deno.test("radius token local-PIN challenge message", () => {
   assert.deepEqual(RADIUS.challengeExtras?.({} as never), { message: RADIUS_CHALLENGE_MESSAGE });
   assert.equal(RADIUS_CHALLENGE_MESSAGE, "Enter your RADIUS tokencode:");
 });
+
+Deno.test("radiusPassthru: true only for Access-Accept of the named definition", async () => {
+  const { t, up } = await setup();
+  try {
+    const { radiusPassthru } = await import("../../../src/domain/radius/mod.ts");
+    assert.equal(await radiusPassthru(t.deps, "up", "nönäscii", "passwörd"), true);
+    assert.equal(await radiusPassthru(t.deps, "up", "nönäscii", "wrong"), false);
+    assert.equal(await radiusPassthru(t.deps, "up", "remote", "pin"), false, "challenge");
+    await assert.rejects(radiusPassthru(t.deps, "missing", "a", "b"), { code: 302 });
+  } finally {
+    await up.close();
+    await t.close();
+  }
+});
