@@ -737,3 +737,115 @@ Deno.test("POST /validate/check without an offline binding has no auth_items", a
   assert.equal("auth_items" in check.body, false);
   await t.close();
 });
+
+Deno.test("admin policies gate the machine endpoints by right", async () => {
+  const t = await createTestApp();
+  await createHostsResolver(t);
+  const pol = await post(t, "/policy/machines-readonly", {
+    scope: "admin",
+    action: "machinelist, mresolverread",
+  });
+  assert.equal(pol.status, 200, JSON.stringify(pol.body));
+  assert.equal((await get(t, "/machine/")).status, 200);
+  assert.equal((await get(t, "/machineresolver/")).status, 200);
+  const denied: [string, string, string][] = [
+    ["GET", "/machine/token", "manage_machine_tokens"],
+    ["GET", "/machine/authitem/ssh?hostname=gandalf", "fetch_authentication_items"],
+    ["POST", "/machineresolver/other", "mresolverwrite"],
+    ["DELETE", "/machineresolver/machineresolver1", "mresolverdelete"],
+  ];
+  for (const [method, path, action] of denied) {
+    const res = await jsonOf(
+      await t.asAdmin(method, path, { body: method === "POST" ? { type: "hosts" } : undefined }),
+    );
+    assertError(res, 403, 303, new RegExp(`the action ${action} is not allowed`));
+  }
+  await t.close();
+});
+
+Deno.test("parallel offline requests never hand out the same OTP values", async () => {
+  const t = await createTestApp();
+  await createHostsResolver(t);
+  await initToken(t, { type: "hotp", serial: "HOTP1", otpkey: RFC4226_KEY });
+  await post(t, "/machine/token", {
+    serial: "HOTP1",
+    application: "offline",
+    hostname: "gandalf",
+    count: 5,
+    rounds: 10,
+  });
+  const results = await Promise.all(
+    Array.from({ length: 4 }, () => get(t, "/machine/authitem/offline", { hostname: "gandalf" })),
+  );
+  const keys = results.flatMap((r) => Object.keys(r.body.result.value.offline[0].response));
+  assert.equal(new Set(keys).size, 20);
+  assert.deepEqual(keys.map(Number).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i));
+  assert.equal(await tokenCount(t, "HOTP1"), 20);
+  await t.close();
+});
+
+Deno.test("parallel creates of one machine resolver end in one row, never a 500", async () => {
+  const t = await createTestApp();
+  await t.adminToken();
+  const results = await Promise.all(
+    ["mr", "MR", "Mr", "mR", "mr"].map((name) =>
+      t.asAdmin("POST", `/machineresolver/${name}`, { body: { type: "hosts", filename: "h" } })
+        .then(jsonOf)
+    ),
+  );
+  for (const r of results) assert.ok(r.status === 200 || r.status === 400, JSON.stringify(r.body));
+  const rows = await t.deps.db.selectFrom("machineresolver").selectAll().execute();
+  assert.equal(rows.length, 1);
+  await t.close();
+});
+
+Deno.test("hostile input on /machine/ endpoints gives 400, not 500", async () => {
+  const t = await createTestApp();
+  await createHostsResolver(t);
+  await initToken(t, { type: "sshkey", serial: "SSHKEY1", sshkey: SSH_KEY });
+  const objectOption = await jsonOf(
+    await t.asAdmin("POST", "/machine/token", {
+      json: true,
+      body: { serial: "SSHKEY1", application: "ssh", user: { a: 1 } },
+    }),
+  );
+  assertError(objectOption, 400, 905, /expected a string/);
+  const longValue = await post(t, "/machine/token", {
+    serial: "SSHKEY1",
+    application: "ssh",
+    user: "u".repeat(65),
+  });
+  assertError(longValue, 400, 905, /at most 64/);
+  const badMtid = await post(t, "/machine/tokenoption", { mtid: "1; drop", a: "b" });
+  assertError(badMtid, 400, 905, /mtid/);
+  const longName = await post(t, `/machineresolver/${"a".repeat(300)}`, { type: "hosts" });
+  assertError(longName, 400, 905, /too long/);
+  const badCount = await post(t, "/machine/token", {
+    serial: "SSHKEY1",
+    application: "offline",
+    hostname: "pippin",
+    count: "many",
+  });
+  assert.equal(badCount.status, 200);
+  // the sshkey token is skipped by the offline application: nothing to build, no error
+  const items = await get(t, "/machine/authitem/offline", { hostname: "pippin" });
+  assert.deepEqual(items.body.result.value, {});
+  assert.equal((await t.deps.db.selectFrom("machinetoken").selectAll().execute()).length, 1);
+  await t.close();
+});
+
+Deno.test("a bad offline count option is a 400 when the token is served", async () => {
+  const t = await createTestApp();
+  await createHostsResolver(t);
+  await initToken(t, { type: "hotp", serial: "HOTP1", otpkey: RFC4226_KEY });
+  await post(t, "/machine/token", {
+    serial: "HOTP1",
+    application: "offline",
+    hostname: "gandalf",
+    count: "100000",
+  });
+  const res = await get(t, "/machine/authitem/offline", { hostname: "gandalf" });
+  assertError(res, 400, 905, /option "count"/);
+  assert.equal(await tokenCount(t, "HOTP1"), 0);
+  await t.close();
+});

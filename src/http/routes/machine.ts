@@ -4,6 +4,7 @@ import type { AppEnv, Params } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { intParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import { ParameterError } from "../../errors.ts";
 import {
   attachToken,
@@ -18,6 +19,10 @@ import {
 
 /** `/machine/`: machines, machine-token bindings and authentication items (spec 07 §3–5). */
 export const machineRoutes = new Hono<AppEnv>();
+
+const machinelist = requireRight("machinelist");
+const manageTokens = requireRight("manage_machine_tokens");
+const fetchItems = requireRight("fetch_authentication_items");
 
 /** Params that identify a binding's machine, token and application. */
 const IDENTIFYING = ["hostname", "machineid", "resolver", "serial", "application"];
@@ -48,7 +53,7 @@ function auditSerial(c: Context<AppEnv>, serial: string | undefined): void {
   if (serial) c.var.audit.serial = serial.slice(0, 40);
 }
 
-machineRoutes.get("/", adminOnly, async (c) => {
+machineRoutes.get("/", adminOnly, machinelist, async (c) => {
   const p = c.var.params;
   return ok(
     c,
@@ -62,7 +67,7 @@ machineRoutes.get("/", adminOnly, async (c) => {
   );
 });
 
-machineRoutes.post("/token", adminOnly, async (c) => {
+machineRoutes.post("/token", adminOnly, manageTokens, async (c) => {
   const p = c.var.params;
   const serial = requireString(p, "serial");
   const application = requireString(p, "application");
@@ -77,7 +82,7 @@ machineRoutes.post("/token", adminOnly, async (c) => {
   return ok(c, id);
 });
 
-machineRoutes.get("/token", adminOnly, async (c) => {
+machineRoutes.get("/token", adminOnly, manageTokens, async (c) => {
   const p = c.var.params;
   const serial = optional(p, "serial");
   auditSerial(c, serial);
@@ -96,21 +101,26 @@ machineRoutes.get("/token", adminOnly, async (c) => {
   );
 });
 
-machineRoutes.delete("/token/:serial/:machineid/:resolver/:application", adminOnly, async (c) => {
-  const serial = pathParam(c, "serial");
-  auditSerial(c, serial);
-  return ok(
-    c,
-    await detachToken(c.var.deps, {
-      serial,
-      machineid: pathParam(c, "machineid"),
-      resolver: pathParam(c, "resolver"),
-      application: pathParam(c, "application"),
-    }),
-  );
-});
+machineRoutes.delete(
+  "/token/:serial/:machineid/:resolver/:application",
+  adminOnly,
+  manageTokens,
+  async (c) => {
+    const serial = pathParam(c, "serial");
+    auditSerial(c, serial);
+    return ok(
+      c,
+      await detachToken(c.var.deps, {
+        serial,
+        machineid: pathParam(c, "machineid"),
+        resolver: pathParam(c, "resolver"),
+        application: pathParam(c, "application"),
+      }),
+    );
+  },
+);
 
-machineRoutes.delete("/token/:serial/:application/:mtid", adminOnly, async (c) => {
+machineRoutes.delete("/token/:serial/:application/:mtid", adminOnly, manageTokens, async (c) => {
   auditSerial(c, pathParam(c, "serial"));
   const raw = pathParam(c, "mtid");
   const mtid = intParam({ mtid: raw }, "mtid", undefined, 1, Number.MAX_SAFE_INTEGER);
@@ -118,7 +128,7 @@ machineRoutes.delete("/token/:serial/:application/:mtid", adminOnly, async (c) =
   return ok(c, await detachBinding(c.var.deps, mtid));
 });
 
-machineRoutes.post("/tokenoption", adminOnly, async (c) => {
+machineRoutes.post("/tokenoption", adminOnly, manageTokens, async (c) => {
   const p = c.var.params;
   const serial = optional(p, "serial");
   auditSerial(c, serial);
@@ -152,8 +162,8 @@ async function authItems(c: Context<AppEnv>, application: string | undefined) {
   );
 }
 
-machineRoutes.get("/authitem", adminOnly, async (c) => await authItems(c, undefined));
+machineRoutes.get("/authitem", adminOnly, fetchItems, async (c) => await authItems(c, undefined));
 
-machineRoutes.get("/authitem/:application", adminOnly, async (c) => {
+machineRoutes.get("/authitem/:application", adminOnly, fetchItems, async (c) => {
   return await authItems(c, pathParam(c, "application"));
 });

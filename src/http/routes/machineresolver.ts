@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam, stringParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import {
   deleteMachineResolver,
   listMachineResolvers,
@@ -10,10 +11,10 @@ import {
   testMachineResolver,
 } from "../../domain/machine/mod.ts";
 
-/** `/machineresolver/`: machine resolver definitions (admin only, spec 07 §2). */
+/** `/machineresolver/`: machine resolver definitions (admin only, spec 07 §2); `/test` needs no right. */
 export const machineresolverRoutes = new Hono<AppEnv>();
 
-machineresolverRoutes.get("/", adminOnly, async (c) => {
+machineresolverRoutes.get("/", adminOnly, requireRight("mresolverread"), async (c) => {
   const type = stringParam(c.var.params, "type") || undefined;
   return ok(c, await listMachineResolvers(c.var.deps, { type }));
 });
@@ -23,17 +24,17 @@ machineresolverRoutes.post("/test", adminOnly, async (c) => {
   return ok(c, result.ok, { detail: { description: result.description } });
 });
 
-machineresolverRoutes.get("/:name", adminOnly, async (c) => {
+machineresolverRoutes.get("/:name", adminOnly, requireRight("mresolverread"), async (c) => {
   return ok(c, await listMachineResolvers(c.var.deps, { name: pathParam(c, "name") }));
 });
 
-machineresolverRoutes.post("/:name", adminOnly, async (c) => {
+machineresolverRoutes.post("/:name", adminOnly, requireRight("mresolverwrite"), async (c) => {
   const name = pathParam(c, "name");
   c.var.audit.info = name.slice(0, 900);
   return ok(c, await saveMachineResolver(c.var.deps, name, c.var.params));
 });
 
-machineresolverRoutes.delete("/:name", adminOnly, async (c) => {
+machineresolverRoutes.delete("/:name", adminOnly, requireRight("mresolverdelete"), async (c) => {
   const name = pathParam(c, "name");
   c.var.audit.info = name.slice(0, 900);
   return ok(c, await deleteMachineResolver(c.var.deps, name));
