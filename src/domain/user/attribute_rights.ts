@@ -6,7 +6,8 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import type { UserRef } from "./mod.ts";
+import { getUserInfo, type UserRef } from "./mod.ts";
+import { loadPolicySet } from "../policy/mod.ts";
 
 /** Who asks, and about which user. */
 export interface AttributeRightsContext {
@@ -27,16 +28,38 @@ export interface AttributeRights {
   delete: string[];
 }
 
+const SET_ACTION = "set_custom_user_attributes";
+const DELETE_ACTION = "delete_custom_user_attributes";
+
 /**
- * Rights from policies `set_custom_user_attributes` / `delete_custom_user_attributes`.
- * TODO(#5): wire to the policy engine (union over matching policies, parse with
- * {@link parseSetCustomAttributes}); until then nothing is allowed.
+ * Rights from policies `set_custom_user_attributes` / `delete_custom_user_attributes`
+ * of the caller's scope: the union over all matching policies. Nothing is
+ * allowed without a granting policy.
  */
-export function customAttributeRights(
-  _deps: Deps,
-  _ctx: AttributeRightsContext,
+export async function customAttributeRights(
+  deps: Deps,
+  ctx: AttributeRightsContext,
 ): Promise<AttributeRights> {
-  return Promise.resolve({ set: {}, delete: [] });
+  const set = await loadPolicySet(deps);
+  const isAdmin = ctx.role === "admin";
+  if (!set.hasActivePolicies(isAdmin ? "admin" : "user")) return { set: {}, delete: [] };
+  const user = ctx.user;
+  const matcher = set.matcher({
+    scope: isAdmin ? "admin" : "user",
+    adminuser: isAdmin ? ctx.username : null,
+    adminrealm: isAdmin ? ctx.realm : null,
+    user: user.login,
+    realm: user.realm,
+    resolver: user.resolver || null,
+    client: ctx.client || null,
+    conditions: { userinfo: async () => await getUserInfo(deps, user) },
+  });
+  const parts: AttributeRights[] = [];
+  const setValues = await matcher.values(SET_ACTION, { freeText: true });
+  for (const v of setValues.values) parts.push({ set: parseSetCustomAttributes(v), delete: [] });
+  const delValues = await matcher.values(DELETE_ACTION, { freeText: true });
+  for (const v of delValues.values) parts.push({ set: {}, delete: parseDeleteCustomAttributes(v) });
+  return mergeAttributeRights(parts);
 }
 
 /** Parses `:key1: v1 v2 :key2: *` into `{key1: [v1, v2], key2: ["*"]}` (merged by key). */
