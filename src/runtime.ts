@@ -6,7 +6,8 @@
  */
 import { hostname } from "node:os";
 import type { Config } from "./config.ts";
-import type { Deps } from "./deps.ts";
+import type { Deps, ResponseSigner } from "./deps.ts";
+import { createResponseSigner, loadOrCreateSigningKey } from "./domain/signing/mod.ts";
 import { migrateToLatest, openDatabase } from "./db/database.ts";
 import { AuditWriter } from "./domain/audit/mod.ts";
 import { keysFromKeyFile } from "./domain/keys.ts";
@@ -40,7 +41,24 @@ export async function openRuntime(
     log,
     audit: new AuditWriter(db, log),
     nodeName: config.server.nodeName || hostname(),
+    signer: config.signing.enabled ? await openSigner(config.signing.keyFile, log) : undefined,
   };
+}
+
+/** The response signer, creating the key on first start; unsigned (logged) if it cannot load. */
+async function openSigner(path: string, log: Logger): Promise<ResponseSigner | undefined> {
+  try {
+    const { pem, isCreated } = loadOrCreateSigningKey(path);
+    if (isCreated) log.info("Created response signing key", { path });
+    return await createResponseSigner(pem);
+  } catch (err) {
+    // spec 01 §4: a key that cannot be loaded means unsigned responses, not a failed start
+    log.warn("Cannot load the response signing key; responses are not signed", {
+      path,
+      error: String(err),
+    });
+    return undefined;
+  }
 }
 
 /** Flushes the audit queue and closes the database. */

@@ -47,6 +47,8 @@ import {
 } from "../challenge/mod.ts";
 import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
+import type { OtpCheck } from "../token/types/mod.ts";
+import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import { radiusPassthru } from "../radius/mod.ts";
 
 export type { UserRef } from "../token/mod.ts";
@@ -317,6 +319,7 @@ export async function checkTokenList(
   const valid: TokenWithInfo[] = [];
   const responses: TokenWithInfo[] = [];
   const challengeRequests: TokenWithInfo[] = [];
+  const challengeOverrides: Record<string, { message: string; data: string }> = {};
   const pinMatching: TokenWithInfo[] = [];
   const invalid: TokenWithInfo[] = [];
   // expired challenges still classify the request as a response (expiry is checked later)
@@ -348,7 +351,14 @@ export async function checkTokenList(
       }
       responded.push(t);
       const ctx = checkContext(deps, system, t);
-      const res = hasChallenge ? await module.checkOtp(ctx, pass) : { isValid: false };
+      const remote = module as Partial<RadiusTokenExtras>;
+      let res: OtpCheck = { isValid: false };
+      if (hasChallenge && remote.authenticate && remote.pinCheckedRemotely?.(t)) {
+        // the upstream server checks the answer; its State travels in the challenge data
+        const data = parseData(open.find((c) => c.serial === t.serial)?.data);
+        const out = await remote.authenticate(ctx, pass, { challengeData: data });
+        res = { isValid: out.result === "accept" };
+      } else if (hasChallenge) res = await module.checkOtp(ctx, pass);
       if (
         res.isValid &&
         (res.counter === undefined || await advanceTokenCounter(deps, t.id, res.counter))
@@ -356,6 +366,19 @@ export async function checkTokenList(
         if (res.info) await updateTokenInfo(deps, t.id, res.info);
         responses.push(t);
       }
+      continue;
+    }
+    const remote = module as Partial<RadiusTokenExtras>;
+    if (remote.authenticate && remote.pinCheckedRemotely?.(t)) {
+      // remote PIN: the whole pass goes upstream, no local PIN check
+      const out = await remote.authenticate(checkContext(deps, system, t), pass, {
+        challengeAllowed: policies.challengeResponse.includes(t.type),
+      });
+      if (out.result === "accept") valid.push(t);
+      else if (out.result === "challenge") {
+        challengeRequests.push(t);
+        challengeOverrides[t.serial] = { message: out.message, data: JSON.stringify(out.data) };
+      } else invalid.push(t);
       continue;
     }
     const canChallenge = module.challenge &&
@@ -456,6 +479,7 @@ export async function checkTokenList(
   if (challengeRequests.length > 0) {
     return await triggerChallenges(env, challengeRequests, {
       increaseFailcount: policies.increaseFailcounterOnChallenge,
+      overrides: challengeOverrides,
     });
   }
   if (pinMatching.length > 0) {
@@ -493,20 +517,29 @@ export async function checkTokenList(
 export async function triggerChallenges(
   env: CheckEnv,
   tokens: TokenWithInfo[],
-  options: { increaseFailcount?: boolean } = {},
+  options: {
+    increaseFailcount?: boolean;
+    /** Per-serial message and challenge data (e.g. an upstream RADIUS State). */
+    overrides?: Record<string, { message: string; data: string }>;
+  } = {},
 ): Promise<CheckResult & { count: number }> {
   const { deps, system, policies } = env;
   const message = policies.challengeText ?? DEFAULT_CHALLENGE_TEXT;
   const extras: Record<string, Record<string, unknown>> = {};
   for (const t of tokens) {
     const more = tokenTypeOf(t.type)?.challengeExtras?.(checkContext(deps, system, t));
-    if (more) extras[t.serial] = more;
+    if (more && !options.overrides?.[t.serial]) extras[t.serial] = more;
   }
   const preferred = policies.preferredClientMode[0] ?? "interactive";
   const { detail } = await createChallenges(
     deps,
     system,
-    tokens.map((t) => ({ serial: t.serial, type: t.type, message: fillTags(message, env, t) })),
+    tokens.map((t) => ({
+      serial: t.serial,
+      type: t.type,
+      message: options.overrides?.[t.serial]?.message ?? fillTags(message, env, t),
+      data: options.overrides?.[t.serial]?.data,
+    })),
     { extras, preferredClientMode: preferred },
   );
   if (options.increaseFailcount) await increaseFailcount(deps, tokens);
@@ -517,6 +550,16 @@ export async function triggerChallenges(
     serial: tokens.length === 1 ? tokens[0].serial : undefined,
     tokenType: tokens.length === 1 ? tokens[0].type : undefined,
   };
+}
+
+function parseData(data: string | undefined): Record<string, unknown> | undefined {
+  if (!data) return undefined;
+  try {
+    const v = JSON.parse(data);
+    return v && typeof v === "object" ? v as Record<string, unknown> : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function fillTags(text: string, env: CheckEnv, t: TokenWithInfo): string {

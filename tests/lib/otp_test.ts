@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import {
+  base32Decode,
+  base32Encode,
+  findHotpCounter,
+  hotpAt,
+  totpAt,
+  totpStepAt,
+} from "../../src/lib/otp.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const SEED20 = enc("12345678901234567890");
+const SEED32 = enc("12345678901234567890123456789012");
+const SEED64 = enc("1234567890123456789012345678901234567890123456789012345678901234");
+
+Deno.test("hotpAt matches the RFC 4226 appendix D test vectors", () => {
+  const expected = [
+    "755224",
+    "287082",
+    "359152",
+    "969429",
+    "338314",
+    "254676",
+    "287922",
+    "162583",
+    "399871",
+    "520489",
+  ];
+  expected.forEach((otp, counter) =>
+    assert.equal(hotpAt(SEED20, counter), otp, `counter ${counter}`)
+  );
+});
+
+Deno.test("totpAt matches the RFC 6238 appendix B test vectors (8 digits, 3 hashes)", () => {
+  const table: [number, string, string, string][] = [
+    [59, "94287082", "46119246", "90693936"],
+    [1111111109, "07081804", "68084774", "25091201"],
+    [1111111111, "14050471", "67062674", "99943326"],
+    [1234567890, "89005924", "91819424", "93441116"],
+    [2000000000, "69279037", "90698825", "38618901"],
+    [20000000000, "65353130", "77737706", "47863826"],
+  ];
+  for (const [time, sha1, sha256, sha512] of table) {
+    assert.equal(totpAt(SEED20, time, { digits: 8, hash: "sha1" }), sha1, `sha1 @${time}`);
+    assert.equal(totpAt(SEED32, time, { digits: 8, hash: "sha256" }), sha256, `sha256 @${time}`);
+    assert.equal(totpAt(SEED64, time, { digits: 8, hash: "sha512" }), sha512, `sha512 @${time}`);
+  }
+});
+
+Deno.test("totpStepAt counts 30 and 60 second steps", () => {
+  assert.equal(totpStepAt(59), 1);
+  assert.equal(totpStepAt(60, 60), 1);
+  assert.equal(totpStepAt(1111111109), 37037036);
+});
+
+Deno.test("findHotpCounter finds a counter inside the window and nothing outside", () => {
+  assert.equal(findHotpCounter(SEED20, "969429", 0, 10, 6, "sha1"), 3);
+  assert.equal(findHotpCounter(SEED20, "969429", 4, 10, 6, "sha1"), -1);
+  assert.equal(findHotpCounter(SEED20, "520489", 0, 9, 6, "sha1"), -1);
+});
+
+Deno.test("base32 encodes RFC 4648 vectors and round-trips", () => {
+  assert.equal(base32Encode(enc("foobar"), true), "MZXW6YTBOI======");
+  assert.equal(base32Encode(enc("fo")), "MZXQ");
+  assert.deepEqual(base32Decode("mzxw6ytboi======"), enc("foobar"));
+  assert.deepEqual(base32Decode(base32Encode(SEED64)), SEED64);
+  assert.throws(() => base32Decode("MZ1W"));
+});
