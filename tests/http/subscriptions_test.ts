@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
+import { ADMIN_PASSWORD, createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import {
   addOwnedTokens,
   installVendorKey,
@@ -438,5 +438,29 @@ Deno.test("admin policies gate /subscriptions/ with managesubscription", async (
   );
   assert.equal(allow.status, 200);
   assert.equal((await jsonOf(await upload(t, await signedFile()))).body.result.value, 1);
+  await t.close();
+});
+
+Deno.test("POST /auth reports subscription_status 0 within the free tier and 1 over it", async () => {
+  const t = await appWithKey();
+  const login = async () => {
+    await t.adminToken();
+    const res = await jsonOf(
+      await t.post("/auth", { username: "admin", password: ADMIN_PASSWORD }),
+    );
+    assert.equal(res.status, 200);
+    return res.body.result.value;
+  };
+  let v = await login();
+  assert.equal(v.subscription_status, 0);
+  assert.equal(v.subscription_status_push, 0);
+  await addOwnedTokens(t.deps.db, Array.from({ length: 51 }, (_, i) => `u${i}`));
+  v = await login();
+  assert.equal(v.subscription_status, 1);
+  assert.equal(v.subscription_status_push, 0, "only push tokens count for the app");
+  await upload(t, await signedFile({ application: "privacyidea" }));
+  clearUsersCache(t.deps.db);
+  v = await login();
+  assert.equal(v.subscription_status, 3);
   await t.close();
 });

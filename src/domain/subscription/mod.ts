@@ -14,7 +14,7 @@ import {
 } from "./file.ts";
 import { isoDay, loadVendorKey, signedMessage, verifySignature } from "./signature.ts";
 import * as store from "./subscription_store.ts";
-import { activeTokenUsers } from "./runtime.ts";
+import { activeTokenUsers, subscriptionStatus } from "./runtime.ts";
 
 export {
   checkSubscription,
@@ -121,4 +121,19 @@ export async function listSubscriptions(
 /** `DELETE /subscriptions/<application>`: the deleted id, or -1 (exact-case match). */
 export async function deleteSubscription(deps: Deps, application: string): Promise<number> {
   return await store.deleteSubscription(deps.db, application);
+}
+
+/**
+ * The `/auth` WebUI keys of spec 06 §5.4: `subscription_status` (server) and
+ * `subscription_status_push` (Authenticator App, push tokens only), codes 0–3.
+ */
+export async function webuiSubscriptionStatus(
+  deps: Deps,
+): Promise<{ subscription_status: number; subscription_status_push: number }> {
+  return {
+    subscription_status: await subscriptionStatus(deps, "privacyidea"),
+    subscription_status_push: await subscriptionStatus(deps, "privacyidea authenticator", {
+      tokenType: "push",
+    }),
+  };
 }

@@ -6,6 +6,8 @@ import { issueJwt } from "../jwt.ts";
 import { login, menusOf, piLogLevel, WEBUI_DEFAULTS } from "../../domain/auth/mod.ts";
 import { adminOrUser } from "../auth.ts";
 import { TOKEN_TYPES } from "../../domain/token/mod.ts";
+import { rightsOf } from "../../domain/policy/mod.ts";
+import { webuiSubscriptionStatus } from "../../domain/subscription/mod.ts";
 
 /** `/auth`: login (unauthenticated) and `/auth/rights`. */
 export const authRoutes = new Hono<AppEnv>();
@@ -19,7 +21,10 @@ authRoutes.post("/", async (c) => {
     password: stringParam(p, "password") ?? "",
     realm: stringParam(p, "realm"),
   });
-  const rights: string[] = [];
+  const rights = await rightsOf(deps, result, {
+    client: c.var.clientIp,
+    userAgent: c.var.userAgent,
+  });
   const { token } = await issueJwt(deps, { ...result, rights });
   const audit = c.var.audit;
   audit.user = result.username;
@@ -37,9 +42,22 @@ authRoutes.post("/", async (c) => {
     log_level: piLogLevel(deps.config.log.level),
     auth: true,
     ...WEBUI_DEFAULTS,
+    ...(await webuiSubscriptionStatus(deps)),
   });
 });
 
-authRoutes.get("/rights", adminOrUser, (c) => {
-  return ok(c, { ...TOKEN_TYPES });
+authRoutes.get("/rights", adminOrUser, async (c) => {
+  // enrollable types: those with enroll<TYPE> among the caller's rights (spec 01 §6.4)
+  const rights = new Set(
+    await rightsOf(c.var.deps, c.var.identity!, {
+      client: c.var.clientIp,
+      userAgent: c.var.userAgent,
+    }),
+  );
+  return ok(
+    c,
+    Object.fromEntries(
+      Object.entries(TOKEN_TYPES).filter(([type]) => rights.has(`enroll${type.toUpperCase()}`)),
+    ),
+  );
 });
