@@ -405,3 +405,98 @@ Deno.test("POST /auth gives users of a superuser realm the admin role", async ()
     await t.close();
   }
 });
+
+Deno.test("custom attributes follow set/delete_custom_user_attributes policies (spec 03 §6)", async () => {
+  const t = await createTestApp();
+  try {
+    await setup(t);
+    const policies: [string, string][] = [
+      // the first admin policy must keep policy writing and user listing allowed
+      ["p0", "policywrite, policyread, userlist, resolverread, resolverwrite"],
+      ["p1", "set_custom_user_attributes=:hello: one two"],
+      ["p2", "set_custom_user_attributes=:hello2: * :hello: three"],
+      ["p3", "set_custom_user_attributes=:*: on off, delete_custom_user_attributes=*"],
+    ];
+    for (const [name, action] of policies) {
+      const res = await jsonOf(
+        await t.asAdmin("POST", `/policy/${name}`, { body: { scope: "admin", action } }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+    const editable = await jsonOf(
+      await t.asAdmin("GET", "/user/editable_attributes/", {
+        query: { user: "alice", realm: "realm1" },
+      }),
+    );
+    const value = editable.body.result.value;
+    assert.deepEqual(value.delete, ["*"]);
+    assert.deepEqual(value.set.hello.sort(), ["one", "three", "two"]);
+    assert.deepEqual(value.set.hello2, ["*"]);
+    assert.deepEqual(value.set["*"].sort(), ["off", "on"]);
+
+    const set = async (key: string, v: string) =>
+      await jsonOf(
+        await t.asAdmin("POST", "/user/attribute", {
+          body: { user: "alice@realm1", key, value: v },
+        }),
+      );
+    const ok1 = await set("hello", "two");
+    assert.equal(ok1.status, 200);
+    assert.equal(typeof ok1.body.result.value, "number");
+    assert.equal((await set("hello2", "anything")).status, 200);
+    assert.equal((await set("other", "on")).status, 200);
+    const denied = await set("hello", "four");
+    assert.equal(denied.status, 403);
+    assert.equal(
+      denied.body.result.error.message,
+      "You are not allowed to set the custom user attribute hello!",
+    );
+
+    const all = await jsonOf(
+      await t.asAdmin("GET", "/user/attribute", { query: { user: "alice@realm1" } }),
+    );
+    assert.deepEqual(all.body.result.value, { hello: "two", hello2: "anything", other: "on" });
+    const one = await jsonOf(
+      await t.asAdmin("GET", "/user/attribute", { query: { user: "alice@realm1", key: "hello" } }),
+    );
+    assert.equal(one.body.result.value, "two");
+    // custom attributes show up in user lists and can be left out
+    const list = await jsonOf(await t.asAdmin("GET", "/user/", { query: { username: "alice" } }));
+    assert.equal(list.body.result.value[0].hello, "two");
+    const plain = await jsonOf(
+      await t.asAdmin("GET", "/user/", {
+        query: { username: "alice", include_custom_attributes: "0" },
+      }),
+    );
+    assert.equal("hello" in plain.body.result.value[0], false);
+
+    const del = await jsonOf(await t.asAdmin("DELETE", "/user/attribute/hello/alice/realm1"));
+    assert.equal(del.body.result.value, 1);
+    const again = await jsonOf(await t.asAdmin("DELETE", "/user/attribute/hello/alice/realm1"));
+    assert.equal(again.body.result.value, 0);
+
+    // user scope: without a user policy a user may not set anything
+    const token = await userToken(t, "alice@realm1", "alice-pass");
+    const own = await jsonOf(
+      await t.post("/user/attribute", { key: "hello", value: "one" }, { token }),
+    );
+    assert.equal(own.status, 403);
+    await t.asAdmin("POST", "/policy/u1", {
+      body: { scope: "user", action: "set_custom_user_attributes=:color: red blue" },
+    });
+    const mine = await jsonOf(
+      await t.post("/user/attribute", { user: "bob", key: "color", value: "red" }, { token }),
+    );
+    assert.equal(mine.status, 200);
+    const aliceAttrs = await jsonOf(
+      await t.asAdmin("GET", "/user/attribute", { query: { user: "alice@realm1" } }),
+    );
+    assert.equal(aliceAttrs.body.result.value.color, "red");
+    const bobAttrs = await jsonOf(
+      await t.asAdmin("GET", "/user/attribute", { query: { user: "bob@realm1" } }),
+    );
+    assert.deepEqual(bobAttrs.body.result.value, {});
+  } finally {
+    await t.close();
+  }
+});
