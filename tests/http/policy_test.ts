@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
+import { ADMIN_PASSWORD, createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { issueJwt } from "../../src/http/jwt.ts";
 import { listPolicies } from "../../src/domain/policy/mod.ts";
@@ -623,5 +623,27 @@ Deno.test("two parallel creates of the same policy both succeed as create + upda
   );
   for (const r of results) assert.equal(r.status, 200);
   assert.deepEqual(Object.keys((await getAll(t)).body.result.value), ["same"]);
+  await t.close();
+});
+
+Deno.test("POST /auth rights: all admin actions without policies, the granted ones with", async () => {
+  const t = await createTestApp();
+  await t.adminToken();
+  const login = async () =>
+    (await jsonOf(await t.post("/auth", { username: "admin", password: ADMIN_PASSWORD }))).body
+      .result.value;
+  const all = (await login()).rights as string[];
+  assert.ok(all.includes("policywrite") && all.includes("enrollHOTP") && all.includes("delete"));
+  await post(t, "adm", {
+    scope: "admin",
+    action: "policyread, policywrite, enrollHOTP, hide_tokeninfo=otpkey",
+  });
+  const limited = (await login()).rights as string[];
+  assert.deepEqual(
+    [...limited].sort(),
+    ["enrollHOTP", "hide_tokeninfo=otpkey", "policyread", "policywrite"],
+  );
+  const types = await jsonOf(await t.get("/auth/rights", { token: await tokenFor(t, "admin") }));
+  assert.deepEqual(Object.keys(types.body.result.value), ["hotp"]);
   await t.close();
 });
