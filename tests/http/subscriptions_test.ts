@@ -464,3 +464,26 @@ Deno.test("POST /auth reports subscription_status 0 within the free tier and 1 o
   assert.equal(v.subscription_status, 3);
   await t.close();
 });
+
+Deno.test("parallel uploads of one application leave one row with one id", async () => {
+  const t = await appWithKey();
+  const files = await Promise.all([1, 2, 3, 4, 5].map((n) => signedFile({ num_users: n })));
+  await t.adminToken(); // log in once before the parallel requests
+  const results = await Promise.all(files.map((f) => upload(t, f).then(jsonOf)));
+  for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(new Set(results.map((r) => r.body.result.value)), new Set([1]));
+  assert.equal(await storedCount(t), 1);
+  await t.close();
+});
+
+Deno.test("upload replaces by exact application; other spellings are separate rows", async () => {
+  const t = await appWithKey();
+  await upload(t, await signedFile());
+  const other = await jsonOf(
+    await upload(t, await signedFile({ application: "Demo_Application" })),
+  );
+  assert.equal(other.body.result.value, 2);
+  const { body } = await jsonOf(await t.asAdmin("GET", "/subscriptions/demo_application"));
+  assert.deepEqual(body.result.value.map((s: { id: number }) => s.id), [1, 2]);
+  await t.close();
+});
