@@ -23,6 +23,7 @@ import {
 import { freePort, type ServerProcess, startServer } from "./lib/server.ts";
 import { serverErrors, type WrkResult } from "./lib/stats.ts";
 import { runWrk, WRK_INSTALL_HINT, wrkVersion } from "./lib/wrk.ts";
+import { type ProfileRow, summarize } from "./profile_summary.ts";
 
 /** At most this many logins in flight: each costs one scrypt (ln=14: 16 MB, tens of ms). */
 const AUTH_CONNECTIONS = 4;
@@ -56,6 +57,8 @@ class Bench {
   readonly notes: string[] = [];
   readonly report: BenchReport;
   ceilingRps = 0;
+  /** The server the current scenario loads (its CPU time is read around each run). */
+  server?: ServerProcess;
   private runNo = 0;
 
   constructor(readonly o: BenchOptions, readonly tmp: string, wrk: string) {
@@ -107,7 +110,10 @@ class Bench {
   ): Promise<{ measured: WrkResult; all: WrkResult[] }> {
     const all: WrkResult[] = [];
     const phases = this.o.warmupS > 0 ? [this.o.warmupS, this.o.durationS] : [this.o.durationS];
+    let cpuBefore: number | undefined;
+    let cpuAfter: number | undefined;
     for (const seconds of phases) {
+      cpuBefore = this.server?.cpuSeconds();
       const r = await runWrk({
         url,
         spec: spec(seconds),
@@ -115,10 +121,14 @@ class Bench {
         seconds,
         connections,
       });
+      cpuAfter = this.server?.cpuSeconds();
       after?.(r);
       all.push(r);
     }
     const measured = all[all.length - 1];
+    const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined && measured.requests > 0
+      ? ((cpuAfter - cpuBefore) * 1e6) / measured.requests
+      : undefined;
     progress(
       `  ${scenario}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${
         measured.p99Ms.toFixed(2)
@@ -135,7 +145,10 @@ class Bench {
         JSON.stringify(c.statuses)
       }, ${c.socketErrors} socket errors`,
     );
-    this.report.results.push(scenarioResult(scenario, measured, this.ceilingRps || undefined));
+    this.report.results.push({
+      ...scenarioResult(scenario, measured, this.ceilingRps || undefined),
+      cpuUsPerRequest: cpuUs,
+    });
     return { measured, all };
   }
 
@@ -168,6 +181,7 @@ class Bench {
       binary: this.o.binary,
       readyPath: "/",
     });
+    this.server = hello;
     try {
       progress("ceiling: plain Hono hello from the same program");
       const { measured } = await this.load("hello", hello.url, () => ({
@@ -184,9 +198,15 @@ class Bench {
     }
   }
 
-  async tessera(dataDir: string, signing: boolean, log: string): Promise<ServerProcess> {
+  async tessera(
+    dataDir: string,
+    signing: boolean,
+    log: string,
+    denoFlags: string[] = [],
+  ): Promise<ServerProcess> {
     const port = freePort();
-    return await startServer({
+    return this.server = await startServer({
+      denoFlags,
       args: ["serve", "--data-dir", dataDir, "--listen", `127.0.0.1:${port}`],
       port,
       env: {
@@ -401,6 +421,31 @@ class Bench {
   }
 }
 
+/** Prints the summary of the server's CPU profile (stderr). */
+async function printProfile(dir: string): Promise<void> {
+  const files = [...Deno.readDirSync(dir)].filter((f) => f.name.endsWith(".cpuprofile"));
+  if (files.length === 0) {
+    progress(`no CPU profile in ${dir}`);
+    return;
+  }
+  const path = `${dir}/${files[0].name}`;
+  const s = summarize(JSON.parse(await Deno.readTextFile(path)));
+  const busy = s.totalMs - (s.functions.find((r) => r.name.startsWith("(idle)"))?.selfMs ?? 0);
+  const lines = [`CPU profile ${path}: ${(busy / 1000).toFixed(1)} s busy; share of busy time:`];
+  const fmt = (r: ProfileRow) =>
+    `  self ${((r.selfMs / busy) * 100).toFixed(1).padStart(5)}%  incl ${
+      ((r.totalMs / busy) * 100).toFixed(1).padStart(5)
+    }%  ${r.name}`;
+  const real = (r: ProfileRow) => !/^\((idle|root|program)\)/.test(r.name);
+  lines.push(" by file:", ...s.files.filter((r) => r.name !== "(native)").slice(0, 15).map(fmt));
+  lines.push(" by function, self:", ...s.functions.filter(real).slice(0, 20).map(fmt));
+  lines.push(
+    " by function, inclusive:",
+    ...[...s.functions].filter(real).sort((a, b) => b.totalMs - a.totalMs).slice(0, 25).map(fmt),
+  );
+  console.error(lines.join("\n"));
+}
+
 async function guarded(bench: Bench, name: string, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
@@ -443,7 +488,13 @@ async function main(args: string[]): Promise<number> {
     await bench.ceiling();
 
     progress(`starting Tessera (signing off) on ${dataDir}`);
-    server = await bench.tessera(dataDir, false, `${tmp}/tessera.log`);
+    const profDir = `${tmp}/profile`;
+    server = await bench.tessera(
+      dataDir,
+      false,
+      `${tmp}/tessera.log`,
+      o.profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [],
+    );
     const api = new Api(server.url);
     const password = (await Deno.readTextFile(`${dataDir}/initial-admin-password`)).trim();
     await api.login("admin", password);
@@ -479,6 +530,7 @@ async function main(args: string[]): Promise<number> {
     await server.stop();
     bench.report.peakRssBytes = server.peakRss();
     server = undefined;
+    if (o.profile) await printProfile(profDir);
 
     if (bench.wants("signed")) {
       await guarded(bench, "signed", async () => {
@@ -507,7 +559,7 @@ async function main(args: string[]): Promise<number> {
   }
   bench.report.targets = evaluateTargets(bench.report);
   bench.notes.push(`total run time ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  if (o.keep || failed) bench.notes.push(`data, logs and Lua scripts kept in ${tmp}`);
+  if (o.keep || failed || o.profile) bench.notes.push(`data, logs and Lua scripts kept in ${tmp}`);
   else await Deno.remove(tmp, { recursive: true }).catch(() => {});
   if (o.json) console.log(reportJson(bench.report));
   else console.log(formatReport(bench.report));

@@ -51,12 +51,14 @@ export interface BenchOptions {
   binary?: string;
   /** Keep the temporary data directory. */
   keep: boolean;
+  /** Run the (unsigned) server with --cpu-prof and print where its time went. */
+  profile: boolean;
   help: boolean;
 }
 
 /** Defaults: the whole run finishes within about two minutes on the 2-core machine. */
 export const DEFAULTS: BenchOptions = {
-  durationS: 8,
+  durationS: 6,
   warmupS: 1,
   connections: 32,
   threads: 1,
@@ -65,6 +67,7 @@ export const DEFAULTS: BenchOptions = {
   json: false,
   scenarios: [...SCENARIOS],
   keep: false,
+  profile: false,
   help: false,
 };
 
@@ -75,7 +78,7 @@ Starts Tessera on a fresh temporary data directory, enrols users and tokens
 through the API, and drives each scenario with wrk from a separate process.
 
 Options:
-  --duration <t>       measured time per scenario (8s; units ms, s, m)
+  --duration <t>       measured time per scenario (6s; units ms, s, m)
   --warmup <t>         warm-up per scenario, not counted (1s; 0 = none)
   --connections <n>    wrk connections (32)
   --threads <n>        wrk threads (1)
@@ -88,6 +91,8 @@ Options:
                        "deno run -A main.ts serve|hello …"
   --json               print the result as JSON on stdout
   --keep               keep the temporary data directory
+  --profile            run the server (signing off) with --cpu-prof and print
+                       where its CPU time went (combine with --scenario)
   -h, --help           this text`;
 
 /** Thrown for bad command lines; the message is for the user. */
@@ -131,6 +136,9 @@ export function parseBenchArgs(args: string[]): BenchOptions {
         break;
       case "--keep":
         o.keep = true;
+        break;
+      case "--profile":
+        o.profile = true;
         break;
       case "--duration":
         o.durationS = parseDuration(value());

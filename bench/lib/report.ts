@@ -18,6 +18,8 @@ export interface ScenarioResult {
   accepts: number;
   /** Requests per second relative to the hello ceiling of the same run. */
   ratio?: number;
+  /** Server CPU time (user + system, all threads) per request of the measured run, µs. */
+  cpuUsPerRequest?: number;
 }
 
 /** A correctness check done by the run. */
@@ -183,7 +185,15 @@ export function formatReport(report: BenchReport): string {
     `wrk -t${o.threads} -c${o.connections}, ${o.durationS}s per scenario after ${o.warmupS}s warm-up; ${o.users} users per validate scenario, ${report.tokensInDb} tokens`,
   );
   lines.push("");
-  const rows = [["scenario", "req/s", "p50 ms", "p99 ms", "of ceiling", "statuses"]];
+  const rows = [[
+    "scenario",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "of ceiling",
+    "srv CPU µs/req",
+    "statuses",
+  ]];
   for (const r of report.results) {
     rows.push([
       `${r.scenario} — ${SCENARIO_TITLES[r.scenario]}`,
@@ -191,10 +201,15 @@ export function formatReport(report: BenchReport): string {
       r.p50Ms.toFixed(2),
       r.p99Ms.toFixed(2),
       r.ratio === undefined ? "-" : pct(r.ratio),
+      r.cpuUsPerRequest === undefined ? "-" : r.cpuUsPerRequest.toFixed(0),
       statusText(r.statuses),
     ]);
   }
   lines.push(table(rows));
+  lines.push(
+    "(srv CPU µs/req: the server process's CPU time per answered request; it does not depend on",
+  );
+  lines.push(" what else runs on the machine, unlike req/s.)");
   lines.push("");
   if (report.signRate) {
     const s = report.signRate;

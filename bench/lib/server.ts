@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { parseProcStatus } from "./stats.ts";
+import { parseProcStatCpu, parseProcStatus } from "./stats.ts";
 
 /** A started server process. */
 export interface ServerProcess {
@@ -13,6 +13,8 @@ export interface ServerProcess {
   logFile: string;
   /** Peak RSS so far (VmHWM), bytes. */
   peakRss(): number | undefined;
+  /** CPU seconds used so far (user + system, all threads); undefined when gone. */
+  cpuSeconds(): number | undefined;
   /** SIGTERM, then SIGKILL after 5 s; resolves when the process is gone. */
   stop(): Promise<void>;
 }
@@ -29,10 +31,11 @@ export function freePort(): number {
 export function serverCommand(
   args: string[],
   binary?: string,
+  denoFlags: string[] = [],
 ): { cmd: string; args: string[] } {
   if (binary) return { cmd: binary, args };
   const main = new URL("../../main.ts", import.meta.url).pathname;
-  return { cmd: Deno.execPath(), args: ["run", "--allow-all", main, ...args] };
+  return { cmd: Deno.execPath(), args: ["run", "--allow-all", ...denoFlags, main, ...args] };
 }
 
 /** Reads /proc/<pid>/status; undefined when the process is gone. */
@@ -54,10 +57,12 @@ export async function startServer(options: {
   env?: Record<string, string>;
   logFile: string;
   binary?: string;
+  /** Extra `deno run` flags (ignored with a binary). */
+  denoFlags?: string[];
   readyPath: string;
   timeoutMs?: number;
 }): Promise<ServerProcess> {
-  const { cmd, args } = serverCommand(options.args, options.binary);
+  const { cmd, args } = serverCommand(options.args, options.binary, options.denoFlags);
   const child = new Deno.Command(cmd, {
     args,
     env: options.env,
@@ -83,6 +88,13 @@ export async function startServer(options: {
     pid: child.pid,
     url,
     logFile: options.logFile,
+    cpuSeconds() {
+      try {
+        return parseProcStatCpu(Deno.readTextFileSync(`/proc/${child.pid}/stat`));
+      } catch {
+        return undefined;
+      }
+    },
     peakRss() {
       const peak = procMemory(child.pid).peakRss;
       if (peak !== undefined) lastPeak = peak;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   mean,
+  parseProcStatCpu,
   parseProcStatus,
   parseWrkOutput,
   percentile,
@@ -66,4 +67,12 @@ Deno.test("parseProcStatus reads VmHWM and VmRSS in bytes", () => {
   const text = "Name:\tdeno\nVmPeak:\t 999 kB\nVmHWM:\t  120000 kB\nVmRSS:\t   90000 kB\n";
   assert.deepEqual(parseProcStatus(text), { peakRss: 120000 * 1024, rss: 90000 * 1024 });
   assert.deepEqual(parseProcStatus("Name:\tx\n"), { peakRss: undefined, rss: undefined });
+});
+
+Deno.test("parseProcStatCpu adds utime and stime, even with spaces and ) in the name", () => {
+  const fields = ["S", "1", "1", "1", "0", "-1", "4194560", "10", "0", "0", "0", "250", "50"];
+  assert.equal(parseProcStatCpu(`1234 (deno) ${fields.join(" ")} 0 0 20`), 3);
+  assert.equal(parseProcStatCpu(`1234 (a b) c)) ${fields.join(" ")} 0 0 20`), 3);
+  assert.equal(parseProcStatCpu(`1234 (deno) ${fields.join(" ")}`, 1000), 0.3);
+  assert.equal(parseProcStatCpu("garbage"), undefined);
 });
