@@ -14,6 +14,11 @@ function param(c: Context<AppEnv>, name: string): string | null {
   return typeof v === "string" ? v : typeof v === "number" ? String(v) : null;
 }
 
+function pathSerial(c: Context<AppEnv>): string | null {
+  const v = c.req.param("serial" as never) as string | undefined;
+  return v === undefined || v === "" ? null : v;
+}
+
 /** Condition data of the request: headers, environment and parameters (no secrets). */
 export function requestConditionData(c: Context<AppEnv>): ConditionData {
   return {
@@ -34,10 +39,21 @@ export function rightContextOf(c: Context<AppEnv>): RightContext {
     user: param(c, "user"),
     realm: param(c, "realm")?.toLowerCase() ?? null,
     resolver: param(c, "resolver"),
+    serial: param(c, "serial") ?? pathSerial(c),
     client: c.var.clientIp,
     userAgent: c.var.userAgent,
     conditions: requestConditionData(c),
   };
+}
+
+/** Options of {@link requireRight}. */
+export interface RightOptions {
+  /** Replaces the default denial message. */
+  message?: string;
+  /** Check admins only; user-role callers pass (for endpoints open to both roles). */
+  isAdminOnly?: boolean;
+  /** Do not match on the request's user/realm/resolver (e.g. audit reads). */
+  ignoreUser?: boolean;
 }
 
 /**
@@ -46,7 +62,7 @@ export function rightContextOf(c: Context<AppEnv>): RightContext {
  */
 export function requireRight(
   action: string | ((c: Context<AppEnv>) => string),
-  options: { message?: string } = {},
+  options: RightOptions = {},
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const identity = c.var.identity;
@@ -54,14 +70,30 @@ export function requireRight(
       // requireRight must run after adminOnly / adminOrUser
       throw new AuthError("Authentication failure. Missing Authorization header.", 4033);
     }
+    if (options.isAdminOnly && identity.role !== "admin") return await next();
     const name = typeof action === "string" ? action : action(c);
+    const ctx = rightContextOf(c);
+    if (options.ignoreUser) {
+      ctx.user = null;
+      ctx.realm = null;
+      ctx.resolver = null;
+      ctx.serial = null;
+    }
     const granted = await checkRight(c.var.deps, identity, name, {
-      ...rightContextOf(c),
+      ...ctx,
       message: options.message,
     });
     if (granted.length > 0) addAuditPolicies(c, granted);
     await next();
   };
+}
+
+/** {@link requireRight} for admins only; user-role callers pass unchecked. */
+export function requireAdminRight(
+  action: string | ((c: Context<AppEnv>) => string),
+  options: Omit<RightOptions, "isAdminOnly"> = {},
+): MiddlewareHandler<AppEnv> {
+  return requireRight(action, { ...options, isAdminOnly: true });
 }
 
 /** Appends policy names to the audit column `policies`. */

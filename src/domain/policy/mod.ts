@@ -42,7 +42,7 @@ import {
 import { parsePyLiteral, pyRepr, type PyValue } from "./py_literal.ts";
 import { parseTimeRanges } from "./time.ts";
 import * as store from "./policy_store.ts";
-import { knownNodes, knownRealms, knownResolvers, knownTokenTypes } from "./_known.ts";
+import { knownNodes, knownRealms, knownResolvers, knownTokenTypes, tokenScope } from "./_known.ts";
 
 export type { ActionMap } from "./action.ts";
 export { splitActionValue, unescapeText } from "./action.ts";
@@ -564,6 +564,11 @@ export interface RightContext {
   conditions?: ConditionData | false;
   /** Replaces the default denial message. */
   message?: string;
+  /**
+   * Admin requests on a token: without `realm`, the token realms plus the
+   * owner's realm are the realm context, and the owner is the user acted on.
+   */
+  serial?: string | null;
 }
 
 function rightMatchContext(caller: Caller, action: string | null, ctx: RightContext): MatchContext {
@@ -607,6 +612,12 @@ export async function checkRight(
   const set = await loadPolicySet(deps);
   const scope = caller.role === "admin" ? "admin" : "user";
   if (!set.hasActivePolicies(scope)) return [];
+  if (caller.role === "admin" && ctx.realm == null && ctx.serial) {
+    const { realms, owner } = await tokenScope(deps, ctx.serial);
+    const all = owner && !realms.includes(owner.realm) ? [...realms, owner.realm] : realms;
+    ctx = { ...ctx, realm: all.length > 0 ? all : null };
+    if (owner && ctx.user == null) ctx = { ...ctx, user: owner.login, resolver: owner.resolver };
+  }
   const matched = await set.match(rightMatchContext(caller, action, ctx));
   if (matched.length > 0) return matched.map((p) => p.name);
   const who = caller.role === "admin" ? "Admin" : "User";
