@@ -35,6 +35,29 @@ const ROWS: Row[] = [
     action: "policywrite",
   },
   { method: "DELETE", path: "/policy/x", action: "policydelete" },
+  { method: "GET", path: "/resolver/", action: "resolverread" },
+  { method: "GET", path: "/resolver/r1", action: "resolverread" },
+  {
+    method: "POST",
+    path: "/resolver/r1",
+    body: { type: "passwdresolver", fileName: "x" },
+    action: "resolverwrite",
+  },
+  {
+    method: "POST",
+    path: "/resolver/test",
+    body: { type: "passwdresolver" },
+    action: "resolverwrite",
+  },
+  { method: "DELETE", path: "/resolver/r1", action: "resolverdelete" },
+  { method: "POST", path: "/realm/realm1", body: { resolvers: "r1" }, action: "resolverwrite" },
+  { method: "DELETE", path: "/realm/realm1", action: "resolverdelete" },
+  { method: "POST", path: "/defaultrealm/realm1", action: "resolverwrite" },
+  { method: "DELETE", path: "/defaultrealm", action: "resolverdelete" },
+  { method: "GET", path: "/user/", action: "userlist" },
+  { method: "POST", path: "/user/", body: { user: "u", resolver: "r1" }, action: "adduser" },
+  { method: "PUT", path: "/user/", body: { user: "u", resolver: "r1" }, action: "updateuser" },
+  { method: "DELETE", path: "/user/r1/u", action: "deleteuser" },
 ];
 
 async function send(t: TestApp, row: Row) {

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import { clearDefaultRealm, readDefaultRealm, setDefaultRealm } from "../../domain/realm/mod.ts";
 
 /** `/defaultrealm`: the realm of logins without a realm (admin only). */
@@ -14,12 +15,12 @@ defaultrealmRoutes.get("/", async (c) => {
   return ok(c, await readDefaultRealm(c.var.deps));
 });
 
-defaultrealmRoutes.post("/:realm", async (c) => {
+defaultrealmRoutes.post("/:realm", requireRight("resolverwrite"), async (c) => {
   const realm = pathParam(c, "realm");
   c.var.audit.info = `realm ${realm}`;
   return ok(c, await setDefaultRealm(c.var.deps, realm));
 });
 
-defaultrealmRoutes.delete("/", async (c) => {
+defaultrealmRoutes.delete("/", requireRight("resolverdelete"), async (c) => {
   return ok(c, await clearDefaultRealm(c.var.deps));
 });

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
 import { deleteRealm, listRealms, setRealm } from "../../domain/realm/mod.ts";
 
@@ -31,7 +32,7 @@ function resolverList(raw: unknown): string[] {
   );
 }
 
-realmRoutes.post("/:realm", async (c) => {
+realmRoutes.post("/:realm", requireRight("resolverwrite"), async (c) => {
   const p = c.var.params;
   const realm = pathParam(c, "realm");
   c.var.audit.info = `realm ${realm}`;
@@ -48,7 +49,7 @@ realmRoutes.post("/:realm", async (c) => {
   );
 });
 
-realmRoutes.delete("/:realm", async (c) => {
+realmRoutes.delete("/:realm", requireRight("resolverdelete"), async (c) => {
   const realm = pathParam(c, "realm");
   c.var.audit.info = `realm ${realm}`;
   return ok(

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import {
   deleteResolver,
   listResolvers,
@@ -16,7 +17,7 @@ export const resolverRoutes = new Hono<AppEnv>();
 
 resolverRoutes.use("*", adminOnly);
 
-resolverRoutes.get("/", async (c) => {
+resolverRoutes.get("/", requireRight("resolverread"), async (c) => {
   const p = c.var.params;
   const editable = p.editable === undefined || p.editable === ""
     ? undefined
@@ -24,7 +25,7 @@ resolverRoutes.get("/", async (c) => {
   return ok(c, await listResolvers(c.var.deps, { type: stringParam(p, "type"), editable }));
 });
 
-resolverRoutes.post("/test", async (c) => {
+resolverRoutes.post("/test", requireRight("resolverwrite"), async (c) => {
   const p = c.var.params;
   const result = await testResolver(c.var.deps, {
     type: requireString(p, "type"),
@@ -38,11 +39,11 @@ resolverRoutes.get("/:type/default", (c) => {
   return ok(c, resolverDefaults(pathParam(c, "type")));
 });
 
-resolverRoutes.get("/:name", async (c) => {
+resolverRoutes.get("/:name", requireRight("resolverread"), async (c) => {
   return ok(c, await listResolvers(c.var.deps, { name: pathParam(c, "name") }));
 });
 
-resolverRoutes.post("/:name", async (c) => {
+resolverRoutes.post("/:name", requireRight("resolverwrite"), async (c) => {
   const name = pathParam(c, "name");
   c.var.audit.info = `resolver ${name}`;
   const id = await saveResolver(c.var.deps, name, {
@@ -52,7 +53,7 @@ resolverRoutes.post("/:name", async (c) => {
   return ok(c, id);
 });
 
-resolverRoutes.delete("/:name", async (c) => {
+resolverRoutes.delete("/:name", requireRight("resolverdelete"), async (c) => {
   const name = pathParam(c, "name");
   c.var.audit.info = `resolver ${name}`;
   return ok(c, await deleteResolver(c.var.deps, name));

@@ -3,6 +3,7 @@ import type { AppEnv, Params } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly, adminOrUser } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import {
   type Caller,
   createUser,
@@ -60,7 +61,7 @@ function selectorOf(c: Context<AppEnv>, user: string): UserSelector {
   return who;
 }
 
-userRoutes.get("/", adminOrUser, async (c) => {
+userRoutes.get("/", adminOrUser, requireRight("userlist"), async (c) => {
   const p = c.var.params;
   const common = {
     attributes: csv(stringParam(p, "attributes")),
@@ -84,7 +85,7 @@ userRoutes.get("/", adminOrUser, async (c) => {
   );
 });
 
-userRoutes.post("/", adminOnly, async (c) => {
+userRoutes.post("/", adminOnly, requireRight("adduser"), async (c) => {
   const p = c.var.params;
   const login = requireString(p, "user");
   const resolver = requireString(p, "resolver");
@@ -99,7 +100,7 @@ userRoutes.post("/", adminOnly, async (c) => {
   return ok(c, uid);
 });
 
-userRoutes.put("/", adminOrUser, async (c) => {
+userRoutes.put("/", adminOrUser, requireRight("updateuser"), async (c) => {
   const p = c.var.params;
   const login = requireString(p, "user");
   const resolver = requireString(p, "resolver");
@@ -149,7 +150,7 @@ userRoutes.get("/editable_attributes", adminOrUser, async (c) => {
   return ok(c, await editableAttributes(c.var.deps, who, callerOf(c)));
 });
 
-userRoutes.delete("/:resolver/:user", adminOnly, async (c) => {
+userRoutes.delete("/:resolver/:user", adminOnly, requireRight("deleteuser"), async (c) => {
   const resolver = pathParam(c, "resolver");
   const login = pathParam(c, "user");
   c.var.audit.user = login;
