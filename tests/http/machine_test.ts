@@ -849,3 +849,18 @@ Deno.test("a bad offline count option is a 400 when the token is served", async 
   assert.equal(await tokenCount(t, "HOTP1"), 0);
   await t.close();
 });
+
+Deno.test("GET /application/ describes the options of ssh, luks and offline", async () => {
+  const t = await createTestApp();
+  const res = await get(t, "/application/");
+  assert.equal(res.status, 200);
+  const v = res.body.result.value;
+  assert.deepEqual(Object.keys(v).sort(), ["luks", "offline", "ssh"]);
+  assert.deepEqual(v.luks.options.totp.slot, { type: "int", value: [0, 1, 2, 3, 4, 5, 6, 7] });
+  assert.deepEqual(v.offline.options.hotp, { count: { type: "str" }, rounds: { type: "str" } });
+  assert.deepEqual(v.offline.options.webauthn, {});
+  assert.equal(v.ssh.options.sshkey.user.type, "str");
+  assert.deepEqual(v.ssh.options.sshkey.service_id.value, []);
+  assert.equal((await jsonOf(await t.get("/application/"))).status, 401);
+  await t.close();
+});

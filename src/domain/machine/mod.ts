@@ -50,4 +50,9 @@ export {
   offlineRefill,
   type RefillRequest,
 } from "./offline.ts";
+export {
+  type ApplicationOptions,
+  applicationOptions,
+  type OptionDescriptor,
+} from "./applications.ts";
 export { pbkdf2Sha512Hash, pbkdf2Sha512Verify } from "./_pbkdf2.ts";
