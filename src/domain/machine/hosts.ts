@@ -67,8 +67,9 @@ export function parseHosts(text: string, what: string): HostEntry[] {
     if (fields.length < 2 || fields[0].startsWith("#")) continue;
     const ip = normalizeIp(fields[0]);
     if (ip === undefined) {
+      // the field itself is not echoed: the file may be any file the server can read
       throw machineError(
-        `Cannot read hosts file ${what}: "${fields[0]}" in line ${i + 1} is not an IP address`,
+        `Cannot read hosts file ${what}: the first field in line ${i + 1} is not an IP address`,
       );
     }
     // inline "# comments" become host names, as in privacyIDEA [quirk]

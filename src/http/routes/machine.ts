@@ -149,10 +149,12 @@ machineRoutes.post("/tokenoption", adminOnly, manageTokens, async (c) => {
 async function authItems(c: Context<AppEnv>, application: string | undefined) {
   const p = c.var.params;
   // TODO(#6): apply auth-scope "mangle" policies to user/realm/pass once the policy engine exposes them
+  const hostname = requireString(p, "hostname");
+  c.var.audit.info = `hostname: ${hostname}`.slice(0, 900);
   return ok(
     c,
     await getAuthItems(c.var.deps, {
-      hostname: requireString(p, "hostname"),
+      hostname,
       application,
       challenge: optional(p, "challenge"),
       serial: optional(p, "serial"),
