@@ -182,3 +182,51 @@ Deno.test("DELETE /realm/<realm> is refused while a user of the realm owns a tok
     await t.close();
   }
 });
+
+Deno.test("POST /realm/<realm>/node/<node> pins resolvers to this node; general updates keep them", async () => {
+  const t = await createTestApp();
+  try {
+    const general = await createUsers(t.deps, {
+      realm: "r1",
+      resolver: "general",
+      users: [{ login: "x" }],
+    });
+    await createUsers(t.deps, { realm: "other", resolver: "pinned", users: [{ login: "x" }] });
+    const res = await jsonOf(
+      await t.asAdmin("POST", "/realm/r1/node/test-node", {
+        json: true,
+        body: { resolver: [{ name: "pinned", priority: 1 }, { name: "nosuch" }] },
+      }),
+    );
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.result.value, { added: ["pinned"], failed: ["nosuch"] });
+    // the pinned resolver has priority 1 on this node, so it wins
+    assert.equal((await resolveUser(t.deps, "x", "r1"))?.resolver, "pinned");
+    await t.asAdmin("POST", "/realm/r1", { body: { resolvers: general } });
+    const realm = (await jsonOf(await t.asAdmin("GET", "/realm/"))).body.result.value.r1;
+    assert.deepEqual(
+      realm.resolver.map((
+        r: { name: string; node: string; priority: number | null },
+      ) => [r.name, r.node, r.priority]),
+      [["general", "", null], ["pinned", "test-node", 1]],
+    );
+    const unknown = await jsonOf(
+      await t.asAdmin("POST", "/realm/r1/node/other-node", { json: true, body: { resolver: [] } }),
+    );
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.body.result.error.message, "ERR905: The given node does not exist!");
+    for (
+      const body of [{}, { resolver: "pinned" }, { resolver: [{ name: 1 }] }, {
+        resolver: [{ name: "a", priority: "1" }],
+      }]
+    ) {
+      const bad = await jsonOf(
+        await t.asAdmin("POST", "/realm/r1/node/test-node", { json: true, body }),
+      );
+      assert.equal(bad.status, 400, JSON.stringify(body));
+      assert.equal(bad.body.result.error.message, "ERR905: Could not verify data in request!");
+    }
+  } finally {
+    await t.close();
+  }
+});

@@ -95,6 +95,59 @@ export async function setRealm(
   });
 }
 
+/** One entry of `POST /realm/<realm>/node/<node>`. */
+export interface NodeResolverEntry {
+  name: string;
+  priority?: number | null;
+}
+
+/** Names of the nodes Tessera knows (this node; nodes have no registry yet). */
+export function knownRealmNodes(deps: Deps): string[] {
+  return [deps.nodeName];
+}
+
+/**
+ * `POST /realm/<realm>/node/<node>`: replaces the resolvers pinned to `node`
+ * (created realm if missing). Unknown resolvers end in `failed`.
+ */
+export async function setRealmNodeResolvers(
+  deps: Deps,
+  realmName: string,
+  node: string,
+  entries: NodeResolverEntry[],
+): Promise<{ added: string[]; failed: string[] }> {
+  const name = normaliseRealmName(realmName);
+  checkRealmName(name);
+  if (!knownRealmNodes(deps).includes(node)) {
+    throw new ParameterError("The given node does not exist!");
+  }
+  return await store.inTransaction(deps.db, async (trx) => {
+    const wanted = [...new Set(entries.map((e) => e.name.trim()).filter((n) => n !== ""))];
+    const byName = new Map(
+      (await resolverStore.findResolvers(trx, wanted)).map((r) => [r.name, r]),
+    );
+    const added: string[] = [];
+    const failed: string[] = [];
+    const rows: { resolverId: number; priority: number | null }[] = [];
+    for (const n of wanted) {
+      const rec = byName.get(n);
+      if (!rec) {
+        failed.push(n);
+        continue;
+      }
+      added.push(n);
+      rows.push({
+        resolverId: rec.id,
+        priority: entries.find((e) => e.name.trim() === n)?.priority ?? null,
+      });
+    }
+    const { id, created } = await store.ensureRealm(trx, name);
+    await store.replaceNodeResolvers(trx, id, node, rows);
+    if (created && (await store.countRealms(trx)) === 1) await store.setDefaultRealm(trx, id);
+    return { added, failed };
+  });
+}
+
 /** Whether a token is still assigned to a user of `realm` (hook for the token feature). */
 export async function realmHasTokens(deps: Deps, realm: string): Promise<boolean> {
   return (await store.countTokensInRealm(deps.db, realm)) > 0;

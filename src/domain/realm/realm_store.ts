@@ -102,6 +102,24 @@ export async function replaceResolvers(
   }))).execute();
 }
 
+/** Replaces the realm's resolver entries pinned to `node`. */
+export async function replaceNodeResolvers(
+  db: Db,
+  realmId: number,
+  node: string,
+  entries: { resolverId: number; priority: number | null }[],
+): Promise<void> {
+  await db.deleteFrom("realm_resolver").where("realm_id", "=", realmId).where("node", "=", node)
+    .execute();
+  if (entries.length === 0) return;
+  await db.insertInto("realm_resolver").values(entries.map((e) => ({
+    realm_id: realmId,
+    resolver_id: e.resolverId,
+    priority: e.priority,
+    node,
+  }))).execute();
+}
+
 /** Makes `realmId` the only default realm (undefined: no default). */
 export async function setDefaultRealm(db: Db, realmId: number | undefined): Promise<void> {
   await db.updateTable("realm").set({ is_default: 0 }).where("is_default", "=", 1).execute();

@@ -5,7 +5,13 @@ import { boolParam, pathParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
 import { requireRight } from "../rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
-import { deleteRealm, listRealms, setRealm } from "../../domain/realm/mod.ts";
+import {
+  deleteRealm,
+  listRealms,
+  type NodeResolverEntry,
+  setRealm,
+  setRealmNodeResolvers,
+} from "../../domain/realm/mod.ts";
 
 /** `/realm/`: realms and their resolvers (admin only). */
 export const realmRoutes = new Hono<AppEnv>();
@@ -47,6 +53,30 @@ realmRoutes.post("/:realm", requireRight("resolverwrite"), async (c) => {
     c,
     await setRealm(c.var.deps, realm, { resolvers: resolverList(p.resolvers), priorities }),
   );
+});
+
+/** The JSON body `{"resolver": [{"name": …, "priority": int}]}` of the node endpoint. */
+function nodeEntries(raw: unknown): NodeResolverEntry[] {
+  const bad = () => new ParameterError("Could not verify data in request!");
+  if (!Array.isArray(raw)) throw bad();
+  return raw.map((e) => {
+    if (typeof e !== "object" || e === null || typeof e.name !== "string") throw bad();
+    const priority = e.priority;
+    if (
+      priority !== undefined && priority !== null &&
+      !(typeof priority === "number" && Number.isInteger(priority))
+    ) {
+      throw bad();
+    }
+    return { name: e.name, priority: priority ?? null };
+  });
+}
+
+realmRoutes.post("/:realm/node/:node", async (c) => {
+  const realm = pathParam(c, "realm");
+  c.var.audit.info = `realm ${realm}`;
+  const entries = nodeEntries(c.var.params.resolver);
+  return ok(c, await setRealmNodeResolvers(c.var.deps, realm, pathParam(c, "node"), entries));
 });
 
 realmRoutes.delete("/:realm", requireRight("resolverdelete"), async (c) => {
