@@ -48,8 +48,8 @@ export function rightContextOf(c: Context<AppEnv>): RightContext {
 
 /** Options of {@link requireRight}. */
 export interface RightOptions {
-  /** Replaces the default denial message. */
-  message?: string;
+  /** Replaces the default denial message (a function gets the caller's role). */
+  message?: string | ((role: "admin" | "user") => string);
   /** Check admins only; user-role callers pass (for endpoints open to both roles). */
   isAdminOnly?: boolean;
   /** Do not match on the request's user/realm/resolver (e.g. audit reads). */
@@ -81,7 +81,9 @@ export function requireRight(
     }
     const granted = await checkRight(c.var.deps, identity, name, {
       ...ctx,
-      message: options.message,
+      message: typeof options.message === "function"
+        ? options.message(identity.role)
+        : options.message,
     });
     if (granted.length > 0) addAuditPolicies(c, granted);
     await next();

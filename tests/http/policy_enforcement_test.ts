@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { issueJwt } from "../../src/http/jwt.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
+import { createUsers } from "../fixtures/users.ts";
+import { enrollHotp } from "../fixtures/tokens.ts";
 
 interface Row {
   method: string;
@@ -58,6 +60,41 @@ const ROWS: Row[] = [
   { method: "POST", path: "/user/", body: { user: "u", resolver: "r1" }, action: "adduser" },
   { method: "PUT", path: "/user/", body: { user: "u", resolver: "r1" }, action: "updateuser" },
   { method: "DELETE", path: "/user/r1/u", action: "deleteuser" },
+  { method: "POST", path: "/token/init", body: { type: "hotp", genkey: 1 }, action: "enrollHOTP" },
+  { method: "POST", path: "/token/init", body: { type: "spass" }, action: "enrollSPASS" },
+  { method: "GET", path: "/token/", action: "tokenlist" },
+  { method: "POST", path: "/token/assign", body: { serial: "S1", user: "u" }, action: "assign" },
+  { method: "POST", path: "/token/unassign", body: { serial: "S1" }, action: "unassign" },
+  { method: "POST", path: "/token/enable", body: { serial: "S1" }, action: "enable" },
+  { method: "POST", path: "/token/disable/S1", action: "disable" },
+  { method: "POST", path: "/token/revoke", body: { serial: "S1" }, action: "revoke" },
+  { method: "POST", path: "/token/reset", body: { serial: "S1" }, action: "reset" },
+  {
+    method: "POST",
+    path: "/token/resync",
+    body: { serial: "S1", otp1: "1", otp2: "2" },
+    action: "resync",
+  },
+  { method: "POST", path: "/token/setpin", body: { serial: "S1", otppin: "1" }, action: "setpin" },
+  { method: "POST", path: "/token/setrandompin", body: { serial: "S1" }, action: "setrandompin" },
+  {
+    method: "POST",
+    path: "/token/description",
+    body: { serial: "S1", description: "d" },
+    action: "setdescription",
+  },
+  { method: "POST", path: "/token/set", body: { serial: "S1", description: "d" }, action: "set" },
+  { method: "POST", path: "/token/realm/S1", body: { realms: "" }, action: "tokenrealms" },
+  { method: "POST", path: "/token/info/S1/k", body: { value: "v" }, action: "settokeninfo" },
+  { method: "DELETE", path: "/token/info/S1/k", action: "settokeninfo" },
+  { method: "GET", path: "/token/challenges/", action: "getchallenges" },
+  { method: "DELETE", path: "/token/S1", action: "delete" },
+  {
+    method: "POST",
+    path: "/validate/triggerchallenge",
+    body: { serial: "S1" },
+    action: "triggerchallenge",
+  },
 ];
 
 async function send(t: TestApp, row: Row) {
@@ -69,15 +106,17 @@ for (const row of ROWS) {
     const t = await createTestApp();
     await t.adminToken();
     // an unrelated admin policy configures the admin scope
-    await savePolicy(t.deps, "p", { scope: "admin", action: "tokenlist" });
+    await savePolicy(t.deps, "p", { scope: "admin", action: "getrandom" });
     const denied = await send(t, row);
     assert.equal(denied.status, 403, JSON.stringify(denied.body));
     assert.equal(denied.body.result.error.code, 303);
     assert.equal(
       denied.body.result.error.message,
-      `Admin actions are defined, but the action ${row.action} is not allowed!`,
+      row.action.startsWith("enroll")
+        ? "Admin actions are defined, but you are not allowed to enroll this token type!"
+        : `Admin actions are defined, but the action ${row.action} is not allowed!`,
     );
-    await savePolicy(t.deps, "p", { scope: "admin", action: `tokenlist, ${row.action}` });
+    await savePolicy(t.deps, "p", { scope: "admin", action: `getrandom, ${row.action}` });
     const allowed = await send(t, row);
     assert.notEqual(allowed.body.result?.error?.code, 303, JSON.stringify(allowed.body));
     await t.close();
@@ -104,7 +143,7 @@ Deno.test("admin rights: a policy restricted to another admin realm does not gra
 
 Deno.test("user callers of admin-or-user endpoints are not checked against admin rights", async () => {
   const t = await createTestApp();
-  await savePolicy(t.deps, "p", { scope: "admin", action: "tokenlist" });
+  await savePolicy(t.deps, "p", { scope: "admin", action: "getrandom" });
   const { token } = await issueJwt(t.deps, {
     username: "alice",
     realm: "r1",
@@ -114,5 +153,49 @@ Deno.test("user callers of admin-or-user endpoints are not checked against admin
     rights: [],
   });
   assert.equal((await jsonOf(await t.get("/system/", { token }))).status, 200);
+  await t.close();
+});
+
+Deno.test("admin token rights use the token's realms when the request names no realm", async () => {
+  const t = await createTestApp();
+  await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "a" }] });
+  await createUsers(t.deps, { realm: "realm2", users: [{ login: "bob", password: "b" }] });
+  const s1 = await enrollHotp(t, { user: "alice", realm: "realm1" });
+  const s2 = await enrollHotp(t, { user: "bob", realm: "realm2" });
+  await savePolicy(t.deps, "p", { scope: "admin", action: "disable", realm: "realm1" });
+  const ok = await jsonOf(await t.asAdmin("POST", "/token/disable", { body: { serial: s1 } }));
+  assert.equal(ok.status, 200);
+  const no = await jsonOf(await t.asAdmin("POST", "/token/disable", { body: { serial: s2 } }));
+  assert.equal(no.status, 403);
+  assert.equal(
+    no.body.result.error.message,
+    "Admin actions are defined, but the action disable is not allowed!",
+  );
+  await t.close();
+});
+
+Deno.test("user rights: a user policy limits what users may do with their tokens", async () => {
+  const t = await createTestApp();
+  await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "alice-pw" }] });
+  const serial = await enrollHotp(t, { user: "alice", realm: "realm1" });
+  const login = await jsonOf(
+    await t.post("/auth", { username: "alice@realm1", password: "alice-pw" }),
+  );
+  const token = login.body.result.value.token as string;
+  await savePolicy(t.deps, "u", { scope: "user", action: "disable, enrollHOTP" });
+  const ok = await jsonOf(await t.post("/token/disable", { serial }, { token }));
+  assert.equal(ok.status, 200);
+  const no = await jsonOf(await t.post("/token/enable", { serial }, { token }));
+  assert.equal(no.status, 403);
+  assert.equal(
+    no.body.result.error.message,
+    "User actions are defined, but the action enable is not allowed!",
+  );
+  const spass = await jsonOf(await t.post("/token/init", { type: "spass" }, { token }));
+  assert.equal(spass.status, 403);
+  assert.equal(
+    spass.body.result.error.message,
+    "User actions are defined, but you are not allowed to enroll this token type!",
+  );
   await t.close();
 });

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly, adminOrUser } from "../auth.ts";
+import { requireAdminRight, requireRight } from "../rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
 import {
   assignToken,
@@ -82,11 +83,22 @@ async function ownerOf(c: C): Promise<UserRef | undefined> {
   });
 }
 
+/** enroll<TYPE> for the requested type (default hotp), with the spec's enrolment message. */
+const enrollRight = requireRight(
+  (c) => `enroll${(stringParam(c.var.params, "type") || "hotp").toUpperCase()}`,
+  {
+    message: (role) =>
+      `${
+        role === "admin" ? "Admin" : "User"
+      } actions are defined, but you are not allowed to enroll this token type!`,
+  },
+);
+
 function isUserCaller(c: C): boolean {
   return c.var.identity?.role === "user";
 }
 
-tokenRoutes.post("/init", adminOrUser, async (c) => {
+tokenRoutes.post("/init", adminOrUser, enrollRight, async (c) => {
   const p = c.var.params;
   const res = await initToken(c.var.deps, p, {
     user: await ownerOf(c),
@@ -98,7 +110,7 @@ tokenRoutes.post("/init", adminOrUser, async (c) => {
   return ok(c, true, { detail: res.detail });
 });
 
-tokenRoutes.get("/", adminOrUser, async (c) => {
+tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
   const p = c.var.params;
   const csv = (name: string) => stringParam(p, name)?.split(",").map((s) => s.trim());
   const serial = stringParam(p, "serial");
@@ -140,7 +152,7 @@ tokenRoutes.get("/", adminOrUser, async (c) => {
   return ok(c, await listTokens(c.var.deps, q));
 });
 
-tokenRoutes.post("/assign", adminOrUser, async (c) => {
+tokenRoutes.post("/assign", adminOrUser, requireRight("assign"), async (c) => {
   const p = c.var.params;
   const serial = requireString(p, "serial");
   c.var.audit.serial = serial;
@@ -168,36 +180,36 @@ async function bulkOrSingle(
   return ok(c, await action(selectorOf(c)));
 }
 
-tokenRoutes.post("/unassign", adminOrUser, async (c) => {
+tokenRoutes.post("/unassign", adminOrUser, requireRight("unassign"), async (c) => {
   return await bulkOrSingle(c, (sel) => unassignTokens(c.var.deps, sel));
 });
 
 for (const path of ["/enable", "/enable/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, async (c) => {
+  tokenRoutes.post(path, adminOrUser, requireRight("enable"), async (c) => {
     return ok(c, await enableTokens(c.var.deps, selectorOf(c)));
   });
 }
 
 for (const path of ["/disable", "/disable/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, async (c) => {
+  tokenRoutes.post(path, adminOrUser, requireRight("disable"), async (c) => {
     return ok(c, await disableTokens(c.var.deps, selectorOf(c)));
   });
 }
 
 for (const path of ["/revoke", "/revoke/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, async (c) => {
+  tokenRoutes.post(path, adminOrUser, requireRight("revoke"), async (c) => {
     return ok(c, await revokeTokens(c.var.deps, selectorOf(c)));
   });
 }
 
 for (const path of ["/reset", "/reset/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, async (c) => {
+  tokenRoutes.post(path, adminOrUser, requireRight("reset"), async (c) => {
     return ok(c, await resetTokens(c.var.deps, selectorOf(c)));
   });
 }
 
 for (const path of ["/resync", "/resync/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, async (c) => {
+  tokenRoutes.post(path, adminOrUser, requireRight("resync"), async (c) => {
     const p = c.var.params;
     const otp1 = requireString(p, "otp1");
     const otp2 = requireString(p, "otp2");
@@ -206,7 +218,7 @@ for (const path of ["/resync", "/resync/:serial"]) {
 }
 
 for (const path of ["/setpin", "/setpin/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, async (c) => {
+  tokenRoutes.post(path, adminOrUser, requireRight("setpin"), async (c) => {
     const p = c.var.params;
     const pin = stringParam(p, "otppin") ?? stringParam(p, "userpin") ??
       stringParam(p, "sopin");
@@ -216,13 +228,13 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
 }
 
 for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, async (c) => {
+  tokenRoutes.post(path, adminOrUser, requireRight("setrandompin"), async (c) => {
     return ok(c, await setRandomPin(c.var.deps, selectorOf(c)));
   });
 }
 
 for (const path of ["/description", "/description/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, async (c) => {
+  tokenRoutes.post(path, adminOrUser, requireRight("setdescription"), async (c) => {
     const description = stringParam(c.var.params, "description");
     if (description === undefined) throw missingParameter("description");
     return ok(c, (await setDescription(c.var.deps, selectorOf(c), description)) >= 0);
@@ -230,7 +242,7 @@ for (const path of ["/description", "/description/:serial"]) {
 }
 
 for (const path of ["/set", "/set/:serial"]) {
-  tokenRoutes.post(path, adminOnly, async (c) => {
+  tokenRoutes.post(path, adminOnly, requireRight("set"), async (c) => {
     const p = c.var.params;
     const int = (name: string) => intParam(p, name, undefined, 0, 1_000_000_000);
     return ok(
@@ -250,7 +262,7 @@ for (const path of ["/set", "/set/:serial"]) {
   });
 }
 
-tokenRoutes.post("/realm/:serial", adminOnly, async (c) => {
+tokenRoutes.post("/realm/:serial", adminOnly, requireRight("tokenrealms"), async (c) => {
   const serial = pathParam(c, "serial");
   c.var.audit.serial = serial;
   const raw = c.var.params.realms;
@@ -260,7 +272,7 @@ tokenRoutes.post("/realm/:serial", adminOnly, async (c) => {
   return ok(c, await setTokenRealms(c.var.deps, serial, realms));
 });
 
-tokenRoutes.post("/info/:serial/:key", adminOnly, async (c) => {
+tokenRoutes.post("/info/:serial/:key", adminOnly, requireRight("settokeninfo"), async (c) => {
   const serial = pathParam(c, "serial");
   c.var.audit.serial = serial;
   const value = stringParam(c.var.params, "value");
@@ -268,14 +280,14 @@ tokenRoutes.post("/info/:serial/:key", adminOnly, async (c) => {
   return ok(c, await setTokenInfo(c.var.deps, serial, pathParam(c, "key"), value));
 });
 
-tokenRoutes.delete("/info/:serial/:key", adminOnly, async (c) => {
+tokenRoutes.delete("/info/:serial/:key", adminOnly, requireRight("settokeninfo"), async (c) => {
   const serial = pathParam(c, "serial");
   c.var.audit.serial = serial;
   return ok(c, await deleteTokenInfo(c.var.deps, serial, pathParam(c, "key")));
 });
 
 for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
-  tokenRoutes.get(path, adminOnly, async (c) => {
+  tokenRoutes.get(path, adminOnly, requireRight("getchallenges"), async (c) => {
     const p = c.var.params;
     const serial = pathParam(c, "serial") || stringParam(p, "serial") || undefined;
     return ok(
@@ -289,7 +301,7 @@ for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
 }
 
 for (const path of ["/", "/:serial"]) {
-  tokenRoutes.delete(path, adminOrUser, async (c) => {
+  tokenRoutes.delete(path, adminOrUser, requireRight("delete"), async (c) => {
     return await bulkOrSingle(c, (sel) => deleteTokens(c.var.deps, sel));
   });
 }

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam, stringParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import {
   type CheckRequest,
   type CheckResult,
@@ -113,8 +114,8 @@ async function trigger(c: C): Promise<Response> {
   return ok(c, res.count, { detail: res.detail });
 }
 
-validateRoutes.get("/triggerchallenge", adminOnly, trigger);
-validateRoutes.post("/triggerchallenge", adminOnly, trigger);
+validateRoutes.get("/triggerchallenge", adminOnly, requireRight("triggerchallenge"), trigger);
+validateRoutes.post("/triggerchallenge", adminOnly, requireRight("triggerchallenge"), trigger);
 
 async function poll(c: C): Promise<Response> {
   c.set("authStyle", true);
