@@ -22,6 +22,10 @@ export const METERED_PATHS: ReadonlySet<string> = new Set([
 
 const ADMIN_PATHS = new Set(["/token/init", "/token/assign"]);
 
+const WARN_INTERVAL_MS = 60_000;
+/** Per logger (one per app), when each application was last logged. */
+const lastWarnedByLog = new WeakMap<object, Map<string, number>>();
+
 /** Middleware for the whole app; cheap for every request that is not metered. */
 export const subscriptionCheck: MiddlewareHandler<AppEnv> = async (c, next) => {
   const deps = c.var.deps;
@@ -39,10 +43,21 @@ export const subscriptionCheck: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.var.audit.info = note;
     throw result.refusal;
   }
-  deps.log.warn("Subscription check failed; request allowed (warn mode)", {
-    application: result.application,
-    reason: result.refusal.message,
-  });
+  // the audit row records every case; the log gets one line per application and minute
+  const now = deps.clock.now();
+  let lastWarned = lastWarnedByLog.get(deps.log);
+  if (!lastWarned) {
+    lastWarned = new Map();
+    lastWarnedByLog.set(deps.log, lastWarned);
+  }
+  const last = lastWarned.get(result.application);
+  if (last === undefined || now - last >= WARN_INTERVAL_MS || now < last) {
+    lastWarned.set(result.application, now);
+    deps.log.warn("Subscription check failed; request allowed (warn mode)", {
+      application: result.application,
+      reason: result.refusal.message,
+    });
+  }
   try {
     await next();
   } finally {

@@ -310,6 +310,16 @@ Deno.test("warn mode lets an exceeded client through and notes it in the audit r
   const [info] = await auditInfoOf(t, "POST /validate/check");
   assert.match(info, /^subscription check failed \(warn\): SubscriptionError\('Too many users/);
   assert.ok(t.log.lines.some((l) => l.includes("warn mode")));
+  // repeated refusals are audited every time but logged once a minute
+  for (let i = 0; i < 3; i++) {
+    t.deps.random = scriptedRandom([3]);
+    await t.post("/validate/check", { user: "u1", pass: "1" }, {
+      headers: { "user-agent": CP_UA },
+    });
+  }
+  const infos = await auditInfoOf(t, "POST /validate/check");
+  assert.equal(infos.filter((i) => i.startsWith("subscription check failed (warn)")).length, 4);
+  assert.equal(t.log.lines.filter((l) => l.includes("warn mode")).length, 1);
   await t.close();
 });
 
