@@ -102,7 +102,7 @@ async function send(
   } else {
     text = JSON.stringify(body);
   }
-  return new Response(text, {
+  const response = new Response(text, {
     status,
     headers: {
       "content-type": "application/json",
@@ -110,4 +110,10 @@ async function send(
       "cache-control": "no-store, no-cache",
     },
   });
+  // post event handlers read the body from here instead of re-parsing the text
+  ENVELOPE_BODIES.set(response, body);
+  return response;
 }
+
+/** The envelope object each response was made from (read by the event middleware). */
+export const ENVELOPE_BODIES: WeakMap<Response, Record<string, unknown>> = new WeakMap();

@@ -16,26 +16,27 @@ import {
   runDefinitions,
 } from "../domain/event/mod.ts";
 import { pythonJson } from "../lib/py_json.ts";
+import { ENVELOPE_BODIES } from "./envelope.ts";
 
 function identityOf(c: Context<AppEnv>): EventIdentity | undefined {
-  const id = c.var.identity;
+  const id = c.get("identity");
   return id
     ? { username: id.username, realm: id.realm, role: id.role, resolver: id.resolver }
     : undefined;
 }
 
 function contextFor(c: Context<AppEnv>, event: string, position: "pre" | "post"): EventContext {
-  const audit = c.var.audit;
+  const audit = c.get("audit");
   return {
     event,
     position,
     request: {
       method: c.req.method,
       path: c.req.path,
-      params: c.var.params,
+      params: c.get("params"),
       headers: c.req.raw.headers,
-      clientIp: c.var.clientIp,
-      userAgent: c.var.userAgent,
+      clientIp: c.get("clientIp"),
+      userAgent: c.get("userAgent"),
       identity: identityOf(c),
       audit: {
         serial: audit.serial,
@@ -48,20 +49,29 @@ function contextFor(c: Context<AppEnv>, event: string, position: "pre" | "post")
   };
 }
 
-async function readJson(res: Response): Promise<Record<string, unknown> | undefined> {
-  if (!(res.headers.get("content-type") ?? "").includes("json")) return undefined;
+/** Reads a JSON response once; the returned response replaces the consumed one. */
+async function readJson(
+  res: Response,
+): Promise<{ body: Record<string, unknown> | undefined; res: Response }> {
+  if (!(res.headers.get("content-type") ?? "").includes("json")) return { body: undefined, res };
+  // reading the text and rebuilding the response is cheaper than res.clone()
+  const text = await res.text();
+  const fresh = new Response(text, { status: res.status, headers: res.headers });
   try {
-    const body = await res.clone().json();
-    return body && typeof body === "object" && !Array.isArray(body) ? body : undefined;
+    const body = JSON.parse(text);
+    return {
+      body: body && typeof body === "object" && !Array.isArray(body) ? body : undefined,
+      res: fresh,
+    };
   } catch {
-    return undefined;
+    return { body: undefined, res: fresh };
   }
 }
 
 async function rebuild(c: Context<AppEnv>, old: Response, body: Record<string, unknown>) {
   delete body.signature;
   let text: string;
-  const signer = c.var.deps.signer;
+  const signer = c.get("deps").signer;
   if (signer) {
     // the changed body needs a fresh signature, made like the envelope makes it
     const canonical = pythonJson(body);
@@ -80,13 +90,13 @@ async function rebuild(c: Context<AppEnv>, old: Response, body: Record<string, u
 export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
   const ev = eventOf(c.req.method, c.req.path);
   if (!ev) return await next();
-  const deps = c.var.deps;
+  const deps = c.get("deps");
   const plan = await eventPlan(deps, ev.name);
   if (!plan) return await next();
 
   if (plan.pre.length > 0) {
     // a request the endpoint will refuse for lack of a valid JWT fires no handlers
-    let allowed = !ev.needsAuth || c.var.identity !== undefined;
+    let allowed = !ev.needsAuth || c.get("identity") !== undefined;
     if (!allowed) {
       try {
         await authenticate(c);
@@ -96,7 +106,7 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
       }
     }
     if (allowed) {
-      await runDefinitions(deps, plan.pre, contextFor(c, ev.name, "pre"), c.var.audit);
+      await runDefinitions(deps, plan.pre, contextFor(c, ev.name, "pre"), c.get("audit"));
     }
   }
 
@@ -104,12 +114,21 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
 
   // an endpoint that raised fires no post handlers
   if (plan.post.length === 0 || c.error !== undefined) return;
-  const res = c.res;
+  // the envelope object when the response is one of ours, else the parsed text
+  let read: { body: Record<string, unknown> | undefined; res: Response };
+  const stashed = ENVELOPE_BODIES.get(c.res);
+  if (stashed) {
+    read = { body: stashed, res: c.res };
+  } else {
+    read = await readJson(c.res);
+    c.res = undefined;
+    c.res = read.res;
+  }
   const ctx = contextFor(c, ev.name, "post");
-  ctx.response = { status: res.status, body: await readJson(res), changed: false };
-  await runDefinitions(deps, plan.post, ctx, c.var.audit);
+  ctx.response = { status: read.res.status, body: read.body, changed: false };
+  await runDefinitions(deps, plan.post, ctx, c.get("audit"));
   if (ctx.response.changed && ctx.response.body) {
-    const fresh = await rebuild(c, res, ctx.response.body);
+    const fresh = await rebuild(c, read.res, ctx.response.body);
     c.res = undefined;
     c.res = fresh;
   }

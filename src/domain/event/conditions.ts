@@ -6,7 +6,7 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import { inNetwork, parseIp, parseNetwork } from "../../lib/ip.ts";
+import { inNetwork, type Network, parseIp, parseNetwork } from "../../lib/ip.ts";
 import type { EventContext } from "./types.ts";
 import { isTrue } from "./types.ts";
 import {
@@ -110,26 +110,56 @@ function boolMatches(value: string, actual: boolean): boolean {
   return isTrue(value) === actual;
 }
 
-function searchRegexp(pattern: string, text: string): boolean {
-  try {
-    return new RegExp(pattern).test(text);
-  } catch {
-    return false;
+// parsed networks and compiled regexps per condition text: pure caches, bounded
+const MEMO_LIMIT = 1000;
+const NETWORKS = new Map<string, { nets: Network[]; excluded: Network[] }>();
+const REGEXPS = new Map<string, RegExp | null>();
+
+function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined && !map.has(key)) {
+    if (map.size >= MEMO_LIMIT) map.clear();
+    v = make();
+    map.set(key, v);
   }
+  return v as V;
 }
 
-function clientMatches(value: string, ip: string): boolean {
-  const addr = parseIp(ip);
+function regexp(source: string): RegExp | null {
+  return memo(REGEXPS, source, () => {
+    try {
+      return new RegExp(source);
+    } catch {
+      return null;
+    }
+  });
+}
+
+function searchRegexp(pattern: string, text: string): boolean {
+  return regexp(pattern)?.test(text) ?? false;
+}
+
+function networks(value: string): { nets: Network[]; excluded: Network[] } {
+  return memo(NETWORKS, value, () => {
+    const nets: Network[] = [];
+    const excluded: Network[] = [];
+    for (const entry of csv(value)) {
+      const negative = entry.startsWith("-") || entry.startsWith("!");
+      const net = parseNetwork(negative ? entry.slice(1) : entry);
+      if (net) (negative ? excluded : nets).push(net);
+    }
+    return { nets, excluded };
+  });
+}
+
+function clientMatches(value: string, ctx: EventContext): boolean {
+  const addr = ctx.cache.has("clientAddr")
+    ? ctx.cache.get("clientAddr") as ReturnType<typeof parseIp>
+    : parseIp(ctx.request.clientIp);
+  ctx.cache.set("clientAddr", addr);
   if (!addr) return false;
-  let found = false;
-  for (const entry of csv(value)) {
-    const negative = entry.startsWith("-") || entry.startsWith("!");
-    const net = parseNetwork(negative ? entry.slice(1) : entry);
-    if (!net || !inNetwork(addr, net)) continue;
-    if (negative) return false;
-    found = true;
-  }
-  return found;
+  const { nets, excluded } = networks(value);
+  return nets.some((n) => inNetwork(addr, n)) && !excluded.some((n) => inNetwork(addr, n));
 }
 
 function infoInt(info: Record<string, string>, key: string): number {
@@ -142,7 +172,7 @@ async function holds(deps: Deps, name: string, value: string, ctx: EventContext)
   const now = deps.clock.now();
   switch (name) {
     case "client_ip":
-      return ctx.request.clientIp ? clientMatches(value, ctx.request.clientIp) : true;
+      return ctx.request.clientIp ? clientMatches(value, ctx) : true;
     case "logged_in_user":
       return (ctx.request.identity?.role ?? "user") === value;
     case "result_value":
@@ -181,11 +211,7 @@ async function holds(deps: Deps, name: string, value: string, ctx: EventContext)
     case "serial": {
       const serial = contextSerial(ctx) || (await contextToken(deps, ctx))?.serial || "";
       if (!serial) return true;
-      try {
-        return new RegExp(`^(?:${value})`).test(serial);
-      } catch {
-        return false;
-      }
+      return regexp(`^(?:${value})`)?.test(serial) ?? false;
     }
     case "tokenrealm":
     case "tokenresolver": {

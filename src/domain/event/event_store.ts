@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { sql } from "kysely";
+import { type CompiledQuery, sql } from "kysely";
 import type { Db } from "../../db/schema.ts";
 
 /** A stored event handler definition. */
@@ -86,11 +86,18 @@ export async function listEvents(db: Db, id?: number): Promise<EventRow[]> {
   return rows.map(toRow);
 }
 
+// the version is read on every request with an event name: compile the query once per db
+const VERSION_QUERIES = new WeakMap<Db, CompiledQuery<{ version: number }>>();
+
 /** The current event config version (bumped by every write). */
 export async function configVersion(db: Db): Promise<number> {
-  const row = await db.selectFrom("eventconfig_version").select("version").where("id", "=", 1)
-    .executeTakeFirst();
-  return Number(row?.version ?? 0);
+  let query = VERSION_QUERIES.get(db);
+  if (!query) {
+    query = db.selectFrom("eventconfig_version").select("version").where("id", "=", 1).compile();
+    VERSION_QUERIES.set(db, query);
+  }
+  const res = await db.executeQuery(query);
+  return Number(res.rows[0]?.version ?? 0);
 }
 
 async function bump(db: Db): Promise<void> {
