@@ -148,6 +148,7 @@ class Bench {
     this.report.results.push({
       ...scenarioResult(scenario, measured, this.ceilingRps || undefined),
       cpuUsPerRequest: cpuUs,
+      peakRssAfterBytes: this.server?.peakRss(),
     });
     return { measured, all };
   }
@@ -502,6 +503,7 @@ async function main(args: string[]): Promise<number> {
     const e = await enrol(api, { users: o.users, tokens: o.tokens, progress });
     bench.notes.push(...e.notes);
     bench.report.tokensInDb = e.tokensInDb;
+    bench.report.peakRssAfterEnrolBytes = server.peakRss();
     progress(
       `enrolled in ${
         ((performance.now() - enrolStarted) / 1000).toFixed(1)

@@ -27,7 +27,11 @@ export class ApiError extends Error {
 /** Client bound to one base URL and (after login) one admin JWT. */
 export class Api {
   jwt?: string;
-  constructor(readonly base: string) {}
+  /** `fetchFn` defaults to the global fetch (in-process runs pass `app.request`). */
+  constructor(
+    readonly base: string,
+    readonly fetchFn: (url: string, init: RequestInit) => Promise<Response> = fetch,
+  ) {}
 
   /** Sends a request; params go as form fields (POST) or query (GET/DELETE). */
   async raw(
@@ -48,7 +52,7 @@ export class Api {
       headers["Content-Type"] = "application/x-www-form-urlencoded";
       body = form.toString();
     }
-    const res = await fetch(url, { method, headers, body });
+    const res = await this.fetchFn(url, { method, headers, body });
     const text = await res.text();
     let parsed: unknown;
     try {

@@ -20,6 +20,8 @@ export interface ScenarioResult {
   ratio?: number;
   /** Server CPU time (user + system, all threads) per request of the measured run, µs. */
   cpuUsPerRequest?: number;
+  /** The server's peak RSS (VmHWM) right after this scenario, bytes. */
+  peakRssAfterBytes?: number;
 }
 
 /** A correctness check done by the run. */
@@ -65,6 +67,8 @@ export interface BenchReport {
   signRate?: SignRate;
   /** Peak RSS (VmHWM) of the unsigned server process, bytes. */
   peakRssBytes?: number;
+  /** Its peak RSS right after enrolment, bytes. */
+  peakRssAfterEnrolBytes?: number;
   /** Its peak RSS before the /auth scenario (validate and token list only), bytes. */
   peakRssBeforeAuthBytes?: number;
   /** Peak RSS of the server restarted with signing on, bytes. */
@@ -192,6 +196,7 @@ export function formatReport(report: BenchReport): string {
     "p99 ms",
     "of ceiling",
     "srv CPU µs/req",
+    "peak RSS MB",
     "statuses",
   ]];
   for (const r of report.results) {
@@ -202,6 +207,7 @@ export function formatReport(report: BenchReport): string {
       r.p99Ms.toFixed(2),
       r.ratio === undefined ? "-" : pct(r.ratio),
       r.cpuUsPerRequest === undefined ? "-" : r.cpuUsPerRequest.toFixed(0),
+      r.peakRssAfterBytes === undefined ? "-" : (r.peakRssAfterBytes / 1e6).toFixed(1),
       statusText(r.statuses),
     ]);
   }
@@ -209,7 +215,8 @@ export function formatReport(report: BenchReport): string {
   lines.push(
     "(srv CPU µs/req: the server process's CPU time per answered request; it does not depend on",
   );
-  lines.push(" what else runs on the machine, unlike req/s.)");
+  lines.push(" what else runs on the machine, unlike req/s. peak RSS MB: the serving process's");
+  lines.push(" VmHWM right after the scenario.)");
   lines.push("");
   if (report.signRate) {
     const s = report.signRate;
@@ -224,6 +231,9 @@ export function formatReport(report: BenchReport): string {
       `Server peak RSS (VmHWM): ${mb(report.peakRssBytes)} with ${report.tokensInDb} tokens` +
         (report.peakRssBeforeAuthBytes !== undefined
           ? ` (${mb(report.peakRssBeforeAuthBytes)} before the /auth scenario)`
+          : "") +
+        (report.peakRssAfterEnrolBytes !== undefined
+          ? `; ${mb(report.peakRssAfterEnrolBytes)} right after enrolment`
           : "") +
         (report.peakRssSignedBytes !== undefined
           ? `; signed-run server ${mb(report.peakRssSignedBytes)}`

@@ -41,7 +41,11 @@ function report(overrides: Partial<BenchReport> = {}): BenchReport {
     ceilingRps: ceiling,
     results: [
       scenarioResult("hello", wrk(ceiling), ceiling),
-      { ...scenarioResult("hotp", wrk(12000), ceiling), cpuUsPerRequest: 83.4 },
+      {
+        ...scenarioResult("hotp", wrk(12000), ceiling),
+        cpuUsPerRequest: 83.4,
+        peakRssAfterBytes: 98.76e6,
+      },
       scenarioResult("wrong", wrk(9000), ceiling),
       scenarioResult("unknown", wrk(17000, { statuses: { "400": 136000 } }), ceiling),
       scenarioResult("tokenlist", wrk(7000), ceiling),
@@ -114,9 +118,9 @@ Deno.test("formatReport shows rows, ratios, signing, RSS, checks, targets and no
   const text = formatReport(r);
   assert.match(
     text,
-    /hotp — \/validate\/check correct HOTP\s+12000\s+1\.25\s+9\.50\s+30\.0%\s+83\s+200×96000/,
+    /hotp — \/validate\/check correct HOTP\s+12000\s+1\.25\s+9\.50\s+30\.0%\s+83\s+98\.8\s+200×96000/,
   );
-  assert.match(text, /hello — plain Hono hello \(ceiling\)\s+40000 .* 100\.0%/);
+  assert.match(text, /hello — plain Hono hello \(ceiling\)\s+40000 .* 100\.0%\s+-\s+-\s+200×/);
   assert.match(text, /signed — .* 250\.0 .* -/);
   assert.match(text, /400×136000/);
   assert.match(text, /200\.0\/s one at a time \(5\.00 ms each\), 340\.0\/s with several in flight/);

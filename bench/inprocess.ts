@@ -1,0 +1,158 @@
+/**
+ * Where a request's time goes, without HTTP, wrk or other processes: builds
+ * the app in this process on a file database (signing off), enrols through
+ * the API (app.request), then sends each scenario's requests one at a time
+ * and reports wall-clock µs per request and SQL statements per request (by
+ * kind). A plain Hono hello in the same process is the reference.
+ *
+ * Run: deno run -A bench/inprocess.ts [requests per scenario] [scenario name filter]
+ * (add --cpu-prof before the script name to profile only what you chose)
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from "kysely";
+import { createApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { openRuntime } from "../src/runtime.ts";
+import { createLogger } from "../src/lib/logger.ts";
+import { ensureInitialAdmin } from "../src/domain/admin/mod.ts";
+import { createResponseSigner, generateSigningKeyPem } from "../src/domain/signing/mod.ts";
+import { Api } from "./lib/api.ts";
+import { enrol, type OtpUser, validateBody } from "./lib/enrol.ts";
+import { hotpSequence } from "./lib/otp.ts";
+import { percentile } from "./lib/stats.ts";
+
+/** Counts the SQL statements Kysely compiles, by node kind. */
+class CountingPlugin implements KyselyPlugin {
+  counts = new Map<string, number>();
+  transformQuery(args: PluginTransformQueryArgs) {
+    const kind = args.node.kind.replace(/QueryNode$|Node$/, "");
+    this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+    return args.node;
+  }
+  transformResult(args: PluginTransformResultArgs) {
+    return Promise.resolve(args.result);
+  }
+  take(): Map<string, number> {
+    const c = this.counts;
+    this.counts = new Map();
+    return c;
+  }
+}
+
+const N = Number(Deno.args[0] ?? 1000);
+const only = Deno.args[1];
+const dir = await Deno.makeTempDir({ prefix: "tessera-inprocess-" });
+const config = loadConfig({
+  env: { TESSERA_SIGNING_ENABLED: "false" },
+  overrides: { dataDir: dir },
+});
+const deps = await openRuntime(config, createLogger("warn"));
+const counter = new CountingPlugin();
+deps.db = deps.db.withPlugin(counter);
+const password = (await ensureInitialAdmin(deps))!;
+const app = createApp(deps);
+const api = new Api("http://bench.local", (url, init) => Promise.resolve(app.request(url, init)));
+await api.login("admin", password);
+const e = await enrol(api, { users: 50, tokens: 200, progress: (m) => console.error(m) });
+await deps.audit.flush();
+counter.take();
+
+const hello = new Hono();
+hello.get("*", (c) => c.text("hello"));
+
+interface Row {
+  name: string;
+  meanUs: number;
+  p50Us: number;
+  p99Us: number;
+  queries: string;
+}
+const rows: Row[] = [];
+
+async function measure(
+  name: string,
+  n: number,
+  send: (i: number) => Promise<Response> | Response,
+): Promise<void> {
+  if (only && !name.includes(only)) return;
+  for (let i = 0; i < Math.min(50, n); i++) await (await send(i)).arrayBuffer(); // warm-up
+  await deps.audit.flush();
+  counter.take();
+  const times: number[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const s = performance.now();
+    await (await send(i + 50)).arrayBuffer();
+    times.push((performance.now() - s) * 1000);
+  }
+  await deps.audit.flush();
+  const total = (performance.now() - t0) * 1000;
+  const q = counter.take();
+  rows.push({
+    name,
+    meanUs: total / n,
+    p50Us: percentile(times, 50)!,
+    p99Us: percentile(times, 99)!,
+    queries: [...q].map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", "),
+  });
+  console.error(`${name}: ${(total / n).toFixed(0)} µs/request`);
+}
+
+const form = (body: string) => ({
+  method: "POST",
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+  body,
+});
+const hotpReq = (users: OtpUser[]) => (i: number) => {
+  const u = users[i % users.length];
+  const otp = hotpSequence(u.key, u.next++, 1);
+  return app.request("/validate/check", form(validateBody(u, e.byUser) + otp));
+};
+
+await measure("hello (plain Hono, same process)", N, () => hello.request("/"));
+await measure("healthz (Tessera middleware + envelope)", N, () => app.request("/healthz/"));
+await measure("hotp", N, hotpReq(e.hotp));
+await measure("wrong", N, (i) => {
+  const u = e.wrong[i % e.wrong.length];
+  return app.request("/validate/check", form(validateBody(u, e.byUser) + u.wrong));
+});
+await measure("unknown", N, (i) =>
+  app.request(
+    "/validate/check",
+    form(`user=${e.unknown[i % e.unknown.length]}&realm=${e.realm}&pass=4711123456`),
+  ));
+await measure(
+  "spass",
+  N,
+  (i) => app.request("/validate/check", form(validateBody(e.spass[i % e.spass.length], e.byUser))),
+);
+await measure("tokenlist", N, (i) =>
+  app.request(`/token/?pagesize=15&page=${(i % 13) + 1}`, {
+    headers: { "PI-Authorization": api.jwt! },
+  }));
+await measure(
+  "auth",
+  Math.min(N, 20),
+  () => app.request("/auth", form(`username=admin&password=${encodeURIComponent(password)}`)),
+);
+deps.signer = await createResponseSigner(generateSigningKeyPem());
+await measure("signed hotp", Math.min(N, 300), hotpReq(e.hotp));
+
+console.log(
+  `In-process, one request at a time, ${N} requests per scenario (signing off unless named)`,
+);
+console.log(
+  "scenario                                   mean µs   p50 µs   p99 µs  SQL statements per request",
+);
+for (const r of rows) {
+  console.log(
+    `${r.name.padEnd(42)} ${r.meanUs.toFixed(0).padStart(7)} ${r.p50Us.toFixed(0).padStart(8)} ${
+      r.p99Us.toFixed(0).padStart(8)
+    }  ${r.queries}`,
+  );
+}
+await deps.audit.flush();
+await deps.db.destroy();
+await Deno.remove(dir, { recursive: true });
