@@ -259,3 +259,22 @@ Deno.test("/resolver/ requires an admin JWT", async () => {
     await t.close();
   }
 });
+
+Deno.test("parallel POST /resolver/<name> creates one resolver; the rest update it", async () => {
+  const t = await createTestApp();
+  try {
+    await t.adminToken();
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        t.asAdmin("POST", "/resolver/p1", {
+          body: { type: "passwdresolver", fileName: `/tmp/passwd-${i}` },
+        }).then(jsonOf)),
+    );
+    assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+    assert.equal(new Set(results.map((r) => r.body.result.value)).size, 1);
+    const list = await jsonOf(await t.asAdmin("GET", "/resolver/"));
+    assert.deepEqual(Object.keys(list.body.result.value), ["p1"]);
+  } finally {
+    await t.close();
+  }
+});

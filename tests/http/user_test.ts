@@ -500,3 +500,35 @@ Deno.test("custom attributes follow set/delete_custom_user_attributes policies (
     await t.close();
   }
 });
+
+Deno.test("parallel creates of the same user: one wins, the others get a clean 904", async () => {
+  const t = await createTestApp();
+  try {
+    await setup(t);
+    await t.adminToken();
+    const results = await Promise.all(
+      Array.from(
+        { length: 6 },
+        () =>
+          t.asAdmin("POST", "/user/", { body: { user: "race", resolver: "sql1", password: "pw" } })
+            .then(jsonOf),
+      ),
+    );
+    assert.equal(results.filter((r) => r.status === 200).length, 1);
+    for (const r of results.filter((r) => r.status !== 200)) {
+      assert.equal(r.status, 400);
+      assert.equal(r.body.result.error.code, 904);
+    }
+    const list = await jsonOf(await t.asAdmin("GET", "/user/", { query: { username: "race" } }));
+    assert.equal(list.body.result.value.length, 1);
+    const long = await jsonOf(
+      await t.asAdmin("POST", "/user/", {
+        body: { user: "long", resolver: "sql1", email: "x".repeat(3000) },
+      }),
+    );
+    assert.equal(long.status, 400);
+    assert.equal(long.body.result.error.code, 905);
+  } finally {
+    await t.close();
+  }
+});

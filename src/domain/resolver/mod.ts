@@ -164,6 +164,15 @@ export async function saveResolver(
   name: string,
   input: { type: string; params: Record<string, unknown> },
 ): Promise<number> {
+  return await saveResolverOnce(deps, name, input, true);
+}
+
+async function saveResolverOnce(
+  deps: Deps,
+  name: string,
+  input: { type: string; params: Record<string, unknown> },
+  mayRetry: boolean,
+): Promise<number> {
   checkName(name);
   const { secrets } = knownType(input.type);
   const { config, meta } = configFromParams(input.params);
@@ -194,6 +203,8 @@ export async function saveResolver(
     updatedAt: now,
   });
   if (id === undefined) {
+    // a parallel request created it first: this request becomes an update
+    if (mayRetry) return await saveResolverOnce(deps, name, input, false);
     throw new ResolverError(`Cannot create resolver "${name}": the resolver already exists`);
   }
   return id;

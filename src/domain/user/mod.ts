@@ -234,6 +234,19 @@ export async function listUsers(
 }
 
 const LOGIN_REGEXP = /^[^\0\s]{1,255}$/;
+const MAX_ATTRIBUTE_LENGTH = 2000;
+
+function checkAttributes(attributes: Record<string, string> | undefined): void {
+  for (const [key, value] of Object.entries(attributes ?? {})) {
+    if (value.length > MAX_ATTRIBUTE_LENGTH) {
+      throw new ParameterError(
+        `Cannot use attribute "${
+          key.slice(0, 64)
+        }": longer than ${MAX_ATTRIBUTE_LENGTH} characters`,
+      );
+    }
+  }
+}
 
 function checkLogin(login: string): void {
   if (!LOGIN_REGEXP.test(login)) {
@@ -254,6 +267,7 @@ export async function createUser(
   },
 ): Promise<string> {
   checkLogin(input.login);
+  checkAttributes(input.attributes);
   const inst = await instanceFor(deps, input.resolver);
   if (!inst.editable) {
     throw new ResolverError(
@@ -274,6 +288,7 @@ export async function updateUser(
     attributes?: Record<string, string>;
   },
 ): Promise<boolean> {
+  checkAttributes(input.attributes);
   const inst = await instanceFor(deps, input.resolver);
   const uid = input.userid ?? await inst.getUserId(input.login);
   if (uid === undefined || (await inst.getUserInfo(uid)) === undefined) {
