@@ -95,6 +95,35 @@ const ROWS: Row[] = [
     body: { serial: "S1" },
     action: "triggerchallenge",
   },
+  { method: "GET", path: "/event/", action: "eventhandling_read" },
+  { method: "POST", path: "/event/", body: { name: "e" }, action: "eventhandling_write" },
+  { method: "DELETE", path: "/event/1", action: "eventhandling_write" },
+  { method: "GET", path: "/smtpserver/", action: "smtpserver_read" },
+  {
+    method: "POST",
+    path: "/smtpserver/s1",
+    body: { server: "localhost" },
+    action: "smtpserver_write",
+  },
+  { method: "GET", path: "/radiusserver/", action: "radiusserver_read" },
+  {
+    method: "POST",
+    path: "/radiusserver/r1",
+    body: { server: "127.0.0.1", secret: "s" },
+    action: "radiusserver_write",
+  },
+  { method: "GET", path: "/machineresolver/", action: "mresolverread" },
+  {
+    method: "POST",
+    path: "/machineresolver/test",
+    body: { type: "hosts" },
+    action: "mresolverwrite",
+  },
+  { method: "DELETE", path: "/machineresolver/m1", action: "mresolverdelete" },
+  { method: "GET", path: "/machine/", action: "machinelist" },
+  { method: "GET", path: "/machine/token", action: "manage_machine_tokens" },
+  { method: "GET", path: "/machine/authitem", action: "fetch_authentication_items" },
+  { method: "GET", path: "/subscriptions/", action: "managesubscription" },
 ];
 
 async function send(t: TestApp, row: Row) {

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import {
   availableEvents,
   deleteEventDefinition,
@@ -21,6 +22,10 @@ import {
 export const eventRoutes = new Hono<AppEnv>();
 
 eventRoutes.use("*", adminOnly);
+eventRoutes.use(
+  "*",
+  requireRight((c) => c.req.method === "GET" ? "eventhandling_read" : "eventhandling_write"),
+);
 
 eventRoutes.get("/", async (c) => ok(c, await listEventDefinitions(c.var.deps)));
 eventRoutes.get("/available", (c) => ok(c, availableEvents()));

@@ -19,7 +19,7 @@ machineresolverRoutes.get("/", adminOnly, requireRight("mresolverread"), async (
   return ok(c, await listMachineResolvers(c.var.deps, { type }));
 });
 
-machineresolverRoutes.post("/test", adminOnly, async (c) => {
+machineresolverRoutes.post("/test", adminOnly, requireRight("mresolverwrite"), async (c) => {
   const result = await testMachineResolver(c.var.deps, c.var.params);
   return ok(c, result.ok, { detail: { description: result.description } });
 });

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { requireRight } from "../rights.ts";
 import {
   deleteSmtpServer,
   listSmtpServers,
@@ -14,6 +15,10 @@ import {
 export const smtpServerRoutes = new Hono<AppEnv>();
 
 smtpServerRoutes.use("*", adminOnly);
+smtpServerRoutes.use(
+  "*",
+  requireRight((c) => c.req.method === "GET" ? "smtpserver_read" : "smtpserver_write"),
+);
 
 smtpServerRoutes.get("/", async (c) => ok(c, await listSmtpServers(c.var.deps)));
 
