@@ -155,12 +155,20 @@ export async function startRadiusListener(
     if (!client) return drop("unknown client", { client: rinfo.address });
     const request = parsePacket(msg);
     if (!request) return drop("malformed packet", { client: rinfo.address });
-    if (request.code !== CODE.accessRequest) {
+    const isStatus = request.code === CODE.statusServer;
+    if (request.code !== CODE.accessRequest && !isStatus) {
       return drop("not an Access-Request", { client: rinfo.address, code: request.code });
     }
-    if (checkMessageAuthenticator(msg, client.secret) === "invalid") {
+    const ma = checkMessageAuthenticator(msg, client.secret);
+    // Status-Server must carry a Message-Authenticator (RFC 5997 §3)
+    if (ma === "invalid" || (isStatus && ma !== "valid")) {
       // a wrong shared secret: answering would only help an attacker
       return drop("wrong Message-Authenticator", { client: rinfo.address });
+    }
+    if (isStatus) {
+      // health checks of NAS and proxies: answer, but no validate call and no audit row
+      const reply = encodeReply({ code: CODE.accessAccept, request, secret: client.secret });
+      return send(reply, rinfo.port, rinfo.address);
     }
     const now = performance.now();
     sweep(now);

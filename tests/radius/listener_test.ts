@@ -80,9 +80,10 @@ async function radclient(
   port: number,
   secret: string,
   attrs: string,
+  command = "auth",
 ): Promise<{ code: number; out: string }> {
   const cmd = new Deno.Command("radclient", {
-    args: ["-x", "-r", "1", "-t", "1", `127.0.0.1:${port}`, "auth", secret],
+    args: ["-x", "-r", "1", "-t", "1", `127.0.0.1:${port}`, command, secret],
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -208,6 +209,34 @@ Deno.test({
       assert.match(r.out, /No reply/i);
       assert.equal(calls.length, 0);
       assert.ok(listener.dropped() >= 1);
+    } finally {
+      await listener.close();
+      await t.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "radclient status: Status-Server is answered without a validate call",
+  ignore: !HAS_RADCLIENT,
+  async fn() {
+    const { t, listener, calls } = await setup();
+    try {
+      const { out } = await radclient(
+        listener.port,
+        SECRET,
+        "Message-Authenticator = 0x00",
+        "status",
+      );
+      assert.match(out, /Received Access-Accept/, out);
+      assert.equal(calls.length, 0);
+      const wrong = await radclient(
+        listener.port,
+        "wrong",
+        "Message-Authenticator = 0x00",
+        "status",
+      );
+      assert.doesNotMatch(wrong.out, /Received/);
     } finally {
       await listener.close();
       await t.close();

@@ -16,6 +16,7 @@ export const CODE = {
   accessAccept: 2,
   accessReject: 3,
   accessChallenge: 11,
+  statusServer: 12,
 } as const;
 
 const CODE_NAMES: Record<number, string> = {
