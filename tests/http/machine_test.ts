@@ -867,3 +867,36 @@ Deno.test("GET /application/ describes the options of ssh, luks and offline", as
   assert.equal((await jsonOf(await t.get("/application/"))).status, 401);
   await t.close();
 });
+
+Deno.test("GET /machine/authitem applies auth-scope mangle policies to the parameters", async () => {
+  const t = await createTestApp();
+  await createHostsResolver(t);
+  await initToken(t, { type: "sshkey", serial: "SSHKEY1", sshkey: SSH_KEY });
+  await post(t, "/machine/token", {
+    serial: "SSHKEY1",
+    application: "ssh",
+    hostname: "gandalf",
+    user: "testuser",
+  });
+  const query = { hostname: "gandalf", user: "DOMAIN\\testuser" };
+  const before = await get(t, "/machine/authitem/ssh", query);
+  assert.deepEqual(before.body.result.value, {});
+  const pol = await post(t, "/policy/mangle1", {
+    scope: "authentication",
+    action: "mangle=user/.*\\\\(.*)/\\1/",
+  });
+  assert.equal(pol.status, 200, JSON.stringify(pol.body));
+  const after = await get(t, "/machine/authitem/ssh", query);
+  assert.equal(after.status, 200, JSON.stringify(after.body));
+  assert.equal(after.body.result.value.ssh.length, 1);
+  assert.equal(after.body.result.value.ssh[0].user, "testuser");
+  // a policy with a broken regex is skipped, not a 500
+  const bad = await post(t, "/policy/mangle2", {
+    scope: "authentication",
+    action: "mangle=hostname/([/x/",
+  });
+  assert.equal(bad.status, 200, JSON.stringify(bad.body));
+  const broken = await get(t, "/machine/authitem/ssh", query);
+  assert.equal(broken.status, 200, JSON.stringify(broken.body));
+  await t.close();
+});

@@ -13,6 +13,7 @@ import { fromHex, toHex } from "../../lib/random.ts";
 import { findTokenBySerial, infoPlain, tokenSecret, type TokenWithInfo } from "../token/mod.ts";
 import { selectBindings } from "./bindings.ts";
 import type { BindingRow } from "./machine_token_store.ts";
+import { type MangleContext, mangleParams } from "./mangle.ts";
 import { offlineItem } from "./offline.ts";
 
 /** Request of `GET /machine/authitem[/<application>]`. */
@@ -27,6 +28,8 @@ export interface AuthItemRequest {
   /** Option filters (`user`, `service_id`, …). */
   filters?: Record<string, string>;
   userAgent?: string;
+  /** When given, auth-scope `mangle` policies rewrite the parameters first. */
+  mangle?: MangleContext;
 }
 
 /** One authentication item; binding options are merged in. */
@@ -99,8 +102,9 @@ async function buildItem(ctx: BuildContext): Promise<AuthItem | undefined> {
  */
 export async function getAuthItems(
   deps: Deps,
-  req: AuthItemRequest,
+  request: AuthItemRequest,
 ): Promise<Record<string, AuthItem[]>> {
+  const req = request.mangle ? await mangled(deps, request, request.mangle) : request;
   const { bindings } = await selectBindings(deps, {
     hostname: req.hostname,
     application: req.application,
@@ -129,4 +133,18 @@ export async function getAuthItems(
     (out[binding.application] ??= []).push({ ...item, ...binding.options, serial: null });
   }
   return out;
+}
+
+/** The request after auth-scope `mangle` policies rewrote its parameters. */
+async function mangled(
+  deps: Deps,
+  req: AuthItemRequest,
+  ctx: MangleContext,
+): Promise<AuthItemRequest> {
+  const flat: Record<string, string> = { ...req.filters, hostname: req.hostname };
+  if (req.challenge !== undefined) flat.challenge = req.challenge;
+  if (req.serial !== undefined) flat.serial = req.serial;
+  const { params } = await mangleParams(deps, flat, ctx);
+  const { hostname, challenge, serial, ...filters } = params;
+  return { ...req, hostname: hostname ?? req.hostname, challenge, serial, filters };
 }

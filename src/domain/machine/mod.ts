@@ -41,6 +41,7 @@ export {
   setBindingOptions,
   type TokenViewItem,
 } from "./bindings.ts";
+export { type MangleContext, mangleParams } from "./mangle.ts";
 export { type AuthItem, type AuthItemRequest, getAuthItems } from "./auth_items.ts";
 export {
   computerNameOf,

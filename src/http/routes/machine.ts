@@ -148,7 +148,6 @@ machineRoutes.post("/tokenoption", adminOnly, manageTokens, async (c) => {
 
 async function authItems(c: Context<AppEnv>, application: string | undefined) {
   const p = c.var.params;
-  // TODO(#6): apply auth-scope "mangle" policies to user/realm/pass once the policy engine exposes them
   const hostname = requireString(p, "hostname");
   c.var.audit.info = `hostname: ${hostname}`.slice(0, 900);
   return ok(
@@ -160,6 +159,7 @@ async function authItems(c: Context<AppEnv>, application: string | undefined) {
       serial: optional(p, "serial"),
       filters: rest(p, ["hostname", "challenge", "application", "serial", ...IGNORED]),
       userAgent: c.var.userAgent,
+      mangle: { client: c.var.clientIp, userAgent: c.var.userAgent },
     }),
   );
 }
