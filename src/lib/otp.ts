@@ -2,10 +2,12 @@
  * HOTP (RFC 4226) and TOTP (RFC 6238) math plus Base32 (RFC 4648), on
  * `node:crypto` HMAC. Knows nothing of tokens or storage.
  *
- * `node:crypto` instead of the `otpauth` package: the validate window loop
- * computes up to 2·window HMACs per request, and createHmac over raw key bytes
- * avoids otpauth's per-call Secret/object allocations (see bench numbers in the
- * token README section).
+ * The validate window search ({@link searchHotp}) uses Web Crypto: one key
+ * import, then every HMAC of the window in parallel off the JavaScript thread.
+ * Measured here for a window of 10 (SHA-1): Web Crypto ≈170–260 µs,
+ * `otpauth` ≈450–600 µs, `node:crypto` createHmac ≈600 µs (Deno's node
+ * compatibility layer costs ~50 µs per HMAC). The synchronous {@link hotpAt}
+ * (node:crypto) serves single values (enrolment, tests, machine helpers).
  *
  * @module
  */
@@ -91,6 +93,72 @@ export function findHotpCounter(
   for (let c = Math.max(0, from); c < from + count; c++) {
     if (otpEqual(hotpAt(key, c, digits, hash), otp) && found < 0) found = c;
   }
+  return found;
+}
+
+const WEB_HASH: Record<OtpHash, string> = { sha1: "SHA-1", sha256: "SHA-256", sha512: "SHA-512" };
+
+function truncate(mac: Uint8Array, digits: number): string {
+  const off = mac[mac.length - 1] & 0x0f;
+  const bin = ((mac[off] & 0x7f) << 24) | (mac[off + 1] << 16) | (mac[off + 2] << 8) |
+    mac[off + 3];
+  return String(bin % POW10[digits]).padStart(digits, "0");
+}
+
+function counterBytes(counter: number): Uint8Array<ArrayBuffer> {
+  const msg = new Uint8Array(8);
+  const view = new DataView(msg.buffer);
+  view.setUint32(0, Math.floor(counter / 0x100000000));
+  view.setUint32(4, counter >>> 0);
+  return msg;
+}
+
+/** The HOTP values of counters `from … from+count−1` (Web Crypto, computed in parallel). */
+export async function hotpRange(
+  key: Uint8Array,
+  from: number,
+  count: number,
+  digits: number,
+  hash: OtpHash,
+): Promise<string[]> {
+  const start = Math.max(0, from);
+  const end = from + count;
+  if (end <= start) return [];
+  const k = await crypto.subtle.importKey(
+    "raw",
+    key.slice(),
+    { name: "HMAC", hash: WEB_HASH[hash] },
+    false,
+    ["sign"],
+  );
+  const macs = await Promise.all(
+    Array.from(
+      { length: end - start },
+      (_, i) => crypto.subtle.sign("HMAC", k, counterBytes(start + i)),
+    ),
+  );
+  return macs.map((m) => truncate(new Uint8Array(m), digits));
+}
+
+/**
+ * Async {@link findHotpCounter} for the validate hot path: the counter in
+ * `from … from+count−1` whose HOTP equals `otp`, or −1. Every candidate is
+ * compared in constant time.
+ */
+export async function searchHotp(
+  key: Uint8Array,
+  otp: string,
+  from: number,
+  count: number,
+  digits: number,
+  hash: OtpHash,
+): Promise<number> {
+  const start = Math.max(0, from);
+  const values = await hotpRange(key, start, from + count - start, digits, hash);
+  let found = -1;
+  values.forEach((v, i) => {
+    if (otpEqual(v, otp) && found < 0) found = start + i;
+  });
   return found;
 }
 

@@ -466,3 +466,37 @@ Deno.test("the audit row of /validate/check records user, serial and outcome wit
   assert.equal(JSON.stringify(rows[0]).includes(hotp(0)), false);
   await t.close();
 });
+
+Deno.test("last_auth policy refuses a token whose last success is too long ago", async () => {
+  const t = await createTestApp();
+  const serial = await enrollHotp(t, { pin: "1" });
+  setValidatePolicyOverride(t.deps, { lastAuth: "1d" });
+  assert.equal((await check(t, { serial, pass: "1" + hotp(0) })).body.result.value, true);
+  const tok = await getTokenBySerial(t.deps, serial);
+  assert.equal(tok.info.last_auth.value, "2026-01-01 00:00:00.000000+0000");
+  t.clock.advance(3_600_000);
+  assert.equal((await check(t, { serial, pass: "1" + hotp(1) })).body.result.value, true);
+  t.clock.advance(2 * 86_400_000);
+  const late = await check(t, { serial, pass: "1" + hotp(2) });
+  assert.equal(late.body.result.value, false);
+  assert.equal(
+    late.body.detail.message,
+    "The last successful authentication was 2026-01-01 01:00:00.000000+0000. It is too long ago.",
+  );
+  await t.close();
+});
+
+Deno.test("count_auth and count_auth_success are counted and limit the token", async () => {
+  const t = await createTestApp();
+  const serial = await enrollHotp(t, { pin: "1" });
+  await t.asAdmin("POST", "/token/set", { body: { serial, count_auth_success_max: "2" } });
+  assert.equal((await check(t, { serial, pass: "1000000" })).body.result.value, false);
+  assert.equal((await check(t, { serial, pass: "1" + hotp(0) })).body.result.value, true);
+  assert.equal((await check(t, { serial, pass: "1" + hotp(1) })).body.result.value, true);
+  const tok = await getTokenBySerial(t.deps, serial);
+  assert.equal(tok.info.count_auth.value, "3");
+  assert.equal(tok.info.count_auth_success.value, "2");
+  const over = await check(t, { serial, pass: "1" + hotp(2) });
+  assert.equal(over.body.detail.message, "Authentication counter exceeded");
+  await t.close();
+});

@@ -4,6 +4,8 @@ import {
   base32Encode,
   findHotpCounter,
   hotpAt,
+  hotpRange,
+  searchHotp,
   totpAt,
   totpStepAt,
 } from "../../src/lib/otp.ts";
@@ -65,4 +67,15 @@ Deno.test("base32 encodes RFC 4648 vectors and round-trips", () => {
   assert.deepEqual(base32Decode("mzxw6ytboi======"), enc("foobar"));
   assert.deepEqual(base32Decode(base32Encode(SEED64)), SEED64);
   assert.throws(() => base32Decode("MZ1W"));
+});
+
+Deno.test("hotpRange and searchHotp (Web Crypto) agree with hotpAt for every hash", async () => {
+  for (const [hash, key] of [["sha1", SEED20], ["sha256", SEED32], ["sha512", SEED64]] as const) {
+    const range = await hotpRange(key, 5, 10, 8, hash);
+    assert.deepEqual(range, Array.from({ length: 10 }, (_, i) => hotpAt(key, 5 + i, 8, hash)));
+  }
+  assert.equal(await searchHotp(SEED20, "969429", 0, 10, 6, "sha1"), 3);
+  assert.equal(await searchHotp(SEED20, "969429", 4, 10, 6, "sha1"), -1);
+  assert.equal(await searchHotp(SEED20, "755224", -3, 4, 6, "sha1"), 0);
+  assert.equal(await searchHotp(SEED20, "755224", 0, 0, 6, "sha1"), -1);
 });

@@ -64,19 +64,24 @@ export async function getTokenBySerial(deps: Deps, serial: string): Promise<Toke
   return (await store.withInfo(deps.db, [t]))[0];
 }
 
-/** The token with `serial` or undefined (no error). */
+/** The token with `serial` or undefined (no error); realms unless `withRealms` is false. */
 export async function findTokenBySerial(
   deps: Deps,
   serial: string,
+  options: { withRealms?: boolean } = {},
 ): Promise<TokenWithInfo | undefined> {
   const t = await store.findBySerial(deps.db, serial);
-  return t ? (await store.withInfo(deps.db, [t]))[0] : undefined;
+  return t ? (await store.withInfo(deps.db, [t], options.withRealms !== false))[0] : undefined;
 }
 
-/** The tokens a user owns (info and realms included). */
-export async function getTokensOfUser(deps: Deps, user: UserRef): Promise<TokenWithInfo[]> {
+/** The tokens a user owns (info included; realms unless `withRealms` is false). */
+export async function getTokensOfUser(
+  deps: Deps,
+  user: UserRef,
+  options: { withRealms?: boolean } = {},
+): Promise<TokenWithInfo[]> {
   const tokens = await store.findByOwner(deps.db, user);
-  return await store.withInfo(deps.db, tokens);
+  return await store.withInfo(deps.db, tokens, options.withRealms !== false);
 }
 
 /** Resolves `user` (+`realm`, `resolver`) to a user; 904 when unknown. */
@@ -707,7 +712,7 @@ export async function resyncToken(
   for (const t of await store.withInfo(deps.db, tokens)) {
     const module = tokenTypeOf(t.type);
     if (!module?.resync) continue;
-    const res = module.resync(checkContext(deps, system, t), otp1, otp2);
+    const res = await module.resync(checkContext(deps, system, t), otp1, otp2);
     if (!res.isValid || res.counter === undefined) continue;
     if (!(await store.advanceCounter(deps.db, t.id, res.counter))) continue;
     await store.resetFailcount(deps.db, [t.id]);

@@ -130,10 +130,17 @@ export async function realmsOf(db: Db, ids: number[]): Promise<Map<number, strin
   return out;
 }
 
-/** Tokens plus their info and realms (two extra queries for the whole set). */
-export async function withInfo(db: Db, tokens: Token[]): Promise<TokenWithInfo[]> {
+/** Tokens plus their info and realms (one extra query each for the whole set). */
+export async function withInfo(
+  db: Db,
+  tokens: Token[],
+  includeRealms = true,
+): Promise<TokenWithInfo[]> {
   const ids = tokens.map((t) => t.id);
-  const [info, realms] = await Promise.all([infoOf(db, ids), realmsOf(db, ids)]);
+  const [info, realms] = await Promise.all([
+    infoOf(db, ids),
+    includeRealms ? realmsOf(db, ids) : new Map<number, string[]>(),
+  ]);
   return tokens.map((t) => ({ ...t, info: info.get(t.id) ?? {}, realms: realms.get(t.id) ?? [] }));
 }
 

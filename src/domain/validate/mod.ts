@@ -145,7 +145,7 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
 
   let result: CheckResult;
   if (serial !== "") {
-    const token = await findTokenBySerial(deps, serial);
+    const token = await findTokenBySerial(deps, serial, { withRealms: false });
     if (!token) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
     if (userParam !== "" && !(user && isOwner(token, user))) {
       throw new ParameterError("Given serial does not belong to given user!");
@@ -160,7 +160,6 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
   result.user ??= env.user;
   result.login = login || env.user?.login;
   result.realm = realm || env.user?.realm;
-  if (result.value && result.serial) await afterSuccess(env, result);
   return await postPolicies(env, result);
 }
 
@@ -178,7 +177,7 @@ async function checkUser(
     const who = req.resolver ? `${login}.${req.resolver}@${realm}` : `${login}@${realm}`;
     throw new UserError(`User ${who} does not exist.`);
   }
-  let tokens = await getTokensOfUser(deps, user);
+  let tokens = await getTokensOfUser(deps, user, { withRealms: false });
   if (policies.applicationTokentype && req.type) {
     const type = req.type.toLowerCase();
     tokens = tokens.filter((t) => t.type === type);
@@ -230,6 +229,13 @@ async function checkOtpOnly(
     return fail;
   }
   if (res.info) await updateTokenInfo(env.deps, token.id, res.info);
+  const tooOld = lastAuthProblem(env, [token]);
+  if (tooOld) return tooOld;
+  await recordAuthentication(env.deps, [token], {
+    isSuccess: true,
+    countAuth: false,
+    lastAuth: lastAuthStamp(env.now),
+  });
   return {
     value: true,
     detail: {
@@ -407,15 +413,21 @@ export async function checkTokenList(
       if (res.info) await updateTokenInfo(deps, t.id, res.info);
       valid.push(t);
     } else {
-      if (module.isPreviousOtp?.(ctx, split.otp)) previousOtp = true;
+      if (await module.isPreviousOtp?.(ctx, split.otp)) previousOtp = true;
       pinMatching.push(t);
     }
   }
 
   const countAuth = !system.bool("no_auth_counter");
   if (valid.length > 0) {
+    const tooOld = lastAuthProblem(env, valid);
+    if (tooOld) return tooOld;
     await clearFailcount(deps, valid);
-    await recordAuthentication(deps, valid, { isSuccess: true, countAuth });
+    await recordAuthentication(deps, valid, {
+      isSuccess: true,
+      countAuth,
+      lastAuth: lastAuthStamp(env.now),
+    });
     const detail: Record<string, unknown> = { message: `matching ${valid.length} tokens` };
     const result: CheckResult = { value: true, detail };
     if (valid.length === 1) {
@@ -439,8 +451,14 @@ export async function checkTokenList(
   if (responded.length > 0 || responses.length > 0) {
     if (responses.length > 0) {
       const t = responses[0];
+      const tooOld = lastAuthProblem(env, responses);
+      if (tooOld) return tooOld;
       await clearFailcount(deps, responses);
-      await recordAuthentication(deps, responses, { isSuccess: true, countAuth });
+      await recordAuthentication(deps, responses, {
+        isSuccess: true,
+        countAuth,
+        lastAuth: lastAuthStamp(env.now),
+      });
       await closeTransaction(deps, transactionId!);
       for (const r of responses) {
         if (tokenTypeOf(r.type)?.deleteAfterSuccess) await deleteTokenById(deps, r.id);
@@ -579,31 +597,39 @@ const PERIOD_MS: Record<string, number> = {
   y: 365 * 86_400_000,
 };
 
-/** `last_auth` policy check and update after a successful authentication with a known token. */
-async function afterSuccess(env: CheckEnv, result: CheckResult): Promise<void> {
-  const token = await findTokenBySerial(env.deps, result.serial!);
-  if (!token) return; // a registration token deleted itself
-  const lastAuth = env.policies.lastAuth;
-  if (lastAuth) {
-    const m = lastAuth.match(PERIOD_REGEXP);
-    const previous = token.info.last_auth?.value;
-    if (m && previous) {
-      const prevMs = Date.parse(previous.replace(" ", "T").replace(/(\.\d{3})\d*/, "$1"));
-      const limit = Number(m[1]) * PERIOD_MS[m[2].toLowerCase()];
-      if (Number.isFinite(prevMs) && env.now - prevMs > limit) {
-        result.value = false;
-        result.detail = {
-          message: `The last successful authentication was ${previous}. It is too long ago.`,
-        };
-        return;
-      }
-    }
-  }
-  await recordAuthentication(env.deps, [token], {
-    isSuccess: true,
-    countAuth: false,
-    lastAuth: lastAuthStamp(env.now),
-  });
+/**
+ * `last_auth` policy: a failure result when the single authenticating token's
+ * previous successful authentication is older than the policy allows.
+ */
+function lastAuthProblem(env: CheckEnv, tokens: TokenWithInfo[]): CheckResult | undefined {
+  const limitText = env.policies.lastAuth;
+  if (!limitText || tokens.length !== 1) return undefined;
+  const t = tokens[0];
+  const m = limitText.match(PERIOD_REGEXP);
+  const previous = t.info.last_auth?.value;
+  if (!m || !previous) return undefined;
+  const prevMs = parseLastAuth(previous);
+  const limit = Number(m[1]) * PERIOD_MS[m[2].toLowerCase()];
+  if (prevMs === undefined || env.now - prevMs <= limit) return undefined;
+  return {
+    value: false,
+    detail: { message: `The last successful authentication was ${previous}. It is too long ago.` },
+    serial: t.serial,
+    tokenType: t.type,
+  };
+}
+
+/** Parses `YYYY-MM-DD hh:mm:ss.ffffff+zzzz` (also ISO-8601) to ms. */
+function parseLastAuth(text: string): number | undefined {
+  const m = text.trim().match(
+    /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$/,
+  );
+  if (!m) return undefined;
+  const frac = m[3] ? m[3].slice(0, 4) : "";
+  let zone = m[4] ?? "Z";
+  if (zone !== "Z" && !zone.includes(":")) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  const ms = Date.parse(`${m[1]}T${m[2]}${frac}${zone}`);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** Authorization-scope policies applied to the outcome (spec 02 §6.1 step 5). */

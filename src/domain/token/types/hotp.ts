@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { findHotpCounter, hotpAt, otpEqual, type OtpHash } from "../../../lib/otp.ts";
+import { hotpAt, otpEqual, type OtpHash, searchHotp } from "../../../lib/otp.ts";
 import { hashOf, oathDetail, otpKeyOf, otplenOf } from "./_oath.ts";
 import {
   infoValue,
@@ -33,19 +33,23 @@ export function initHotp(ctx: TypeInitContext): TypeInitResult {
 }
 
 /** HOTP check: counters `count … count+count_window−1`; stores matched+1. */
-export function checkHotp(ctx: TypeCheckContext, otp: string): OtpCheck {
+export async function checkHotp(ctx: TypeCheckContext, otp: string): Promise<OtpCheck> {
   const t = ctx.token;
   if (otp.length !== t.otplen || !/^\d+$/.test(otp)) return { isValid: false };
-  const c = findHotpCounter(ctx.secret, otp, t.count, t.countWindow, t.otplen, tokenHash(ctx));
+  const c = await searchHotp(ctx.secret, otp, t.count, t.countWindow, t.otplen, tokenHash(ctx));
   return c < 0 ? { isValid: false } : { isValid: true, counter: c + 1 };
 }
 
 /** HOTP resync: otp1 within the sync window and otp2 the next value. */
-export function resyncHotp(ctx: TypeCheckContext, otp1: string, otp2: string): OtpCheck {
+export async function resyncHotp(
+  ctx: TypeCheckContext,
+  otp1: string,
+  otp2: string,
+): Promise<OtpCheck> {
   const t = ctx.token;
   const hash = tokenHash(ctx);
   if (otp1.length !== t.otplen || otp2.length !== t.otplen) return { isValid: false };
-  const c1 = findHotpCounter(ctx.secret, otp1, t.count, t.syncWindow, t.otplen, hash);
+  const c1 = await searchHotp(ctx.secret, otp1, t.count, t.syncWindow, t.otplen, hash);
   if (c1 < 0) return { isValid: false };
   if (!otpEqual(hotpAt(ctx.secret, c1 + 1, t.otplen, hash), otp2)) return { isValid: false };
   return { isValid: true, counter: c1 + 2 };

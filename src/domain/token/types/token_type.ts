@@ -83,9 +83,9 @@ export interface TokenType {
   /** Checks the OTP part of `pass`. */
   checkOtp(ctx: TypeCheckContext, otp: string): OtpCheck | Promise<OtpCheck>;
   /** True if `otp` is the value just before the current counter (message suffix). */
-  isPreviousOtp?(ctx: TypeCheckContext, otp: string): boolean;
+  isPreviousOtp?(ctx: TypeCheckContext, otp: string): boolean | Promise<boolean>;
   /** Resync with two consecutive OTPs; returns the counter to store or undefined. */
-  resync?(ctx: TypeCheckContext, otp1: string, otp2: string): OtpCheck;
+  resync?(ctx: TypeCheckContext, otp1: string, otp2: string): OtpCheck | Promise<OtpCheck>;
   /** Extra per-challenge data (message override, extras for multi_challenge). */
   challengeExtras?(ctx: TypeCheckContext): Record<string, unknown>;
   /** Tokeninfo keys this type hides from list output (never secrets, those are ciphertext). */

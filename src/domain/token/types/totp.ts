@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { hotpAt, otpEqual } from "../../../lib/otp.ts";
+import { hotpAt, otpEqual, searchHotp } from "../../../lib/otp.ts";
 import { ParameterError } from "../../../errors.ts";
 import { hashOf, oathDetail, otpKeyOf, otplenOf, param } from "./_oath.ts";
 import { tokenHash } from "./hotp.ts";
@@ -18,14 +18,9 @@ function settings(ctx: TypeCheckContext): { step: number; window: number; shift:
 }
 
 /** Finds the step in `from … to−1` whose OTP equals `otp`, or −1 (all candidates compared). */
-function findStep(ctx: TypeCheckContext, otp: string, from: number, to: number): number {
-  let found = -1;
+async function findStep(ctx: TypeCheckContext, otp: string, from: number, to: number) {
   const t = ctx.token;
-  const hash = tokenHash(ctx);
-  for (let s = Math.max(0, from); s < to; s++) {
-    if (otpEqual(hotpAt(ctx.secret, s, t.otplen, hash), otp) && found < 0) found = s;
-  }
-  return found;
+  return await searchHotp(ctx.secret, otp, from, to - from, t.otplen, tokenHash(ctx));
 }
 
 /** The `totp` type. */
@@ -65,14 +60,14 @@ export const TOTP: TokenType = {
       detail: oathDetail(ctx, { type: "totp", key, hash, otplen, period: Number(stepParam) }),
     };
   },
-  checkOtp(ctx, otp): OtpCheck {
+  async checkOtp(ctx, otp): Promise<OtpCheck> {
     const t = ctx.token;
     if (otp.length !== t.otplen || !/^\d+$/.test(otp)) return { isValid: false };
     const { step, window, shift } = settings(ctx);
     const now = ctx.nowMs / 1000;
     const current = Math.floor((now + shift) / step);
     const w = Math.floor(window / step);
-    const matched = findStep(ctx, otp, current - w, current + w);
+    const matched = await findStep(ctx, otp, current - w, current + w);
     // a step at or before the last used one is a replay
     if (matched < 0 || (t.count !== 0 && matched <= t.count)) return { isValid: false };
     return {
@@ -81,14 +76,14 @@ export const TOTP: TokenType = {
       info: { timeShift: String(Math.trunc(matched * step - now)) },
     };
   },
-  resync(ctx, otp1, otp2): OtpCheck {
+  async resync(ctx, otp1, otp2): Promise<OtpCheck> {
     const t = ctx.token;
     if (otp1.length !== t.otplen || otp2.length !== t.otplen) return { isValid: false };
     const { step, shift } = settings(ctx);
     const now = ctx.nowMs / 1000;
     const current = Math.floor((now + shift) / step);
     const w = Math.max(1, Math.floor(t.syncWindow / 2));
-    const s2 = findStep(ctx, otp2, current - w, current + w);
+    const s2 = await findStep(ctx, otp2, current - w, current + w);
     if (s2 < 1 || (t.count !== 0 && s2 - 1 <= t.count)) return { isValid: false };
     if (!otpEqual(hotpAt(ctx.secret, s2 - 1, t.otplen, tokenHash(ctx)), otp1)) {
       return { isValid: false };
