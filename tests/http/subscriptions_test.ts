@@ -9,6 +9,7 @@ import {
 } from "../fixtures/subscription_keys.ts";
 import { clearUsersCache, listSubscriptions } from "../../src/domain/subscription/mod.ts";
 import { createUsers } from "../fixtures/users.ts";
+import { NETKNIGHTS_DEMO_FILE, NETKNIGHTS_PEM } from "../fixtures/netknights_subscription.ts";
 
 const MISMATCH =
   "SubscriptionError('Signature of your subscription does not match.', application=demo_application)";
@@ -495,5 +496,25 @@ Deno.test("upload replaces by exact application; other spellings are separate ro
   assert.equal(other.body.result.value, 2);
   const { body } = await jsonOf(await t.asAdmin("GET", "/subscriptions/demo_application"));
   assert.deepEqual(body.result.value.map((s: { id: number }) => s.id), [1, 2]);
+  await t.close();
+});
+
+Deno.test("a genuine NetKnights subscription uploads once NetKnights.pem is installed", async () => {
+  const t = await createTestApp();
+  const refused = await jsonOf(await upload(t, NETKNIGHTS_DEMO_FILE));
+  assert.equal(refused.status, 400);
+  assert.equal(refused.body.result.error.message, VERIFY_FAILED);
+  const dir = t.deps.config.subscriptions.keyDir;
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(`${dir}/NetKnights.pem`, NETKNIGHTS_PEM);
+  const ok = await jsonOf(await upload(t, NETKNIGHTS_DEMO_FILE));
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  assert.equal(ok.body.result.value, 1);
+  const [s] = (await jsonOf(await t.asAdmin("GET", "/subscriptions/demo_application"))).body
+    .result.value;
+  assert.equal(s.by_name, "NetKnights GmbH");
+  assert.equal(s.date_from, "Mon, 24 Oct 2016 00:00:00 GMT");
+  assert.equal(s.date_till, "Thu, 22 Oct 2026 00:00:00 GMT");
+  assert.equal(s.timedelta, -294);
   await t.close();
 });

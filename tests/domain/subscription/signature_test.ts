@@ -71,3 +71,19 @@ Deno.test("modPow computes modular powers", () => {
   assert.equal(modPow(2n, 0n, 7n), 1n);
   assert.equal(modPow(10n, 1n, 7n), 3n);
 });
+
+Deno.test("a genuine NetKnights legacy signature verifies with NetKnights' public key", async () => {
+  const { NETKNIGHTS_DEMO_FILE, NETKNIGHTS_PEM } = await import(
+    "../../fixtures/netknights_subscription.ts"
+  );
+  const { parseSubscriptionFile, signedValuesOf } = await import(
+    "../../../src/domain/subscription/file.ts"
+  );
+  const parsed = parseSubscriptionFile(NETKNIGHTS_DEMO_FILE);
+  assert.ok(parsed.ok);
+  const key = await parseVendorKey(NETKNIGHTS_PEM);
+  const values = signedValuesOf(parsed.data);
+  assert.equal(await verifySignature(key, signedMessage(values), parsed.data.signature), "ok");
+  const changed = signedMessage({ ...values, level: "Platinum" });
+  assert.equal(await verifySignature(key, changed, parsed.data.signature), "mismatch");
+});
