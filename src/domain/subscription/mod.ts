@@ -14,7 +14,7 @@ import {
 } from "./file.ts";
 import { isoDay, loadVendorKey, signedMessage, verifySignature } from "./signature.ts";
 import * as store from "./subscription_store.ts";
-import { activeTokenUsers, subscriptionStatus } from "./runtime.ts";
+import { subscriptionStatus } from "./runtime.ts";
 
 export {
   checkSubscription,
@@ -80,9 +80,10 @@ export async function listSubscriptions(
 ): Promise<SubscriptionView[]> {
   const subs = await store.findSubscriptions(deps.db, application);
   if (subs.length === 0) return [];
+  // fresh counts for the admin (the runtime check uses a short-lived cache)
   const [activeTokens, activeUsers] = await Promise.all([
     store.countActiveAssignedTokens(deps.db),
-    activeTokenUsers(deps),
+    store.countActiveTokenUsers(deps.db),
   ]);
   const now = deps.clock.now();
   const today = Math.floor(now / DAY_MS);
