@@ -8,6 +8,7 @@ import type { Deps } from "../../deps.ts";
 import { ConfigAdminError, ParameterError, ResolverError } from "../../errors.ts";
 import { decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.ts";
 import { passwdResolver } from "./passwd.ts";
+import { resolve as resolvePath } from "node:path";
 import { resolveDataPath } from "./paths.ts";
 import { parseSqlConfig, SQL_DEFAULTS, sqlResolver } from "./sql.ts";
 import * as store from "./resolver_store.ts";
@@ -278,6 +279,7 @@ function buildInstance(
     }
     case "sqlresolver": {
       const cfg = parseSqlConfig(rec.name, rec.config, deps.config.storage.dataDir);
+      refuseOwnFiles(deps, rec.name, cfg.database);
       return sqlResolver({
         name: rec.name,
         config: cfg,
@@ -288,6 +290,20 @@ function buildInstance(
     }
     default:
       throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);
+  }
+}
+
+/** Tessera's own database and key file are never user stores. */
+function refuseOwnFiles(deps: Deps, name: string, path: string): void {
+  const url = deps.config.storage.databaseUrl;
+  const own = [
+    url.startsWith("sqlite:") ? url.slice("sqlite:".length) : "",
+    deps.config.storage.keyFile,
+  ].filter((p) => p !== "" && p !== ":memory:").map((p) => resolvePath(p));
+  if (own.includes(resolvePath(path))) {
+    throw new ParameterError(
+      `Cannot use sqlresolver "${name}": Database must not be Tessera's own database or key file`,
+    );
   }
 }
 

@@ -114,3 +114,22 @@ Deno.test("a non-editable sqlresolver refuses changes and honours Where", async 
     await t.close();
   }
 });
+
+Deno.test("an sqlresolver may not point at Tessera's own database or key file", async () => {
+  const t = await createTestApp();
+  try {
+    t.deps.config.storage.databaseUrl = `sqlite:${t.deps.config.storage.dataDir}/tessera.sqlite`;
+    for (const Database of ["tessera.sqlite", `${t.deps.config.storage.dataDir}/./encKey`]) {
+      await assert.rejects(
+        () =>
+          saveResolver(t.deps, "own", {
+            type: "sqlresolver",
+            params: { Database, Table: "admin", Map: MAP },
+          }),
+        /own database/,
+      );
+    }
+  } finally {
+    await t.close();
+  }
+});
