@@ -72,7 +72,7 @@ function nodeEntries(raw: unknown): NodeResolverEntry[] {
   });
 }
 
-realmRoutes.post("/:realm/node/:node", async (c) => {
+realmRoutes.post("/:realm/node/:node", requireRight("resolverwrite"), async (c) => {
   const realm = pathParam(c, "realm");
   c.var.audit.info = `realm ${realm}`;
   const entries = nodeEntries(c.var.params.resolver);
