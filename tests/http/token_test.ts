@@ -422,3 +422,61 @@ Deno.test("paper token prints its OTP list", async () => {
   assert.deepEqual(detail.otps, { 0: hotp(0), 1: hotp(1), 2: hotp(2), 3: hotp(3), 4: hotp(4) });
   await t.close();
 });
+
+Deno.test("POST /token/lost/<serial> creates a temporary pw token and disables the original", async () => {
+  const t = await createTestApp();
+  await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice" }] });
+  const serial = await enrollHotp(t, {
+    serial: "LOSTME",
+    pin: "pin",
+    user: "alice",
+    realm: "realm1",
+  });
+  const unassigned = await enrollHotp(t, { serial: "FREE1" });
+  const res = await admin(t, "POST", `/token/lost/${serial}`);
+  assert.equal(res.status, 200);
+  const v = res.body.result.value;
+  assert.equal(v.serial, "lostLOSTME");
+  assert.match(v.password, /^[1-9A-HJ-NP-Za-km-z]{16}$/);
+  assert.equal(v.end_date, "2026-01-11T00:00+0000");
+  assert.equal(v.disable, 1);
+  assert.equal((await getTokenBySerial(t.deps, serial)).active, false);
+  const check = await jsonOf(
+    await t.post("/validate/check", { user: "alice", pass: "pin" + v.password }),
+  );
+  assert.equal(check.body.result.value, true);
+  const bad = await admin(t, "POST", `/token/lost/${unassigned}`);
+  assert.equal(bad.body.result.error.code, 2012);
+  t.clock.advance(11 * 86_400_000);
+  const expired = await jsonOf(
+    await t.post("/validate/check", { user: "alice", pass: "pin" + v.password }),
+  );
+  assert.equal(expired.body.result.value, false);
+  await t.close();
+});
+
+Deno.test("GET /token/getserial/<otp> finds the token that produced an OTP", async () => {
+  const t = await createTestApp();
+  await enrollHotp(t, { serial: "GS1", otpkey: "00".repeat(20) });
+  await enrollHotp(t, { serial: "GS2" });
+  const found = await admin(t, "GET", `/token/getserial/${hotp(3)}`);
+  assert.deepEqual(found.body.result.value, { serial: "GS2", count: 2 });
+  const none = await admin(t, "GET", `/token/getserial/${hotp(30)}`);
+  assert.equal(none.body.result.value.serial, "");
+  const wide = await admin(t, "GET", `/token/getserial/${hotp(30)}?window=40&serial=S2`);
+  assert.deepEqual(wide.body.result.value, { serial: "GS2", count: 1 });
+  await t.close();
+});
+
+Deno.test("GET /token/?outform=csv downloads the list as CSV", async () => {
+  const t = await createTestApp();
+  await enrollHotp(t, { serial: "CSV1", description: "=cmd()" });
+  const res = await t.asAdmin("GET", "/token/", { query: { outform: "csv" } });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type") ?? "", /^text\/csv/);
+  const lines = (await res.text()).trim().split("\n");
+  assert.equal(lines[0].split(",")[0], "serial");
+  assert.equal(lines.length, 2);
+  assert.match(lines[1], /^"CSV1","hotp","'=cmd\(\)",/);
+  await t.close();
+});

@@ -16,6 +16,7 @@ import {
 } from "../../errors.ts";
 import { decryptSecret, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import type { OtpHash } from "../../lib/otp.ts";
+import { randomString } from "../../lib/random.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 import { pinHashOf } from "./pin.ts";
@@ -796,4 +797,164 @@ export function validityStamp(ms: number): string {
 export function lastAuthStamp(ms: number): string {
   const iso = new Date(ms).toISOString();
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${iso.slice(20, 23)}000+0000`;
+}
+
+// ---------------------------------------------------------------------------
+// Lost token and serial search
+
+const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+const LOST_VALID_DAYS = 10;
+
+/**
+ * `POST /token/lost/<serial>`: a temporary `pw` token `lost<serial>` for the
+ * owner (16 Base58 characters, valid 10 days, same PIN); the original is disabled.
+ */
+export async function lostToken(
+  deps: Deps,
+  serial: string,
+  options: { user?: UserRef } = {},
+): Promise<Record<string, unknown>> {
+  const t = await getTokenBySerial(deps, serial);
+  if (options.user && !isOwner(t, options.user)) {
+    throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  }
+  if (!t.owner) {
+    throw new TokenAdminError("You can only define a lost token for an assigned token.", 2012);
+  }
+  const newSerial = `lost${serial}`.slice(0, 40);
+  const password = randomString(deps.random, 16, BASE58);
+  const end = deps.clock.now() + LOST_VALID_DAYS * 86_400_000;
+  const endDate = validityStamp(end);
+  const system = await loadSystemConfig(deps);
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      const id = await store.insertToken(trx, {
+        serial: newSerial,
+        tokentype: "pw",
+        description: `temporary replacement for ${serial}`.slice(0, MAX_DESCRIPTION),
+        key_enc: encryptSecret(deps.keys.token, password, deps.random),
+        // the owner keeps his PIN
+        pin_hash: t.pinHash,
+        active: 1,
+        revoked: 0,
+        locked: 0,
+        failcount: 0,
+        maxfail: system.int("DefaultMaxFailCount"),
+        count: 0,
+        count_window: system.int("DefaultCountWindow"),
+        sync_window: system.int("DefaultSyncWindow"),
+        otplen: password.length,
+        rollout_state: "enrolled",
+        user_id: t.owner!.uid,
+        resolver: t.owner!.resolver,
+        user_realm: t.owner!.realm,
+        user_login: t.owner!.login,
+        created_at: deps.clock.now(),
+      });
+      await store.setInfo(
+        trx,
+        id,
+        plainInfo({
+          tokenkind: "software",
+          creation_date: nowIso(deps.clock.now()),
+          validity_period_end: endDate,
+        }),
+      );
+      if (t.owner!.realm) await store.addRealm(trx, id, t.owner!.realm);
+      await store.updateToken(trx, t.id, { active: 0 });
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw new TokenAdminError(`Cannot create the lost token "${newSerial}": it already exists`);
+    }
+    throw err;
+  }
+  return {
+    serial: newSerial,
+    init: true,
+    user: true,
+    pin: true,
+    password,
+    end_date: endDate,
+    valid_to: "xxxx",
+    disable: t.active ? 1 : 0,
+  };
+}
+
+/** Options of {@link getSerialByOtp}. */
+export interface SerialSearch {
+  type?: string;
+  /** Substring of the serial. */
+  serial?: string;
+  assigned?: boolean;
+  unassigned?: boolean;
+  /** Only count the tokens that would be checked. */
+  countOnly?: boolean;
+  window?: number;
+}
+
+const MAX_SERIAL_SEARCH = 10_000;
+
+/** `GET /token/getserial/<otp>`: the serial of the token that produced `otp`. */
+export async function getSerialByOtp(
+  deps: Deps,
+  otp: string,
+  search: SerialSearch = {},
+): Promise<{ serial: string; count: number }> {
+  const filter: store.TokenListFilter = {};
+  if (search.type) filter.type = search.type.toLowerCase();
+  if (search.serial) filter.serial = `*${search.serial}*`;
+  if (search.assigned) filter.assigned = true;
+  if (search.unassigned) filter.assigned = false;
+  const { tokens, total } = await store.listTokens(deps.db, filter, {
+    sortby: "serial",
+    desc: false,
+    offset: 0,
+    limit: MAX_SERIAL_SEARCH,
+  });
+  if (search.countOnly) return { serial: "", count: total };
+  const system = await loadSystemConfig(deps);
+  const window = search.window ?? 10;
+  let checked = 0;
+  for (const t of await store.withInfo(deps.db, tokens, false)) {
+    const module = tokenTypeOf(t.type);
+    if (!module || !module.authenticates || module.pinOnly || t.keyEnc === "") continue;
+    if (module.type !== "hotp" && module.type !== "totp" && module.type !== "paper") continue;
+    checked++;
+    const ctx = checkContext(deps, system, { ...t, countWindow: window });
+    // checkOtp only computes; nothing is written here
+    if ((await module.checkOtp(ctx, otp)).isValid) return { serial: t.serial, count: checked };
+  }
+  return { serial: "", count: checked };
+}
+
+const CSV_COLUMNS = [
+  "serial",
+  "tokentype",
+  "description",
+  "active",
+  "revoked",
+  "locked",
+  "failcount",
+  "maxfail",
+  "count",
+  "otplen",
+  "rollout_state",
+  "username",
+  "user_realm",
+  "resolver",
+  "user_id",
+];
+
+/** The token list as CSV (`outform=csv`); values are quoted and formula-safe. */
+export function tokensCsv(tokens: TokenView[]): string {
+  const cell = (v: unknown) => {
+    let s = Array.isArray(v) ? v.join(" ") : String(v ?? "");
+    // a leading =, +, - or @ would be run as a formula by spreadsheet programs
+    if (/^[=+\-@]/.test(s)) s = `'${s}`;
+    return `"${s.replaceAll('"', '""')}"`;
+  };
+  const lines = [CSV_COLUMNS.join(",")];
+  for (const t of tokens) lines.push(CSV_COLUMNS.map((c) => cell(t[c])).join(","));
+  return lines.join("\n") + "\n";
 }

@@ -12,8 +12,10 @@ import {
   disableTokens,
   enableTokens,
   forEachSerial,
+  getSerialByOtp,
   initToken,
   listTokens,
+  lostToken,
   resetTokens,
   resolveOwner,
   resyncToken,
@@ -25,6 +27,7 @@ import {
   setTokenInfo,
   setTokenRealms,
   type TokenListQuery,
+  tokensCsv,
   type TokenSelector,
   unassignTokens,
   type UserRef,
@@ -149,6 +152,16 @@ tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
   else if (stringParam(p, "realm")) q.userRealm = stringParam(p, "realm")!.toLowerCase();
   const container = stringParam(p, "container_serial");
   if (container !== undefined && container !== "") q.serials = []; // no containers in Tessera
+  if (stringParam(p, "outform") === "csv") {
+    const all = await listTokens(c.var.deps, { ...q, page: 1, pagesize: 100_000 });
+    return new Response(tokensCsv(all.tokens), {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": 'attachment; filename="tokens.csv"',
+        "cache-control": "no-store",
+      },
+    });
+  }
   return ok(c, await listTokens(c.var.deps, q));
 });
 
@@ -305,3 +318,25 @@ for (const path of ["/", "/:serial"]) {
     return await bulkOrSingle(c, (sel) => deleteTokens(c.var.deps, sel));
   });
 }
+
+tokenRoutes.post("/lost/:serial", adminOrUser, async (c) => {
+  const serial = pathParam(c, "serial");
+  c.var.audit.serial = serial;
+  const user = isUserCaller(c) ? await ownerOf(c) : undefined;
+  return ok(c, await lostToken(c.var.deps, serial, { user }));
+});
+
+tokenRoutes.get("/getserial/:otp", adminOnly, async (c) => {
+  const p = c.var.params;
+  return ok(
+    c,
+    await getSerialByOtp(c.var.deps, pathParam(c, "otp"), {
+      type: stringParam(p, "type") || undefined,
+      serial: stringParam(p, "serial") || undefined,
+      assigned: boolParam(p, "assigned"),
+      unassigned: boolParam(p, "unassigned"),
+      countOnly: boolParam(p, "count"),
+      window: intParam(p, "window", 10, 1, 1000),
+    }),
+  );
+});
