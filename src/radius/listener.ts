@@ -64,6 +64,8 @@ export interface RadiusListenerOptions {
   dictionary?: string;
   /** How long a reply is kept for retransmitted requests (ms, default 5000). */
   duplicateWindowMs?: number;
+  /** Requests validated at the same time; more are dropped (the NAS retransmits). Default 256. */
+  maxInFlight?: number;
 }
 
 /** A running listener. */
@@ -118,6 +120,8 @@ export async function startRadiusListener(
   const clients = parseClients(options.clients);
   if (options.dictionary) {
     try {
+      // the package keeps every added path for good: only hand it a readable file
+      if (!Deno.statSync(options.dictionary).isFile) throw new Error("not a file");
       addDictionary(options.dictionary);
     } catch (err) {
       throw new ConfigError([
@@ -126,6 +130,8 @@ export async function startRadiusListener(
     }
   }
   const window = options.duplicateWindowMs ?? 5000;
+  const maxInFlight = options.maxInFlight ?? 256;
+  let inFlight = 0;
   const cache = new Map<string, CacheEntry>();
   let dropped = 0;
   const family = parseIp(options.host)?.kind() === "ipv6" ? "udp6" : "udp4";
@@ -181,9 +187,15 @@ export async function startRadiusListener(
       if (seen.reply) send(seen.reply, rinfo.port, rinfo.address);
       return;
     }
+    if (inFlight >= maxInFlight) {
+      return drop("too many requests in flight", { client: rinfo.address });
+    }
     const entry: CacheEntry = { expires: now + window };
     cache.set(key, entry);
-    void answer(deps, options.check, client, request, msg, rinfo.address).then((reply) => {
+    inFlight++;
+    void answer(deps, options.check, client, request, msg, rinfo.address).finally(() => {
+      inFlight--;
+    }).then((reply) => {
       if (!reply) {
         cache.delete(key);
         dropped++;

@@ -382,6 +382,77 @@ Deno.test("listener: an error of the validate path becomes Access-Reject with it
   }
 });
 
+Deno.test("listener: requests beyond maxInFlight are dropped, the NAS retransmits", async () => {
+  const t = await createTestApp();
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => release = r);
+  let calls = 0;
+  const listener = await startRadiusListener(t.deps, {
+    host: "127.0.0.1",
+    port: 0,
+    clients: [{ address: "127.0.0.1", secret: SECRET, name: "lo" }],
+    maxInFlight: 1,
+    check: async () => {
+      calls++;
+      await gate;
+      return { value: true, detail: {} };
+    },
+  });
+  try {
+    const a = accessRequest("alice", "1");
+    const b = lib.encode({
+      code: "Access-Request",
+      identifier: 8,
+      secret: SECRET,
+      attributes: [["User-Name", "bob"], ["User-Password", "2"]],
+    });
+    const pending = exchange(listener.port, [a, b], 300);
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    const replies = await pending;
+    assert.equal(calls, 1);
+    assert.equal(replies.length, 1);
+    assert.equal(listener.dropped(), 1);
+  } finally {
+    await listener.close();
+    await t.close();
+  }
+});
+
+Deno.test("listener: an extra dictionary must be a readable file", async () => {
+  const t = await createTestApp();
+  await assert.rejects(
+    startRadiusListener(t.deps, {
+      host: "127.0.0.1",
+      port: 0,
+      clients: [],
+      dictionary: "/no/such/dictionary",
+      check: fakeCheck([]),
+    }),
+    /radius.dictionary: cannot load/,
+  );
+  const file = await Deno.makeTempFile();
+  await Deno.writeTextFile(
+    file,
+    "VENDOR NetKnights 44929\nBEGIN-VENDOR NetKnights\nATTRIBUTE privacyIDEA-Serial 1 string\nEND-VENDOR NetKnights\n",
+  );
+  const listener = await startRadiusListener(t.deps, {
+    host: "127.0.0.1",
+    port: 0,
+    clients: [{ address: "127.0.0.1", secret: SECRET, name: "lo" }],
+    dictionary: file,
+    check: fakeCheck([]),
+  });
+  try {
+    const [reply] = await exchange(listener.port, [accessRequest("alice", "123456")]);
+    assert.equal(lib.decode({ packet: reply, secret: SECRET }).code, "Access-Accept");
+  } finally {
+    await listener.close();
+    await Deno.remove(file);
+    await t.close();
+  }
+});
+
 Deno.test("listener: a bad client address in the config is refused at start", async () => {
   const t = await createTestApp();
   await assert.rejects(
