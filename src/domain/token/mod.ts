@@ -958,3 +958,21 @@ export function tokensCsv(tokens: TokenView[]): string {
   for (const t of tokens) lines.push(CSV_COLUMNS.map((c) => cell(t[c])).join(","));
   return lines.join("\n") + "\n";
 }
+
+/** Sets the fail counter of the selected tokens to `value` (capped at maxfail); returns the count. */
+export async function setFailcount(deps: Deps, sel: TokenSelector, value: number): Promise<number> {
+  if (!Number.isInteger(value) || value < 0) {
+    throw new ParameterError(
+      `Cannot set the fail counter: expected a non-negative integer, got "${value}"`,
+    );
+  }
+  const tokens = await selectTokens(deps, sel);
+  requireUnlocked(tokens);
+  await deps.db.transaction().execute(async (trx) => {
+    for (const t of tokens) {
+      await store.updateToken(trx, t.id, { failcount: Math.min(value, t.maxfail) });
+      if (value === 0) await store.deleteInfo(trx, t.id, ["failcounter_exceeded"]);
+    }
+  });
+  return tokens.length;
+}
