@@ -5,8 +5,8 @@
  * and reports wall-clock µs per request and SQL statements per request (by
  * kind). A plain Hono hello in the same process is the reference.
  *
- * Run: deno run -A bench/inprocess.ts [requests per scenario] [scenario name filter]
- * (add --cpu-prof before the script name to profile only what you chose)
+ * Run: deno run -A bench/inprocess.ts [requests per scenario] [scenario name filter] [--profile]
+ * (--profile: a V8 CPU profile of each measured loop only, summarised by function)
  *
  * @module
  */
@@ -22,6 +22,8 @@ import { Api } from "./lib/api.ts";
 import { enrol, type OtpUser, validateBody } from "./lib/enrol.ts";
 import { hotpSequence } from "./lib/otp.ts";
 import { percentile } from "./lib/stats.ts";
+import { type CpuProfile, type ProfileRow, summarize } from "./profile_summary.ts";
+import { Session } from "node:inspector/promises";
 
 /** Counts the SQL statements Kysely compiles, by node kind. */
 class CountingPlugin implements KyselyPlugin {
@@ -41,8 +43,17 @@ class CountingPlugin implements KyselyPlugin {
   }
 }
 
-const N = Number(Deno.args[0] ?? 1000);
-const only = Deno.args[1];
+const flags = Deno.args.filter((a) => a.startsWith("--"));
+const positional = Deno.args.filter((a) => !a.startsWith("--"));
+const N = Number(positional[0] ?? 1000);
+const only = positional[1];
+const profiling = flags.includes("--profile");
+const inspector = profiling ? new Session() : undefined;
+if (inspector) {
+  inspector.connect();
+  await inspector.post("Profiler.enable");
+  await inspector.post("Profiler.setSamplingInterval", { interval: 100 });
+}
 const dir = await Deno.makeTempDir({ prefix: "tessera-inprocess-" });
 const config = loadConfig({
   env: { TESSERA_SIGNING_ENABLED: "false" },
@@ -81,6 +92,7 @@ async function measure(
   await deps.audit.flush();
   counter.take();
   const times: number[] = [];
+  if (inspector) await inspector.post("Profiler.start");
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const s = performance.now();
@@ -89,6 +101,10 @@ async function measure(
   }
   await deps.audit.flush();
   const total = (performance.now() - t0) * 1000;
+  if (inspector) {
+    const { profile } = await inspector.post("Profiler.stop") as { profile: CpuProfile };
+    printProfile(name, profile);
+  }
   const q = counter.take();
   rows.push({
     name,
@@ -98,6 +114,27 @@ async function measure(
     queries: [...q].map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", "),
   });
   console.error(`${name}: ${(total / n).toFixed(0)} µs/request`);
+}
+
+function printProfile(name: string, profile: CpuProfile): void {
+  const s = summarize(profile);
+  const idle = s.functions.find((r) => r.name.startsWith("(idle)"))?.selfMs ?? 0;
+  const busy = s.totalMs - idle;
+  const real = (r: ProfileRow) => !/^\((idle|root|program)\)/.test(r.name);
+  const fmt = (r: ProfileRow) =>
+    `  self ${((r.selfMs / busy) * 100).toFixed(1).padStart(5)}%  incl ${
+      ((r.totalMs / busy) * 100).toFixed(1).padStart(5)
+    }%  ${r.name}`;
+  console.error(
+    [
+      `--- profile of "${name}": ${busy.toFixed(0)} ms busy`,
+      " by file (self):",
+      ...s.files.slice(0, 12).map(fmt),
+      " by function (inclusive):",
+      ...[...s.functions].filter(real).sort((a, b) => b.totalMs - a.totalMs).slice(0, 40)
+        .map(fmt),
+    ].join("\n"),
+  );
 }
 
 const form = (body: string) => ({
