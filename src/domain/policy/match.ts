@@ -164,9 +164,17 @@ export class CompiledPolicy {
     return this.policy.priority;
   }
 
+  readonly #grants = new Map<string, boolean>();
+
   /** True if the policy grants `action` (found, not negated; an empty action map grants all). */
   grants(action: string): boolean {
-    return this.actions.isEmpty || this.actions.matches(action);
+    let granted = this.#grants.get(action);
+    if (granted === undefined) {
+      granted = this.actions.isEmpty || this.actions.matches(action);
+      // action names come from code, not requests: the memo stays small
+      if (this.#grants.size < 1000) this.#grants.set(action, granted);
+    }
+    return granted;
   }
 }
 
@@ -255,6 +263,33 @@ export class PolicySet {
       nowMs: this.#now(),
       sections: ctx.conditionSections,
     });
+  }
+
+  /**
+   * True if an active policy of one of `scopes` restricts one of `fields`
+   * beyond "everyone" (so the caller must know that value of the request).
+   */
+  restricts(
+    scopes: readonly string[],
+    fields: readonly ("realm" | "user" | "resolver")[] = ["realm", "user", "resolver"],
+  ): boolean {
+    return scopes.some((scope) =>
+      (this.#byScope.get(scope) ?? []).some((p) =>
+        p.policy.active &&
+        fields.some((f) => p.policy[f].some((e) => e !== "" && e !== "*"))
+      )
+    );
+  }
+
+  /** True if an active policy of one of `scopes` has active conditions or a time range. */
+  dependsOnRequestData(scopes: readonly string[]): { conditions: boolean; time: boolean } {
+    const active = scopes.flatMap((sc) => this.#byScope.get(sc) ?? []).filter((p) =>
+      p.policy.active
+    );
+    return {
+      conditions: active.some((p) => p.hasActiveConditions),
+      time: active.some((p) => p.policy.time.trim() !== ""),
+    };
   }
 
   /** True if an active policy of `scope` uses check_all_resolvers. */

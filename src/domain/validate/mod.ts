@@ -119,12 +119,18 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     ({ login, realm } = await splitUser(deps, userParam, req.realm || undefined));
     user = await resolveUser(deps, login, realm, req.resolver || undefined);
   }
+  // loaded once: the policies of a serial-only request match on the token owner
+  const serialToken = serial !== ""
+    ? await findTokenBySerial(deps, serial, { withRealms: false })
+    : undefined;
+  if (serial !== "" && !serialToken) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
   let policies = await validatePolicies(deps, {
     login,
     realm,
     user,
     resolver: user?.resolver ?? req.resolver,
     serial: serial || undefined,
+    token: serialToken,
     clientIp: req.clientIp,
     userAgent: req.userAgent,
   });
@@ -137,6 +143,7 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
       user,
       resolver: user?.resolver ?? req.resolver,
       serial: serial || undefined,
+      token: serialToken,
       clientIp: req.clientIp,
       userAgent: req.userAgent,
     });
@@ -144,9 +151,8 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
   const env: CheckEnv = { deps, system, policies, user, now: deps.clock.now() };
 
   let result: CheckResult;
-  if (serial !== "") {
-    const token = await findTokenBySerial(deps, serial, { withRealms: false });
-    if (!token) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  if (serialToken) {
+    const token = serialToken;
     if (userParam !== "" && !(user && isOwner(token, user))) {
       throw new ParameterError("Given serial does not belong to given user!");
     }

@@ -23,6 +23,8 @@ export interface ValidatePolicyContext {
   user?: UserRef;
   resolver?: string;
   serial?: string;
+  /** The token of `serial`, when the caller has loaded it already. */
+  token?: TokenWithInfo;
   clientIp: string;
   userAgent: string;
 }
@@ -134,12 +136,32 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
   let realm = user?.realm ?? ctx.realm;
   if (!user && ctx.login === "" && ctx.serial) {
     // a serial-only request acts for the token owner; an ownerless token uses its first realm
-    const token = await findTokenBySerial(deps, ctx.serial);
+    let token = ctx.token;
+    // an ownerless token matches on its realms, which the caller may not have loaded
+    if (!token?.owner && set.restricts(["authentication", "authorization"], ["realm"])) {
+      token = await findTokenBySerial(deps, ctx.serial);
+    }
     user = token?.owner;
     realm = user?.realm ?? token?.realms[0] ?? "";
   }
   const needsResolvers = realm !== "" &&
     (set.usesCheckAllResolvers("authentication") || set.usesCheckAllResolvers("authorization"));
+  // without conditions or realm-resolver lookups the outcome depends only on these values
+  // (and on the minute, for time ranges): reuse it for the same policy version
+  const depends = set.dependsOnRequestData(["authentication", "authorization"]);
+  const cacheKey = depends.conditions || needsResolvers ? undefined : JSON.stringify([
+    user?.login ?? ctx.login,
+    realm,
+    user?.resolver ?? ctx.resolver ?? null,
+    ctx.clientIp,
+    userAgentName(ctx.userAgent),
+    depends.time ? Math.floor(deps.clock.now() / 60_000) : 0,
+  ]);
+  let cache = resultCache.get(set);
+  if (cacheKey !== undefined) {
+    const hit = cache?.get(cacheKey);
+    if (hit) return hit;
+  }
   const base = {
     user: user?.login ?? ctx.login,
     realm,
@@ -244,13 +266,27 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     out.isAccessDenied = (await unique("authorized")) === "deny_access";
   }
   out.matched = [...matched];
-  return out;
+  const result = Object.freeze(out) as ValidatePolicies;
+  if (cacheKey !== undefined) {
+    if (!cache || cache.size >= RESULT_CACHE_SIZE) {
+      cache = new Map();
+      resultCache.set(set, cache);
+    }
+    cache.set(cacheKey, result);
+  }
+  return result;
 }
+
+/** Entries per policy version before the result cache starts over. */
+const RESULT_CACHE_SIZE = 10_000;
+const resultCache = new WeakMap<object, Map<string, ValidatePolicies>>();
 
 /** Condition data available to validate: the user's info and the token of `serial`. */
 function conditionData(deps: Deps, ctx: ValidatePolicyContext): ConditionData {
   const user = ctx.user;
-  let token: Promise<TokenWithInfo | undefined> | undefined;
+  let token: Promise<TokenWithInfo | undefined> | undefined = ctx.token
+    ? Promise.resolve(ctx.token)
+    : undefined;
   const loadToken =
     () => (token ??= ctx.serial ? findTokenBySerial(deps, ctx.serial) : Promise.resolve(undefined));
   return {

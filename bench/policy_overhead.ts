@@ -1,0 +1,146 @@
+/**
+ * Measures what policies cost on /validate/check: two apps on their own file
+ * databases, one without policies and one with 50 (20 authentication and 15
+ * authorization policies that match the request without changing its
+ * outcome, 15 in other scopes). Requests go round-robin to both apps so load
+ * spikes from other processes hit both alike; wall and process CPU time per
+ * request are reported.
+ * Run: deno run -A bench/policy_overhead.ts [requests per app]
+ *
+ * @module
+ */
+import { cpuUsage } from "node:process";
+import type { Hono } from "hono";
+import { createApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { migrateToLatest, openDatabase } from "../src/db/database.ts";
+import { AuditWriter } from "../src/domain/audit/mod.ts";
+import { keysFromKeyFile } from "../src/domain/keys.ts";
+import { systemClock } from "../src/lib/clock.ts";
+import { createLogger } from "../src/lib/logger.ts";
+import { secureRandom } from "../src/lib/random.ts";
+import type { Deps } from "../src/deps.ts";
+import type { AppEnv } from "../src/http/context.ts";
+import { initToken } from "../src/domain/token/mod.ts";
+import { savePolicy } from "../src/domain/policy/mod.ts";
+
+const N = Number(Deno.args[0] ?? 5000);
+
+/** 50 policies; those in the validate scopes match a successful spass check of BENCH1. */
+function benchPolicies(): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const authn = [
+    "otppin=tokenpin",
+    "challenge_response=hotp totp",
+    "challenge_text=please enter otp\\, now",
+    "passOnNoUser",
+    "preferred_client_mode=interactive poll",
+  ];
+  for (let i = 0; i < 20; i++) {
+    out.push({
+      scope: "authentication",
+      action: authn[i % authn.length],
+      realm: i % 3 === 0 ? "" : "*",
+      user: i % 4 === 0 ? "*, -root" : "",
+      client: i % 2 === 0 ? "127.0.0.0/8, 10.0.0.0/8, -10.1.1.1" : "",
+      time: i % 5 === 0 ? "Mon-Sun: 0-23:59" : "",
+      priority: 1 + (i % 3),
+    });
+  }
+  const authz = ["tokentype=spass hotp totp", "serial=.*", "no_detail_on_fail", "last_auth=10y"];
+  for (let i = 0; i < 15; i++) {
+    out.push({
+      scope: "authorization",
+      action: authz[i % authz.length],
+      client: i % 2 === 0 ? "127.0.0.1, ::1" : "",
+      priority: 1 + (i % 2),
+    });
+  }
+  const other: [string, string][] = [
+    ["webui", "login_mode=userstore"],
+    ["enrollment", "max_token_per_user=5"],
+    ["user", "enable, disable"],
+  ];
+  for (let i = 0; i < 15; i++) {
+    const [scope, action] = other[i % other.length];
+    out.push({ scope, action, priority: 1 + i });
+  }
+  return out;
+}
+
+interface Subject {
+  name: string;
+  app: Hono<AppEnv>;
+  deps: Deps;
+  dir: string;
+  ms: number[];
+  cpuUs: number[];
+}
+
+async function subject(name: string, withPolicies: boolean): Promise<Subject> {
+  const dir = await Deno.makeTempDir();
+  const config = loadConfig({ overrides: { dataDir: dir } });
+  const db = openDatabase(config.storage.databaseUrl);
+  await migrateToLatest(db);
+  const log = createLogger("error");
+  const deps: Deps = {
+    config,
+    db,
+    clock: systemClock,
+    random: secureRandom,
+    keys: keysFromKeyFile(secureRandom.bytes(96)),
+    log,
+    audit: new AuditWriter(db, log),
+    nodeName: "bench",
+  };
+  await initToken(deps, { type: "spass", serial: "BENCH1", pin: "1234" });
+  if (withPolicies) {
+    for (const [i, p] of benchPolicies().entries()) await savePolicy(deps, `bench${i}`, p);
+  }
+  return { name, app: createApp(deps), deps, dir, ms: [], cpuUs: [] };
+}
+
+async function once(s: Subject): Promise<[number, number]> {
+  const c0 = cpuUsage();
+  const t0 = performance.now();
+  const res = await s.app.request("/validate/check", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "serial=BENCH1&pass=1234",
+  });
+  const json = await res.json();
+  if (json.result?.value !== true) throw new Error(`unexpected answer: ${JSON.stringify(json)}`);
+  const ms = performance.now() - t0;
+  const c1 = cpuUsage(c0);
+  return [ms, c1.user + c1.system];
+}
+
+const subjects = [await subject("none", false), await subject("50 policies", true)];
+for (let i = 0; i < 500; i++) for (const s of subjects) await once(s); // warm-up
+for (let i = 0; i < N; i++) {
+  for (const s of subjects) {
+    const [ms, cpu] = await once(s);
+    s.ms.push(ms);
+    s.cpuUs.push(cpu);
+  }
+}
+const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const base = total(subjects[0].ms);
+console.log(`POST /validate/check (spass by serial), ${N} requests per app, round-robin`);
+for (const s of subjects) {
+  const rate = N / (total(s.ms) / 1000);
+  const pct = ((base / total(s.ms) - 1) * 100).toFixed(1);
+  console.log(
+    `${s.name.padEnd(12)} ${rate.toFixed(0).padStart(6)} req/s  ${pct.padStart(6)}% vs none` +
+      `  median ${(median(s.ms) * 1000).toFixed(0)} µs wall` +
+      `  CPU ${(total(s.cpuUs) / N).toFixed(0)} µs/req (${
+        ((total(s.cpuUs) / total(subjects[0].cpuUs) - 1) * 100).toFixed(1)
+      }%)`,
+  );
+}
+for (const s of subjects) {
+  await s.deps.audit.flush();
+  await s.deps.db.destroy();
+  await Deno.remove(s.dir, { recursive: true });
+}
