@@ -532,3 +532,24 @@ Deno.test("parallel creates of the same user: one wins, the others get a clean 9
     await t.close();
   }
 });
+
+Deno.test("GET /user/ still lists the other resolvers when one user store is broken", async () => {
+  const t = await createTestApp();
+  try {
+    await setup(t);
+    await passwd(t);
+    await t.asAdmin("POST", "/realm/realm1", { body: { resolvers: "sql1,resolver1" } });
+    await Deno.remove(`${t.deps.config.storage.dataDir}/passwd`);
+    const { status, body } = await jsonOf(
+      await t.asAdmin("GET", "/user/", { query: { realm: "realm1" } }),
+    );
+    assert.equal(status, 200);
+    assert.deepEqual(body.result.value.map((u: { username: string }) => u.username).sort(), [
+      "alice",
+      "bob",
+    ]);
+    assert.ok(t.log.lines.some((l) => l.includes("Cannot list users of resolver")));
+  } finally {
+    await t.close();
+  }
+});

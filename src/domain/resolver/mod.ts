@@ -10,7 +10,7 @@ import { decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.
 import { passwdResolver } from "./passwd.ts";
 import { resolve as resolvePath } from "node:path";
 import { resolveDataPath } from "./paths.ts";
-import { parseSqlConfig, SQL_DEFAULTS, sqlResolver } from "./sql.ts";
+import { forgetSqlConnection, parseSqlConfig, SQL_DEFAULTS, sqlResolver } from "./sql.ts";
 import * as store from "./resolver_store.ts";
 import type { UserResolver } from "./types.ts";
 
@@ -213,7 +213,7 @@ async function saveResolverOnce(
 
 /** `DELETE /resolver/<name>`: the deleted id, -1 when unknown; refused while in a realm. */
 export async function deleteResolver(deps: Deps, name: string): Promise<number> {
-  return await store.inTransaction(deps.db, async (trx) => {
+  const id = await store.inTransaction(deps.db, async (trx) => {
     const rec = await store.findResolver(trx, name);
     if (!rec) return -1;
     const realms = await store.realmsOfResolver(trx, rec.id);
@@ -225,6 +225,8 @@ export async function deleteResolver(deps: Deps, name: string): Promise<number> 
     await store.deleteResolver(trx, rec.id);
     return rec.id;
   });
+  if (id !== -1) await forgetSqlConnection(deps.db, name);
+  return id;
 }
 
 /** `POST /resolver/test`: checks a configuration without storing it. */

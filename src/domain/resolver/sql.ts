@@ -164,6 +164,15 @@ export async function closeSqlConnections(owner: object): Promise<void> {
   for (const c of map.values()) await c.db.destroy().catch(() => {});
 }
 
+/** Closes the cached connection of resolver `name` (after it was deleted). */
+export async function forgetSqlConnection(owner: object, name: string): Promise<void> {
+  const map = CONNECTIONS.get(owner);
+  const conn = map?.get(name);
+  if (!map || !conn) return;
+  map.delete(name);
+  await conn.db.destroy().catch(() => {});
+}
+
 function connection(
   owner: object,
   name: string,

@@ -221,8 +221,20 @@ export async function listUsers(
       const key = `${pair.realm}\0${m.record.name}`;
       if (done.has(key)) continue;
       done.add(key);
-      const inst = instanceOf(deps, m.record);
-      for (const info of await inst.getUserList(options.search)) {
+      let inst: UserResolver;
+      let found: Record<string, string>[];
+      try {
+        inst = instanceOf(deps, m.record);
+        found = await inst.getUserList(options.search);
+      } catch (err) {
+        // one broken user store must not hide the users of the others
+        deps.log.warn("Cannot list users of resolver", {
+          resolver: m.record.name,
+          error: (err as Error).message,
+        });
+        continue;
+      }
+      for (const info of found) {
         // the same login in a lower-priority resolver is masked (spec 03 §5)
         if (seen.has(info.username)) continue;
         seen.add(info.username);
