@@ -500,3 +500,17 @@ Deno.test("count_auth and count_auth_success are counted and limit the token", a
   assert.equal(over.body.detail.message, "Authentication counter exceeded");
   await t.close();
 });
+
+Deno.test("auth_max_fail limits failed authentications per period (counted in the audit log)", async () => {
+  const t = await withUsers();
+  await enrollHotp(t, { pin: "1", user: "alice", realm: "realm1" });
+  setValidatePolicyOverride(t.deps, { authMaxFail: "2/1m" });
+  for (let i = 0; i < 2; i++) await check(t, { user: "alice", pass: "1000000" });
+  await t.deps.audit.flush();
+  const limited = await check(t, { user: "alice", pass: "1" + hotp(0) });
+  assert.equal(limited.body.result.value, false);
+  assert.equal(limited.body.detail.message, "Only 2 failed authentications per 1m allowed.");
+  t.clock.advance(61_000);
+  assert.equal((await check(t, { user: "alice", pass: "1" + hotp(0) })).body.result.value, true);
+  await t.close();
+});

@@ -48,6 +48,7 @@ import {
 import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
 import type { OtpCheck } from "../token/types/mod.ts";
+import { countAuthAttempts } from "./validate_store.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import { radiusPassthru } from "../radius/mod.ts";
 
@@ -188,10 +189,12 @@ async function checkUser(
     const type = req.type.toLowerCase();
     tokens = tokens.filter((t) => t.type === type);
   }
+  if (tokens.length === 0 && policies.passOnNoToken) {
+    return ok(`user has no token, accepted due to '${policies.passOnNoToken}'`);
+  }
+  const limited = await authLimitProblem(env, user);
+  if (limited) return limited;
   if (tokens.length === 0) {
-    if (policies.passOnNoToken) {
-      return ok(`user has no token, accepted due to '${policies.passOnNoToken}'`);
-    }
     if (policies.passthru?.value === "userstore") {
       const isValid = await checkUserPassword(deps, user, req.pass);
       return {
@@ -636,6 +639,38 @@ function parseLastAuth(text: string): number | undefined {
   if (zone !== "Z" && !zone.includes(":")) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`;
   const ms = Date.parse(`${m[1]}T${m[2]}${frac}${zone}`);
   return Number.isFinite(ms) ? ms : undefined;
+}
+
+const AUTH_MAX_REGEXP = /^\s*(\d+)\s*\/\s*(\d+)\s*([smhd])\s*$/i;
+
+/**
+ * `auth_max_success` / `auth_max_fail` (`count/period`, e.g. `3/5m`): counted
+ * from the audit log, so the limit holds across nodes sharing one database.
+ */
+async function authLimitProblem(env: CheckEnv, user: UserRef): Promise<CheckResult | undefined> {
+  const limits: [string | undefined, boolean, string][] = [
+    [env.policies.authMaxSuccess, true, "successful"],
+    [env.policies.authMaxFail, false, "failed"],
+  ];
+  for (const [text, isSuccess, word] of limits) {
+    const m = text?.match(AUTH_MAX_REGEXP);
+    if (!m) continue;
+    const max = Number(m[1]);
+    const periodMs = Number(m[2]) * PERIOD_MS[m[3].toLowerCase()];
+    const n = await countAuthAttempts(env.deps.db, {
+      user: user.login,
+      realm: user.realm,
+      since: env.now - periodMs,
+      isSuccess,
+    });
+    if (n >= max) {
+      return {
+        value: false,
+        detail: { message: `Only ${max} ${word} authentications per ${m[2]}${m[3]} allowed.` },
+      };
+    }
+  }
+  return undefined;
 }
 
 /** Authorization-scope policies applied to the outcome (spec 02 §6.1 step 5). */
