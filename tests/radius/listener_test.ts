@@ -13,29 +13,11 @@ import {
   type RadiusListener,
   startRadiusListener,
 } from "../../src/radius/listener.ts";
+import { HAS_RADCLIENT, radclient } from "./radclient.ts";
 
 // deno-lint-ignore no-explicit-any
 const lib = Radius as any;
 const SECRET = "nas-secret";
-
-async function radclientAvailable(): Promise<boolean> {
-  try {
-    await new Deno.Command("radclient", { args: ["-v"], stdout: "null", stderr: "null" }).output();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const HAS_RADCLIENT = await radclientAvailable();
-if (!HAS_RADCLIENT) {
-  if (Deno.env.get("CI")) {
-    throw new Error("radclient (freeradius-utils) is required in CI; .ci/setup-extra installs it");
-  }
-  console.warn(
-    "SKIPPING radclient tests: radclient not found (apt-get install freeradius-utils)",
-  );
-}
 
 /** A stand-in for validateCheck: alice/123456 accepts, bob gets a challenge. */
 function fakeCheck(calls: RadiusCheckRequest[]): RadiusCheck {
@@ -74,27 +56,6 @@ async function setup(
     check: fakeCheck(calls),
   });
   return { t, listener, calls };
-}
-
-async function radclient(
-  port: number,
-  secret: string,
-  attrs: string,
-  command = "auth",
-): Promise<{ code: number; out: string }> {
-  const cmd = new Deno.Command("radclient", {
-    args: ["-x", "-r", "1", "-t", "1", `127.0.0.1:${port}`, command, secret],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  });
-  const child = cmd.spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(attrs + "\n"));
-  await w.close();
-  const res = await child.output();
-  const dec = new TextDecoder();
-  return { code: res.code, out: dec.decode(res.stdout) + dec.decode(res.stderr) };
 }
 
 Deno.test({
@@ -226,7 +187,7 @@ Deno.test({
         listener.port,
         SECRET,
         "Message-Authenticator = 0x00",
-        "status",
+        { command: "status" },
       );
       assert.match(out, /Received Access-Accept/, out);
       assert.equal(calls.length, 0);
@@ -234,7 +195,7 @@ Deno.test({
         listener.port,
         "wrong",
         "Message-Authenticator = 0x00",
-        "status",
+        { command: "status" },
       );
       assert.doesNotMatch(wrong.out, /Received/);
     } finally {

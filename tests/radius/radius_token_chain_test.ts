@@ -12,35 +12,12 @@ import { startResponder } from "./responder.ts";
 import { setRadiusServer } from "../../src/domain/radius/mod.ts";
 import { setValidatePolicyOverride, validateCheck } from "../../src/domain/validate/mod.ts";
 import { startRadiusListener } from "../../src/radius/listener.ts";
+import { HAS_RADCLIENT, radclient as send } from "./radclient.ts";
 
 const NAS_SECRET = "nas-secret";
 
-async function radclientAvailable(): Promise<boolean> {
-  try {
-    await new Deno.Command("radclient", { args: ["-v"], stdout: "null", stderr: "null" }).output();
-    return true;
-  } catch {
-    return false;
-  }
-}
-const HAS_RADCLIENT = await radclientAvailable();
-if (!HAS_RADCLIENT && Deno.env.get("CI")) {
-  throw new Error("radclient (freeradius-utils) is required in CI; .ci/setup-extra installs it");
-}
-
 async function radclient(port: number, attrs: string): Promise<string> {
-  const child = new Deno.Command("radclient", {
-    args: ["-x", "-r", "1", "-t", "3", `127.0.0.1:${port}`, "auth", NAS_SECRET],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(attrs + "\n"));
-  await w.close();
-  const res = await child.output();
-  const dec = new TextDecoder();
-  return dec.decode(res.stdout) + dec.decode(res.stderr);
+  return (await send(port, NAS_SECRET, attrs, { timeout: 3 })).out;
 }
 
 Deno.test({

@@ -1,34 +1,12 @@
 /** `tessera serve` with `radius.enabled`: the listener starts, answers, and stops with the server. */
 import assert from "node:assert/strict";
+import { HAS_RADCLIENT, radclient as send } from "./radclient.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const SECRET = "serve-secret";
 
-async function radclientAvailable(): Promise<boolean> {
-  try {
-    await new Deno.Command("radclient", { args: ["-v"], stdout: "null", stderr: "null" }).output();
-    return true;
-  } catch {
-    return false;
-  }
-}
-const HAS_RADCLIENT = await radclientAvailable();
-if (!HAS_RADCLIENT && Deno.env.get("CI")) {
-  throw new Error("radclient (freeradius-utils) is required in CI; .ci/setup-extra installs it");
-}
-
 async function radclient(port: number, command: string, attrs: string): Promise<string> {
-  const child = new Deno.Command("radclient", {
-    args: ["-x", "-r", "1", "-t", "3", `127.0.0.1:${port}`, command, SECRET],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(attrs + "\n"));
-  await w.close();
-  const res = await child.output();
-  return new TextDecoder().decode(res.stdout) + new TextDecoder().decode(res.stderr);
+  return (await send(port, SECRET, attrs, { command, timeout: 3 })).out;
 }
 
 Deno.test({

@@ -8,39 +8,16 @@ import { createUsers } from "../fixtures/users.ts";
 import { validateCheck } from "../../src/domain/validate/mod.ts";
 import { setValidatePolicyOverride } from "../../src/domain/validate/policy.ts";
 import { type RadiusListener, startRadiusListener } from "../../src/radius/listener.ts";
+import { HAS_RADCLIENT, radclient as send } from "./radclient.ts";
+
+async function radclient(port: number, attrs: string): Promise<string> {
+  return (await send(port, SECRET, attrs, { timeout: 2 })).out;
+}
 
 const SECRET = "e2e-secret";
 // RFC 4226 appendix D key and its first values
 const RFC4226_KEY = "3132333435363738393031323334353637383930";
 const HOTP = ["755224", "287082", "359152", "969429"];
-
-async function radclientAvailable(): Promise<boolean> {
-  try {
-    await new Deno.Command("radclient", { args: ["-v"], stdout: "null", stderr: "null" }).output();
-    return true;
-  } catch {
-    return false;
-  }
-}
-const HAS_RADCLIENT = await radclientAvailable();
-if (!HAS_RADCLIENT && Deno.env.get("CI")) {
-  throw new Error("radclient (freeradius-utils) is required in CI; .ci/setup-extra installs it");
-}
-
-async function radclient(port: number, attrs: string): Promise<string> {
-  const child = new Deno.Command("radclient", {
-    args: ["-x", "-r", "1", "-t", "2", `127.0.0.1:${port}`, "auth", SECRET],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(attrs + "\n"));
-  await w.close();
-  const res = await child.output();
-  const dec = new TextDecoder();
-  return dec.decode(res.stdout) + dec.decode(res.stderr);
-}
 
 async function setup(): Promise<{ t: TestApp; listener: RadiusListener }> {
   const t = await createTestApp();

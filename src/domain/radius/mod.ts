@@ -273,11 +273,7 @@ export async function askRadiusServer(
   identifier: string,
   question: Omit<RadiusQuestion, "nasIdentifier">,
 ): Promise<RadiusAnswer> {
-  const target = await radiusTarget(deps, identifier);
-  return await sendAccessRequest(deps.random, target, {
-    ...question,
-    nasIdentifier: await nasIdentifier(deps),
-  }, { log: deps.log });
+  return await sendRadiusTo(deps, await radiusTarget(deps, identifier), question);
 }
 
 /**
@@ -338,18 +334,14 @@ export async function testRadiusRequest(deps: Deps, input: RadiusTestInput): Pro
     const stored = await store.findServer(deps.db, input.identifier);
     if (stored) secret = decryptSecretText(deps.keys.config, stored.secretEnc);
   }
-  const answer = await sendAccessRequest(deps.random, {
+  const answer = await sendRadiusTo(deps, {
     server,
     port,
     secret,
     retries,
     timeout,
     messageAuthenticator: options?.message_authenticator === true,
-  }, {
-    userName: input.username,
-    password: input.password,
-    nasIdentifier: await nasIdentifier(deps),
-  }, { log: deps.log });
+  }, { userName: input.username, password: input.password });
   if (answer.result === "challenge") {
     deps.log.info("The RADIUS test request requires Challenge-Response", { server });
   } else if (answer.result !== "accept") {
