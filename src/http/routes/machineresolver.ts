@@ -11,7 +11,7 @@ import {
   testMachineResolver,
 } from "../../domain/machine/mod.ts";
 
-/** `/machineresolver/`: machine resolver definitions (admin only, spec 07 §2); `/test` needs no right. */
+/** `/machineresolver/`: machine resolver definitions (admin only, spec 07 §2). */
 export const machineresolverRoutes = new Hono<AppEnv>();
 
 machineresolverRoutes.get("/", adminOnly, requireRight("mresolverread"), async (c) => {
