@@ -52,7 +52,7 @@ const inspector = profiling ? new Session() : undefined;
 if (inspector) {
   inspector.connect();
   await inspector.post("Profiler.enable");
-  await inspector.post("Profiler.setSamplingInterval", { interval: 100 });
+  await inspector.post("Profiler.setSamplingInterval", { interval: 500 });
 }
 const dir = await Deno.makeTempDir({ prefix: "tessera-inprocess-" });
 const config = loadConfig({

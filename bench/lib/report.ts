@@ -67,6 +67,8 @@ export interface BenchReport {
   signRate?: SignRate;
   /** Peak RSS (VmHWM) of the unsigned server process, bytes. */
   peakRssBytes?: number;
+  /** Its peak RSS once it answered /healthz/ (before any API call), bytes. */
+  peakRssAtStartBytes?: number;
   /** Its peak RSS right after enrolment, bytes. */
   peakRssAfterEnrolBytes?: number;
   /** Its peak RSS before the /auth scenario (validate and token list only), bytes. */
@@ -234,6 +236,9 @@ export function formatReport(report: BenchReport): string {
           : "") +
         (report.peakRssAfterEnrolBytes !== undefined
           ? `; ${mb(report.peakRssAfterEnrolBytes)} right after enrolment`
+          : "") +
+        (report.peakRssAtStartBytes !== undefined
+          ? `; ${mb(report.peakRssAtStartBytes)} when it started`
           : "") +
         (report.peakRssSignedBytes !== undefined
           ? `; signed-run server ${mb(report.peakRssSignedBytes)}`
