@@ -14,6 +14,7 @@
  */
 import { missingParameter, ParameterError } from "../../../errors.ts";
 import { fromHex, toHex } from "../../../lib/random.ts";
+import { param } from "./_oath.ts";
 import { decryptSecretText } from "../../../lib/crypto.ts";
 import { askRadiusServer, type RadiusAnswer, sendRadiusTo } from "../../radius/mod.ts";
 import type { TokenWithInfo } from "../model.ts";
@@ -36,14 +37,6 @@ const LEGACY_PORT = 1812;
 const LEGACY_TIMEOUT = 5;
 const LEGACY_RETRIES = 3;
 
-function param(params: Record<string, unknown>, name: string): string | undefined {
-  const v = params[name];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v === "string") return v;
-  if (typeof v === "number" || typeof v === "boolean") return String(v);
-  throw new ParameterError(`Cannot parse parameter "${name}": expected a string`);
-}
-
 function isTrue(value: string | undefined): boolean {
   return value !== undefined && TRUE.has(value.trim().toLowerCase());
 }
@@ -58,12 +51,11 @@ function parseHostPort(text: string, what: string): { server: string; port: numb
 }
 
 function initRadius(ctx: TypeInitContext): TypeInitResult {
-  const p = ctx.params;
-  const identifier = param(p, "radius.identifier") ?? "";
-  const user = param(p, "radius.user") ?? "";
-  const server = param(p, "radius.server") ?? "";
-  const secret = param(p, "radius.secret") ?? "";
-  const systemSettings = isTrue(param(p, "radius.system_settings"));
+  const identifier = param(ctx, "radius.identifier") ?? "";
+  const user = param(ctx, "radius.user") ?? "";
+  const server = param(ctx, "radius.server") ?? "";
+  const secret = param(ctx, "radius.secret") ?? "";
+  const systemSettings = isTrue(param(ctx, "radius.system_settings"));
   if (user === "") throw missingParameter("radius.user");
   if (identifier === "" && server === "" && secret === "" && !systemSettings) {
     throw missingParameter("radius.identifier");
@@ -72,7 +64,7 @@ function initRadius(ctx: TypeInitContext): TypeInitResult {
     throw new ParameterError('Cannot parse parameter "radius.identifier": too long');
   }
   if (server !== "") parseHostPort(server, "radius.server");
-  const otplenParam = param(p, "otplen");
+  const otplenParam = param(ctx, "otplen");
   let otplen = 6;
   if (otplenParam !== undefined && otplenParam !== "") {
     otplen = Number(otplenParam);
@@ -85,7 +77,7 @@ function initRadius(ctx: TypeInitContext): TypeInitResult {
   const info: Record<string, string> = {
     tokenkind: "virtual",
     "radius.user": user,
-    "radius.local_checkpin": isTrue(param(p, "radius.local_checkpin")) ? "1" : "0",
+    "radius.local_checkpin": isTrue(param(ctx, "radius.local_checkpin")) ? "1" : "0",
   };
   if (identifier !== "") info["radius.identifier"] = identifier;
   if (server !== "") info["radius.server"] = server;
