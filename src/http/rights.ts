@@ -7,7 +7,12 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context.ts";
 import { AuthError } from "../errors.ts";
-import { checkRight, type ConditionData, type RightContext } from "../domain/policy/mod.ts";
+import {
+  allowedRealms,
+  checkRight,
+  type ConditionData,
+  type RightContext,
+} from "../domain/policy/mod.ts";
 
 function param(c: Context<AppEnv>, name: string): string | null {
   const v = c.var.params[name];
@@ -104,4 +109,27 @@ export function addAuditPolicies(c: Context<AppEnv>, names: readonly string[]): 
   const all = new Set(audit.policies ? audit.policies.split(",") : []);
   for (const n of names) all.add(n);
   audit.policies = [...all].join(",").slice(0, 1000);
+}
+
+/**
+ * Realms an admin may see for `action` (realm-limited admin policies), narrowed
+ * by the realms the request asked for; undefined when not limited.
+ */
+export async function visibleRealms(
+  c: Context<AppEnv>,
+  action: string,
+  requested: { realm?: string; realms?: string[] } = {},
+): Promise<string[] | undefined> {
+  const identity = c.var.identity;
+  if (!identity) return undefined;
+  const allowed = await allowedRealms(c.var.deps, identity, action, rightContextOf(c));
+  if (allowed === undefined) return undefined;
+  if (requested.realms) return allowed.filter((r) => requested.realms!.includes(r));
+  if (requested.realm !== undefined) {
+    const body = requested.realm.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
+    const pattern = new RegExp(`^${body}$`);
+    return allowed.filter((r) => pattern.test(r));
+  }
+  return allowed;
 }

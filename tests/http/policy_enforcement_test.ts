@@ -228,3 +228,25 @@ Deno.test("user rights: a user policy limits what users may do with their tokens
   );
   await t.close();
 });
+
+Deno.test("GET /token/ shows a realm-limited admin only the tokens of the policy realms", async () => {
+  const t = await createTestApp();
+  await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "a" }] });
+  await createUsers(t.deps, { realm: "realm2", users: [{ login: "bob", password: "b" }] });
+  const s1 = await enrollHotp(t, { user: "alice", realm: "realm1" });
+  const s2 = await enrollHotp(t, { user: "bob", realm: "realm2" });
+  await enrollHotp(t, {});
+  const serials = async (query?: Record<string, string>) =>
+    ((await jsonOf(await t.asAdmin("GET", "/token/", { query }))).body.result.value.tokens as {
+      serial: string;
+    }[]).map((x) => x.serial).sort();
+  assert.equal((await serials()).length, 3);
+  await savePolicy(t.deps, "p", { scope: "admin", action: "tokenlist", realm: "realm1" });
+  assert.deepEqual(await serials(), [s1]);
+  assert.deepEqual(await serials({ tokenrealm: "realm2" }), []);
+  await savePolicy(t.deps, "q", { scope: "admin", action: "tokenlist", realm: "realm2" });
+  assert.deepEqual(await serials(), [s1, s2].sort(), "realms of several policies add up");
+  await savePolicy(t.deps, "q", { scope: "admin", action: "tokenlist", realm: "" });
+  assert.equal((await serials()).length, 3, "a tokenlist policy without realm means all realms");
+  await t.close();
+});

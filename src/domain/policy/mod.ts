@@ -626,6 +626,30 @@ export async function checkRight(
   );
 }
 
+/**
+ * Realms an admin's `action` is limited to (spec 04 §4.9: the union of the
+ * realms of the matching policies), or undefined when not limited (no admin
+ * policies, a user caller, or a matching policy without realms or with `*`).
+ */
+export async function allowedRealms(
+  deps: Deps,
+  caller: Caller,
+  action: string,
+  ctx: RightContext = {},
+): Promise<string[] | undefined> {
+  if (caller.role !== "admin") return undefined;
+  const set = await loadPolicySet(deps);
+  if (!set.hasActivePolicies("admin")) return undefined;
+  const matched = await set.match(rightMatchContext(caller, action, { ...ctx, realm: null }));
+  const realms = new Set<string>();
+  for (const p of matched) {
+    const entries = p.policy.realm.filter((e) => e !== "" && !stripNegation(e).isNegated);
+    if (entries.length === 0 || entries.includes("*")) return undefined;
+    for (const e of entries) realms.add(e);
+  }
+  return [...realms];
+}
+
 /** {@link checkRight} for an admin caller. */
 export async function checkAdminRight(
   deps: Deps,

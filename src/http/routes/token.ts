@@ -3,7 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly, adminOrUser } from "../auth.ts";
-import { requireAdminRight, requireRight } from "../rights.ts";
+import { requireAdminRight, requireRight, visibleRealms } from "../rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
 import {
   assignToken,
@@ -162,6 +162,12 @@ tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
       },
     });
   }
+  // admins with realm-limited tokenlist policies see only the tokens of those realms
+  const visible = await visibleRealms(c, "tokenlist", {
+    realm: q.tokenrealm,
+    realms: q.tokenrealms,
+  });
+  if (visible) q.tokenrealms = visible;
   return ok(c, await listTokens(c.var.deps, q));
 });
 
