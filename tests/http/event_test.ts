@@ -307,3 +307,20 @@ Deno.test("GET /event/positions/<module> and /event/defaults/<module>", async ()
   assert.equal(await def("Nope"), false);
   await t.close();
 });
+
+Deno.test("POST /event bounds options and survives parallel creates with one id", async () => {
+  const t = await createTestApp();
+  const big = await createEvent(t, { ...BASIC, "option.body": "x".repeat(10_001) });
+  assert.equal(big.status, 400);
+  assert.equal(big.body.result.error.code, 905);
+  const results = await Promise.all(
+    Array.from({ length: 5 }, (_, i) => createEvent(t, { ...BASIC, id: 5, name: `p${i}` })),
+  );
+  for (const r of results) {
+    assert.equal(r.status, 200);
+    assert.equal(r.body.result.value, 5);
+  }
+  const list = await jsonOf(await t.asAdmin("GET", "/event/"));
+  assert.equal(list.body.result.value.length, 1);
+  await t.close();
+});

@@ -136,9 +136,14 @@ export async function saveEvent(
       await trx.updateTable("eventhandler").set(cols).where("id", "=", id!).execute();
       out = id!;
     } else {
-      const cols = id === undefined ? columns(values) : { id, ...columns(values) };
-      const res = await trx.insertInto("eventhandler").values(cols).returning("id")
-        .executeTakeFirstOrThrow();
+      const cols = columns(values);
+      // a parallel create with the same explicit id turns into an update, not a 500
+      const res = id === undefined
+        ? await trx.insertInto("eventhandler").values(cols).returning("id")
+          .executeTakeFirstOrThrow()
+        : await trx.insertInto("eventhandler").values({ id, ...cols })
+          .onConflict((oc) => oc.column("id").doUpdateSet(cols))
+          .returning("id").executeTakeFirstOrThrow();
       out = Number(res.id);
     }
     await bump(trx);

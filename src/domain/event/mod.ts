@@ -74,6 +74,27 @@ export async function listEventDefinitions(deps: Deps, id?: number): Promise<Eve
   return (await store.listEvents(deps.db, id)).map(view);
 }
 
+const MAX_ENTRIES = 100;
+const MAX_VALUE = 10_000;
+
+/** Bounds the number and size of options or conditions of one definition. */
+function checkSize(what: string, entries: Record<string, string>): Record<string, string> {
+  const list = Object.entries(entries);
+  if (list.length > MAX_ENTRIES) {
+    throw new ParameterError(`Cannot save event handler: more than ${MAX_ENTRIES} ${what} entries`);
+  }
+  for (const [k, v] of list) {
+    if (v.length > MAX_VALUE) {
+      throw new ParameterError(
+        `Cannot save event handler: ${what} "${
+          k.slice(0, 50)
+        }" is longer than ${MAX_VALUE} characters`,
+      );
+    }
+  }
+  return entries;
+}
+
 /** An option or condition value as privacyIDEA stores it: a string (`true` → "True"). */
 function storedString(name: string, v: unknown): string {
   if (typeof v === "string") return v;
@@ -184,6 +205,7 @@ export async function saveEventDefinition(
       options[k.slice("option.".length)] = storedString(k, v);
     }
   }
+  checkSize("option", options);
   const abort = bool(params, "abort_on_error");
   return await store.saveEvent(deps.db, id, {
     name,
@@ -195,7 +217,7 @@ export async function saveEventDefinition(
     handlermodule: module,
     action,
     options,
-    conditions: conditionsOf(params.conditions),
+    conditions: checkSize("conditions", conditionsOf(params.conditions)),
   }, abort === undefined);
 }
 
