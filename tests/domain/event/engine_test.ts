@@ -346,7 +346,7 @@ Deno.test("conditions decide whether a handler fires (result_value, detail_messa
   await t.close();
 });
 
-Deno.test("Counter: increase, decrease floored at 0, and the counter condition", async () => {
+Deno.test("Counter: increase, decrease floored at 0, reset, and the counter condition", async () => {
   const t = await createEventTestApp();
   await addEvent(t, {
     name: "inc",
@@ -376,6 +376,16 @@ Deno.test("Counter: increase, decrease floored at 0, and the counter condition",
   });
   await (await t.get("/ttype/x")).body?.cancel();
   assert.equal(await readCounter(t.deps.db, "low"), 0);
+  await addEvent(t, {
+    name: "reset",
+    event: "ttype",
+    handlermodule: "Counter",
+    action: "reset_counter",
+    ordering: 20,
+    "option.counter_name": "hits",
+  });
+  await (await t.get("/ttype/x")).body?.cancel();
+  assert.equal(await readCounter(t.deps.db, "hits"), 0);
   await t.close();
 });
 
@@ -524,5 +534,41 @@ Deno.test("Script runs only files of the script directory, with the spec's argum
   assert.equal(escape.length, 1);
   assert.equal(escape[0].success, 0);
   await Deno.remove(dir, { recursive: true });
+  await t.close();
+});
+
+Deno.test("a changed response is signed again when response signing is on", async () => {
+  const signed: string[] = [];
+  const { createTestApp } = await import("../../test_app.ts");
+  const { ok } = await import("../../../src/http/envelope.ts");
+  const t = await createTestApp({
+    deps: {
+      signer: {
+        sign(text: string) {
+          signed.push(text);
+          return Promise.resolve(`sig${signed.length}`);
+        },
+      },
+    },
+  });
+  t.app.all("/ttype/:type", (c) => ok(c, "plain", { detail: { message: "echo" } }));
+  await addEvent(t, {
+    name: "set",
+    event: "ttype",
+    handlermodule: "ResponseMangler",
+    action: "set",
+    "option.JSON pointer": "/detail/message",
+    "option.type": "string",
+    "option.value": "mangled",
+  });
+  signed.length = 0;
+  const res = await t.get("/ttype/x");
+  const text = await res.text();
+  const body = JSON.parse(text);
+  assert.equal(body.detail.message, "mangled");
+  assert.equal(signed.length, 2, "signed once by the endpoint, once after the change");
+  assert.equal(body.signature, "rsa_sha256_pss:sig2");
+  const { signature: _s, ...unsigned } = body;
+  assert.deepEqual(JSON.parse(signed[1]), unsigned);
   await t.close();
 });

@@ -145,3 +145,30 @@ Deno.test("CustomUserAttributes and UserNotification reach the token owner", asy
   sink.close();
   await t.close();
 });
+
+Deno.test("Token 'set random pin' sets a new PIN and hands it back in detail.pin", async () => {
+  const t = await createEventTestApp();
+  await (await t.asAdmin("POST", "/token/init", {
+    body: { type: "hotp", serial: "H4", otpkey: OTPKEY, pin: "old" },
+  })).body?.cancel();
+  await addEvent(t, {
+    name: "new pin",
+    event: "validate_check",
+    handlermodule: "Token",
+    action: "set random pin",
+    "option.length": "8",
+    conditions: { result_value: "True" },
+  });
+  const first = await jsonOf(await t.post("/validate/check", { serial: "H4", pass: "old755224" }));
+  assert.equal(first.body.result.value, true);
+  const pin = first.body.detail.pin;
+  assert.match(pin, /^\d{8}$/);
+  // the old PIN no longer works, the new one does (next HOTP value of RFC 4226)
+  const old = await jsonOf(await t.post("/validate/check", { serial: "H4", pass: "old287082" }));
+  assert.equal(old.body.result.value, false);
+  const fresh = await jsonOf(
+    await t.post("/validate/check", { serial: "H4", pass: `${pin}287082` }),
+  );
+  assert.equal(fresh.body.result.value, true);
+  await t.close();
+});
