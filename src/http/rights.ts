@@ -6,13 +6,15 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context.ts";
-import { AuthError } from "../errors.ts";
+import { AppError, AuthError } from "../errors.ts";
 import {
   allowedRealms,
   checkRight,
   type ConditionData,
   type RightContext,
 } from "../domain/policy/mod.ts";
+import { getUserInfo, resolveUser, splitUser } from "../domain/user/mod.ts";
+import { findTokenBySerial, tokenView, type TokenWithInfo } from "../domain/token/mod.ts";
 
 function param(c: Context<AppEnv>, name: string): string | null {
   const v = c.var.params[name];
@@ -24,8 +26,17 @@ function pathSerial(c: Context<AppEnv>): string | null {
   return v === undefined || v === "" ? null : v;
 }
 
-/** Condition data of the request: headers, environment and parameters (no secrets). */
+/**
+ * Condition data of the request: headers, environment, parameters (no
+ * secrets), and lazily the user acted on (`user`/`realm`) and the token of `serial`.
+ */
 export function requestConditionData(c: Context<AppEnv>): ConditionData {
+  const deps = c.var.deps;
+  let token: Promise<TokenWithInfo | undefined> | undefined;
+  const loadToken = () => {
+    const serial = param(c, "serial") ?? pathSerial(c);
+    return token ??= serial ? findTokenBySerial(deps, serial) : Promise.resolve(undefined);
+  };
   return {
     "HTTP Request header": () => Promise.resolve(Object.fromEntries(c.req.raw.headers.entries())),
     "HTTP Environment": {
@@ -35,6 +46,29 @@ export function requestConditionData(c: Context<AppEnv>): ConditionData {
       HTTP_USER_AGENT: c.var.userAgent,
     },
     "Request Data": c.var.params,
+    userinfo: async () => {
+      const given = param(c, "user");
+      if (!given) return undefined;
+      try {
+        const { login, realm } = await splitUser(deps, given, param(c, "realm") || undefined);
+        const ref = await resolveUser(deps, login, realm, param(c, "resolver") || undefined);
+        return ref ? await getUserInfo(deps, ref) : undefined;
+      } catch (err) {
+        // an unknown user or realm means "no user" for the condition
+        if (err instanceof AppError) return undefined;
+        throw err;
+      }
+    },
+    token: async () => {
+      const t = await loadToken();
+      return t ? tokenView(t) : undefined;
+    },
+    tokeninfo: async () => {
+      const t = await loadToken();
+      return t
+        ? Object.fromEntries(Object.entries(t.info).map(([k, e]) => [k, e.value]))
+        : undefined;
+    },
   };
 }
 

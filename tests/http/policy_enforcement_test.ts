@@ -250,3 +250,24 @@ Deno.test("GET /token/ shows a realm-limited admin only the tokens of the policy
   assert.equal((await serials()).length, 3, "a tokenlist policy without realm means all realms");
   await t.close();
 });
+
+Deno.test("admin rights: a userinfo condition looks at the user acted on", async () => {
+  const t = await createTestApp();
+  await createUsers(t.deps, {
+    realm: "realm1",
+    users: [
+      { login: "alice", password: "a", email: "alice@corp.example" },
+      { login: "bob", password: "b", email: "bob@home.example" },
+    ],
+  });
+  await savePolicy(t.deps, "p", {
+    scope: "admin",
+    action: "userlist",
+    conditions: [["userinfo", "email", "matches", ".*@corp\\.example", true, "condition_is_false"]],
+  });
+  const list = async (user: string) =>
+    (await jsonOf(await t.asAdmin("GET", "/user/", { query: { user, realm: "realm1" } }))).status;
+  assert.equal(await list("alice"), 200);
+  assert.equal(await list("bob"), 403);
+  await t.close();
+});
