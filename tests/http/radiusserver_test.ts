@@ -312,3 +312,33 @@ Deno.test("POST /radiusserver/test_request: a required but missing Message-Authe
     await t.close();
   }
 });
+
+Deno.test("test_request sends system config radius.nas_identifier as NAS-Identifier", async () => {
+  const t = await createTestApp();
+  const responder = await startResponder("s5", () => ({ code: "Access-Accept" }));
+  try {
+    const set = await t.asAdmin("POST", "/system/setConfig", {
+      body: { "radius.nas_identifier": "tessera-node-1" },
+    });
+    assert.equal(set.status, 200);
+    const res = await jsonOf(
+      await t.asAdmin("POST", "/radiusserver/test_request", {
+        body: {
+          identifier: "x",
+          server: "127.0.0.1",
+          port: String(responder.port),
+          secret: "s5",
+          username: "u",
+          password: "p",
+          timeout: "1",
+          retries: "1",
+        },
+      }),
+    );
+    assert.equal(res.body.result.value, true);
+    assert.equal(responder.seen[0].attributes["NAS-Identifier"], "tessera-node-1");
+  } finally {
+    await responder.close();
+    await t.close();
+  }
+});

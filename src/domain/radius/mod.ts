@@ -7,7 +7,7 @@
 import type { Deps } from "../../deps.ts";
 import { AppError, ConfigAdminError, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
-import { loadSystemConfig } from "../system/mod.ts";
+import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import * as store from "./radius_store.ts";
 import {
   type RadiusAnswer,
@@ -259,9 +259,12 @@ export async function radiusTarget(deps: Deps, identifier: string): Promise<Radi
 }
 
 /** The NAS-Identifier Tessera sends: system config `radius.nas_identifier`. */
-export async function nasIdentifier(deps: Deps): Promise<string> {
-  const cfg = await loadSystemConfig(deps);
-  return cfg.get("radius.nas_identifier", DEFAULT_NAS_IDENTIFIER) || DEFAULT_NAS_IDENTIFIER;
+export function nasIdentifierOf(system: SystemConfig): string {
+  return system.get("radius.nas_identifier", DEFAULT_NAS_IDENTIFIER) || DEFAULT_NAS_IDENTIFIER;
+}
+
+async function nasIdentifier(deps: Deps): Promise<string> {
+  return nasIdentifierOf(await loadSystemConfig(deps));
 }
 
 /**
@@ -271,7 +274,7 @@ export async function nasIdentifier(deps: Deps): Promise<string> {
 export async function askRadiusServer(
   deps: Deps,
   identifier: string,
-  question: Omit<RadiusQuestion, "nasIdentifier">,
+  question: RadiusQuestion,
 ): Promise<RadiusAnswer> {
   return await sendRadiusTo(deps, await radiusTarget(deps, identifier), question);
 }
@@ -291,15 +294,18 @@ export async function radiusPassthru(
   return answer.result === "accept";
 }
 
-/** Sends one Access-Request to an explicit target (legacy radius tokens). */
+/**
+ * Sends one Access-Request to an explicit target (legacy radius tokens,
+ * test_request). NAS-Identifier: the question's, else the system config's.
+ */
 export async function sendRadiusTo(
   deps: Deps,
   target: RadiusTarget,
-  question: Omit<RadiusQuestion, "nasIdentifier">,
+  question: RadiusQuestion,
 ): Promise<RadiusAnswer> {
   return await sendAccessRequest(deps.random, target, {
     ...question,
-    nasIdentifier: await nasIdentifier(deps),
+    nasIdentifier: question.nasIdentifier ?? await nasIdentifier(deps),
   }, { log: deps.log });
 }
 

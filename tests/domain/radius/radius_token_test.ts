@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { createTestApp, type TestApp } from "../../test_app.ts";
 import { type Responder, startResponder } from "../../radius/responder.ts";
 import { checkContext, getTokenBySerial, initToken } from "../../../src/domain/token/mod.ts";
-import { loadSystemConfig } from "../../../src/domain/system/mod.ts";
+import { loadSystemConfig, setSystemConfig } from "../../../src/domain/system/mod.ts";
 import { setRadiusServer } from "../../../src/domain/radius/mod.ts";
 import {
   RADIUS,
@@ -122,6 +122,9 @@ Deno.test("radius token checkOtp forwards radius.user and the OTP (UTF-8) upstre
     assert.deepEqual(await RADIUS.checkOtp(ctx, "wrong"), { isValid: false });
     assert.equal(up.seen[0].attributes["User-Name"], "nönäscii");
     assert.equal(up.seen[0].attributes["NAS-Identifier"], "privacyIDEA");
+    await setSystemConfig(t.deps, { "radius.nas_identifier": "node-7" });
+    await RADIUS.checkOtp(await contextOf(t, serial), "passwörd");
+    assert.equal(up.seen.at(-1)!.attributes["NAS-Identifier"], "node-7");
   } finally {
     await up.close();
     await t.close();

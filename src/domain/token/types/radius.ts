@@ -16,7 +16,12 @@ import { missingParameter, ParameterError } from "../../../errors.ts";
 import { fromHex, toHex } from "../../../lib/random.ts";
 import { param } from "./_oath.ts";
 import { decryptSecretText } from "../../../lib/crypto.ts";
-import { askRadiusServer, type RadiusAnswer, sendRadiusTo } from "../../radius/mod.ts";
+import {
+  askRadiusServer,
+  nasIdentifierOf,
+  type RadiusAnswer,
+  sendRadiusTo,
+} from "../../radius/mod.ts";
 import type { TokenWithInfo } from "../model.ts";
 import {
   infoValue,
@@ -101,13 +106,16 @@ async function ask(
   state?: Uint8Array,
 ): Promise<RadiusAnswer> {
   const info = ctx.token.info;
-  const userName = infoValue(info, "radius.user");
   const identifier = infoValue(info, "radius.identifier");
-  if (identifier !== "") {
-    return await askRadiusServer(ctx.deps, identifier, { userName, password, state });
-  }
-  const legacy = legacyTarget(ctx);
-  return await sendRadiusTo(ctx.deps, legacy, { userName, password, state });
+  const question = {
+    userName: infoValue(info, "radius.user"),
+    password,
+    state,
+    // the engine already loaded the system config
+    nasIdentifier: nasIdentifierOf(ctx.system),
+  };
+  if (identifier !== "") return await askRadiusServer(ctx.deps, identifier, question);
+  return await sendRadiusTo(ctx.deps, legacyTarget(ctx), question);
 }
 
 function legacyTarget(ctx: TypeCheckContext) {
