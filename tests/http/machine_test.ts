@@ -85,11 +85,11 @@ Deno.test("GET /machine/ fails cleanly on a missing or broken hosts file", async
   const path = `${t.deps.config.storage.dataDir}/mr.hosts`;
   await Deno.writeTextFile(path, "not-an-ip host\n");
   const broken = await get(t, "/machine/");
-  assertError(broken, 500, -500, /line 1 is not an IP address/);
+  assertError(broken, 400, 905, /line 1 is not an IP address/);
   // file content is never echoed (the path may name any readable file)
   assert.equal(broken.body.result.error.message.includes("not-an-ip"), false);
   await Deno.remove(path);
-  assertError(await get(t, "/machine/"), 500, -500, /Cannot read hosts file/);
+  assertError(await get(t, "/machine/"), 400, 905, /Cannot read hosts file/);
   await t.close();
 });
 
@@ -198,21 +198,21 @@ Deno.test("POST /machine/token errors: unknown serial, application, host, resolv
   assertError(await post(t, "/machine/token", { serial: "SSHKEY1" }), 400, 905, /application/);
   assertError(
     await post(t, "/machine/token", { ...base, hostname: "saruman" }),
-    500,
-    -500,
-    /^There is no machine with name='saruman' and IP=None$/,
+    400,
+    905,
+    /^ERR905: There is no machine with name='saruman' and IP=None$/,
   );
   assertError(
     await post(t, "/machine/token", { ...base, hostname: "gand" }),
-    500,
-    -500,
+    400,
+    905,
     /no machine/,
   );
   assertError(
     await post(t, "/machine/token", { ...base, machineid: "192.168.0.1" }),
-    500,
-    -500,
-    /^Incomplete tuple of machine_id and resolver_name$/,
+    400,
+    905,
+    /^ERR905: Incomplete tuple of machine_id and resolver_name$/,
   );
   assertError(
     await post(t, "/machine/token", { ...base, machineid: "1", resolver: "nothere" }),
@@ -224,9 +224,9 @@ Deno.test("POST /machine/token errors: unknown serial, application, host, resolv
   await createHostsResolver(t, "mr2");
   assertError(
     await post(t, "/machine/token", { ...base, hostname: "gandalf" }),
-    500,
-    -500,
-    /^Can not get unique ID for hostname=gandalf\. More than one machine found\.$/,
+    400,
+    905,
+    /^ERR905: Can not get unique ID for hostname=gandalf\. More than one machine found\.$/,
   );
   const listed = await get(t, "/machine/token", { serial: "SSHKEY1" });
   assert.deepEqual(listed.body.result.value, []);
@@ -320,7 +320,7 @@ Deno.test("GET /machine/token filter view by host echoes the queried machine", a
   assert.deepEqual(pair.body.result.value.map((i: Json) => i.id), [2]);
   const any = await get(t, "/machine/token", { machineid: "any machine", hostname: "gandalf" });
   assert.equal(any.body.result.value.length, 2);
-  assertError(await get(t, "/machine/token", { hostname: "nohost" }), 500, -500, /no machine/);
+  assertError(await get(t, "/machine/token", { hostname: "nohost" }), 400, 905, /no machine/);
   await t.close();
 });
 
@@ -349,7 +349,7 @@ Deno.test("DELETE /machine/token by machine, by 'any machine' and by mtid", asyn
   const byId = await del(`/machine/token/SSHKEY1/offline/${mtid}`);
   assert.equal(byId.status, 200);
   assert.equal(byId.body.result.value, 1);
-  assertError(await del(`/machine/token/SSHKEY1/offline/${mtid}`), 500, -500, /no machine token/);
+  assertError(await del(`/machine/token/SSHKEY1/offline/${mtid}`), 400, 905, /no machine token/);
   assertError(await del("/machine/token/SSHKEY1/offline/abc"), 400, 905, /mtid/);
   const last = await get(t, "/machine/token", { serial: "SSHKEY1" });
   assert.deepEqual(last.body.result.value.map((i: Json) => i.application), ["luks"]);
@@ -409,20 +409,20 @@ Deno.test("POST /machine/tokenoption adds, overwrites and deletes options", asyn
   ]);
   assertError(
     await post(t, "/machine/tokenoption", { mtid: unbound.body.result.value, nothere: "" }),
-    500,
-    -500,
+    400,
+    905,
     /does not exist/,
   );
   assertError(
     await post(t, "/machine/tokenoption", { mtid: 999, a: "b" }),
-    500,
-    -500,
+    400,
+    905,
     /no machine token/,
   );
   assertError(
     await post(t, "/machine/tokenoption", { serial: "SSHKEY1", application: "offline", a: "b" }),
-    500,
-    -500,
+    400,
+    905,
     /Incomplete tuple/,
   );
   assertError(
@@ -506,7 +506,7 @@ Deno.test("GET /machine/authitem errors: missing hostname, unknown host", async 
     905,
     /^ERR905: Missing parameter: hostname$/,
   );
-  assertError(await get(t, "/machine/authitem/ssh", { hostname: "saruman" }), 500, -500, /saruman/);
+  assertError(await get(t, "/machine/authitem/ssh", { hostname: "saruman" }), 400, 905, /saruman/);
   await t.close();
 });
 

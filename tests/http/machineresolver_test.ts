@@ -94,15 +94,15 @@ Deno.test("POST /machineresolver/<name> errors", async () => {
   await createHostsResolver(t, "mr");
   const cases: [string, string, Record<string, string>, number, number, RegExp][] = [
     ["missing type", "mr2", { filename: "x" }, 400, 905, /^ERR905: Missing parameter: type$/],
-    ["unknown type", "mr2", { type: "nis" }, 500, -500, /not in \['hosts', 'ldap'\]/],
-    ["bad name", "bad name!", { type: "hosts" }, 500, -500, /non conformant characters/],
+    ["unknown type", "mr2", { type: "nis" }, 400, 905, /not in \['hosts', 'ldap'\]/],
+    ["bad name", "bad name!", { type: "hosts" }, 400, 905, /non conformant characters/],
     [
       "type mismatch",
       "MR",
       { type: "ldap" },
-      500,
-      -500,
-      /^machine resolver with similar name and other type already exists: MR$/,
+      400,
+      905,
+      /^ERR905: machine resolver with similar name and other type already exists: MR$/,
     ],
     [
       "path climbing",
