@@ -25,10 +25,14 @@ function identityOf(c: Context<AppEnv>): EventIdentity | undefined {
     : undefined;
 }
 
-function contextFor(c: Context<AppEnv>, event: string, position: "pre" | "post"): EventContext {
+function contextFor(
+  c: Context<AppEnv>,
+  event: { name: string; pathSerial?: string },
+  position: "pre" | "post",
+): EventContext {
   const audit = c.get("audit");
   return {
-    event,
+    event: event.name,
     position,
     request: {
       method: c.req.method,
@@ -38,6 +42,7 @@ function contextFor(c: Context<AppEnv>, event: string, position: "pre" | "post")
       clientIp: c.get("clientIp"),
       userAgent: c.get("userAgent"),
       identity: identityOf(c),
+      pathSerial: event.pathSerial,
       audit: {
         serial: audit.serial,
         user: audit.user,
@@ -106,7 +111,7 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
       }
     }
     if (allowed) {
-      await runDefinitions(deps, plan.pre, contextFor(c, ev.name, "pre"), c.get("audit"));
+      await runDefinitions(deps, plan.pre, contextFor(c, ev, "pre"), c.get("audit"));
     }
   }
 
@@ -124,7 +129,7 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.res = undefined;
     c.res = read.res;
   }
-  const ctx = contextFor(c, ev.name, "post");
+  const ctx = contextFor(c, ev, "post");
   ctx.response = { status: read.res.status, body: read.body, changed: false };
   await runDefinitions(deps, plan.post, ctx, c.get("audit"));
   if (ctx.response.changed && ctx.response.body) {

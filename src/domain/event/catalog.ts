@@ -17,7 +17,8 @@ const S = "[^/]+";
 
 function route(name: string, methods: string, path: string, needsAuth = true): EventRoute {
   // "[/x]" marks an optional trailing segment; trailing slashes are always optional
-  const body = path.replace(/\[\/([^\]]+)\]/g, "(?:/$1)?").replaceAll("<s>", S);
+  const body = path.replace(/\[\/([^\]]+)\]/g, "(?:/$1)?").replaceAll("<s>", S)
+    .replace("<serial>", `(?<serial>${S})`);
   return { name, methods: methods.split(","), regexp: new RegExp(`^${body}/?$`), needsAuth };
 }
 
@@ -32,26 +33,26 @@ const ROUTES: EventRoute[] = [
   route("token_list", "GET", "/token"),
   route("token_assign", "POST", "/token/assign"),
   route("token_unassign", "POST", "/token/unassign"),
-  route("token_revoke", "POST", "/token/revoke[/<s>]"),
-  route("token_enable", "POST", "/token/enable[/<s>]"),
-  route("token_disable", "POST", "/token/disable[/<s>]"),
-  route("token_reset", "POST", "/token/reset[/<s>]"),
-  route("token_resync", "POST", "/token/resync[/<s>]"),
-  route("token_setpin", "POST", "/token/setpin[/<s>]"),
-  route("token_setrandompin", "POST", "/token/setrandompin[/<s>]"),
-  route("token_set", "POST", "/token/(?:set|description)[/<s>]"),
-  route("token_realm", "POST", "/token/realm/<s>"),
+  route("token_revoke", "POST", "/token/revoke[/<serial>]"),
+  route("token_enable", "POST", "/token/enable[/<serial>]"),
+  route("token_disable", "POST", "/token/disable[/<serial>]"),
+  route("token_reset", "POST", "/token/reset[/<serial>]"),
+  route("token_resync", "POST", "/token/resync[/<serial>]"),
+  route("token_setpin", "POST", "/token/setpin[/<serial>]"),
+  route("token_setrandompin", "POST", "/token/setrandompin[/<serial>]"),
+  route("token_set", "POST", "/token/(?:set|description)[/<serial>]"),
+  route("token_realm", "POST", "/token/realm/<serial>"),
   route("token_load", "POST", "/token/load/<s>"),
   route("token_copypin", "POST", "/token/copypin"),
   route("token_copyuser", "POST", "/token/copyuser"),
-  route("token_lost", "POST", "/token/lost/<s>"),
+  route("token_lost", "POST", "/token/lost/<serial>"),
   route("token_getserial", "GET", "/token/getserial/<s>"),
-  route("token_info", "POST,DELETE", "/token/info/<s>/<s>"),
+  route("token_info", "POST,DELETE", "/token/info/<serial>/<s>"),
   route("token_cancelchallenge", "DELETE", "/token/challenges/transaction/<s>"),
-  route("token_getchallenges", "GET", "/token/challenges[/<s>]"),
-  route("token_assign_group", "POST", "/token/group/<s>[/<s>]"),
-  route("token_unassign_group", "DELETE", "/token/group/<s>/<s>"),
-  route("token_delete", "DELETE", "/token[/<s>]"),
+  route("token_getchallenges", "GET", "/token/challenges[/<serial>]"),
+  route("token_assign_group", "POST", "/token/group/<serial>[/<s>]"),
+  route("token_unassign_group", "DELETE", "/token/group/<serial>/<s>"),
+  route("token_delete", "DELETE", "/token[/<serial>]"),
   route("user_settings_get", "GET", "/user/settings[/<s>]"),
   route("user_settings_set", "POST", "/user/settings[/<s>]"),
   route("user_settings_delete", "DELETE", "/user/settings[/<s>]"),
@@ -114,11 +115,21 @@ export const AVAILABLE_EVENTS: readonly string[] = [
 export function eventOf(
   method: string,
   path: string,
-): { name: string; needsAuth: boolean } | undefined {
+): { name: string; needsAuth: boolean; pathSerial?: string } | undefined {
   for (const r of ROUTES) {
-    if (r.methods.includes(method) && r.regexp.test(path)) {
-      return { name: r.name, needsAuth: r.needsAuth };
+    if (!r.methods.includes(method)) continue;
+    const m = path.match(r.regexp);
+    if (!m) continue;
+    const raw = m.groups?.serial;
+    let pathSerial: string | undefined;
+    if (raw !== undefined) {
+      try {
+        pathSerial = decodeURIComponent(raw);
+      } catch {
+        pathSerial = raw;
+      }
     }
+    return { name: r.name, needsAuth: r.needsAuth, pathSerial };
   }
   return undefined;
 }

@@ -33,12 +33,18 @@ export function resultOf(ctx: EventContext): Record<string, unknown> {
 
 /** The request serial, else `detail.serial` of the response, else the audit serial. */
 export function contextSerial(ctx: EventContext): string {
-  return str(ctx.request.params.serial) || str(detailOf(ctx).serial) || ctx.request.audit.serial;
+  return str(ctx.request.params.serial) || ctx.request.pathSerial || str(detailOf(ctx).serial) ||
+    ctx.request.audit.serial;
 }
 
 /** The request's user; without one, the owner of the request serial's token. */
 export async function contextUser(deps: Deps, ctx: EventContext): Promise<EventUser | undefined> {
   return await cached(ctx, "user", async () => {
+    const id = ctx.request.identity;
+    if (id?.role === "user") {
+      // a user-role caller only ever acts on himself, whatever the parameters say
+      return await findUser(deps, id.username, id.realm, id.resolver || undefined);
+    }
     const p = ctx.request.params;
     const login = str(p.user) || (ctx.event === "auth" ? str(p.username) : "");
     if (login) {
@@ -57,8 +63,16 @@ export async function contextUser(deps: Deps, ctx: EventContext): Promise<EventU
 export async function contextTokens(deps: Deps, ctx: EventContext): Promise<EventToken[]> {
   return await cached(ctx, "tokens", async () => {
     const serial = contextSerial(ctx);
-    if (serial) return await findTokens(deps, { serial });
     const user = await contextUser(deps, ctx);
+    if (serial) {
+      const tokens = await findTokens(deps, { serial });
+      // pre handlers run before the endpoint's ownership checks: a user-role caller
+      // must not make them act on someone else's token
+      if (ctx.request.identity?.role !== "user") return tokens;
+      return tokens.filter((t) =>
+        user !== undefined && t.owner?.login === user.login && t.owner?.realm === user.realm
+      );
+    }
     return user ? await findTokens(deps, { user }) : [];
   });
 }
@@ -72,7 +86,8 @@ export async function contextToken(deps: Deps, ctx: EventContext): Promise<Event
 /** The serials a Token action works on: the context serial, else the single token's. */
 export async function contextSerials(deps: Deps, ctx: EventContext): Promise<string[]> {
   const serial = contextSerial(ctx);
-  if (serial) return [serial];
+  if (serial && ctx.request.identity?.role !== "user") return [serial];
+  // for user-role callers only serials of their own tokens
   const token = await contextToken(deps, ctx);
   return token ? [token.serial] : [];
 }

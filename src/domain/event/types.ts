@@ -37,6 +37,8 @@ export interface EventRequest {
   clientIp: string;
   userAgent: string;
   identity?: EventIdentity;
+  /** The serial in the URL path (`/token/disable/<serial>`), if any. */
+  pathSerial?: string;
   /** Serial, user and realm the endpoint wrote into its audit row (read only). */
   audit: { serial: string; user: string; realm: string; tokenType: string };
 }

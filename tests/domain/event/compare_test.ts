@@ -95,6 +95,9 @@ Deno.test("eventOf maps endpoints to the event names of spec 05 §4", () => {
   for (const [method, path, name] of cases) {
     assert.equal(eventOf(method, path)?.name, name, `${method} ${path}`);
   }
+  assert.equal(eventOf("POST", "/token/disable/OATH%201")?.pathSerial, "OATH 1");
+  assert.equal(eventOf("POST", "/token/info/S9/key")?.pathSerial, "S9");
+  assert.equal(eventOf("POST", "/token/disable")?.pathSerial, undefined);
   assert.equal(eventOf("POST", "/auth")?.needsAuth, false);
   assert.equal(eventOf("POST", "/token/init")?.needsAuth, true);
   assert.ok(AVAILABLE_EVENTS.includes("api_client_add"));

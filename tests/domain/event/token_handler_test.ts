@@ -172,3 +172,41 @@ Deno.test("Token 'set random pin' sets a new PIN and hands it back in detail.pin
   assert.equal(fresh.body.result.value, true);
   await t.close();
 });
+
+Deno.test("pre Token handlers of a user-role caller only reach the caller's own tokens", async () => {
+  const t = await createEventTestApp();
+  await createUsers(t.deps, {
+    realm: "r1",
+    users: [{ login: "alice", password: "alice-pw" }, { login: "bob", password: "bob-pw" }],
+  });
+  for (const [serial, user] of [["ALICE1", "alice"], ["BOB1", "bob"]]) {
+    const res = await t.asAdmin("POST", "/token/init", {
+      body: { type: "hotp", serial, otpkey: OTPKEY, user, realm: "r1" },
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+  }
+  await addEvent(t, {
+    name: "touch",
+    event: "token_disable",
+    handlermodule: "Token",
+    action: "set tokeninfo",
+    position: "pre",
+    "option.key": "touched",
+    "option.value": "yes",
+  });
+  const login = await jsonOf(await t.post("/auth", { username: "alice@r1", password: "alice-pw" }));
+  assert.equal(login.status, 200, JSON.stringify(login.body));
+  const token = login.body.result.value.token;
+  const foreign = await t.request("POST", "/token/disable/BOB1", { token });
+  await foreign.body?.cancel();
+  const own = await t.request("POST", "/token/disable/ALICE1", { token });
+  await own.body?.cancel();
+  const info = async (serial: string) =>
+    (await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial } }))).body.result.value
+      .tokens[0];
+  assert.equal((await info("BOB1")).info.touched, undefined);
+  assert.equal((await info("BOB1")).active, true);
+  assert.equal((await info("ALICE1")).info.touched, "yes");
+  await t.close();
+});
