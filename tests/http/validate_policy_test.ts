@@ -267,3 +267,18 @@ Deno.test("a userinfo condition selects the policy", async () => {
   assert.equal(dave.body.result.value, false);
   await t.close();
 });
+
+Deno.test("the audit row of /validate/check names the policies that applied", async () => {
+  const { t } = await setup();
+  await policy(t, "pin", { scope: "authentication", action: "otppin=none" });
+  await policy(t, "types", { scope: "authorization", action: "tokentype=hotp" });
+  assert.equal(
+    (await check(t, { user: "alice", realm: "realm1", pass: hotp(0) })).body.result.value,
+    true,
+  );
+  await t.deps.audit.flush();
+  const rows = await t.deps.db.selectFrom("audit").select(["action", "policies"])
+    .where("action", "like", "%/validate/check").execute();
+  assert.deepEqual(rows.map((r) => r.policies.split(",").sort()), [["pin", "types"]]);
+  await t.close();
+});

@@ -88,6 +88,8 @@ export interface CheckResult {
   /** Login and realm as requested (also when the user is unknown). */
   login?: string;
   realm?: string;
+  /** Names of the authentication/authorization policies that applied (audit). */
+  policies?: string[];
 }
 
 /** Everything one check request needs, loaded once. */
@@ -676,6 +678,7 @@ async function authLimitProblem(env: CheckEnv, user: UserRef): Promise<CheckResu
 /** Authorization-scope policies applied to the outcome (spec 02 §6.1 step 5). */
 async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckResult> {
   const p = env.policies;
+  if (p.matched.length > 0) result.policies = p.matched;
   if (result.value) {
     if (p.isAccessDenied) {
       throw new ValidateError("User is not authorized to authenticate under these conditions.");

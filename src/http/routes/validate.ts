@@ -45,6 +45,7 @@ function auditCheck(c: C, r: CheckResult): void {
   audit.resolver = r.user?.resolver ?? audit.resolver;
   audit.info = String(r.detail.message ?? "");
   audit.outcome = r.value;
+  if (r.policies) audit.policies = r.policies.join(",").slice(0, 1000);
 }
 
 async function check(c: C): Promise<Response> {
