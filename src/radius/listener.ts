@@ -190,7 +190,8 @@ export async function startRadiusListener(
     if (inFlight >= maxInFlight) {
       return drop("too many requests in flight", { client: rinfo.address });
     }
-    const entry: CacheEntry = { expires: now + window };
+    // in flight until answered: a retransmission meanwhile must not start a second validation
+    const entry: CacheEntry = { expires: Number.POSITIVE_INFINITY };
     cache.set(key, entry);
     inFlight++;
     void answer(deps, options.check, client, request, msg, rinfo.address).finally(() => {

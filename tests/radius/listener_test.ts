@@ -343,6 +343,32 @@ Deno.test("listener: an error of the validate path becomes Access-Reject with it
   }
 });
 
+Deno.test("listener: a retransmission during a slow validation does not validate twice", async () => {
+  const t = await createTestApp();
+  let calls = 0;
+  const listener = await startRadiusListener(t.deps, {
+    host: "127.0.0.1",
+    port: 0,
+    clients: [{ address: "127.0.0.1", secret: SECRET, name: "lo" }],
+    duplicateWindowMs: 50,
+    check: async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 200));
+      return { value: true, detail: {} };
+    },
+  });
+  try {
+    const packet = accessRequest("alice", "123456");
+    // sent at 0 ms and 100 ms: the second arrives while the first is still being validated
+    const replies = await exchange(listener.port, [packet, packet], 400, 100);
+    assert.equal(calls, 1);
+    assert.equal(replies.length, 1);
+  } finally {
+    await listener.close();
+    await t.close();
+  }
+});
+
 Deno.test("listener: requests beyond maxInFlight are dropped, the NAS retransmits", async () => {
   const t = await createTestApp();
   let release: () => void = () => {};
