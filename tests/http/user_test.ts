@@ -553,3 +553,30 @@ Deno.test("GET /user/ still lists the other resolvers when one user store is bro
     await t.close();
   }
 });
+
+Deno.test("/user/ refuses wrongly typed JSON parameters with 905 and changes nothing", async () => {
+  const t = await createTestApp();
+  try {
+    await setup(t);
+    const cases: [string, Record<string, unknown>][] = [
+      ["POST", { user: ["carol"], resolver: "sql1" }],
+      ["POST", { user: "carol", resolver: "sql1", email: { a: 1 } }],
+      ["POST", { user: "carol", resolver: { name: "sql1" } }],
+      ["PUT", { user: "alice", resolver: "sql1", email: ["x"] }],
+      ["PUT", { user: "alice", resolver: "sql1", password: { p: 1 } }],
+    ];
+    for (const [method, body] of cases) {
+      const res = await jsonOf(await t.asAdmin(method, "/user/", { json: true, body }));
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.result.error.code, 905, JSON.stringify(res.body));
+    }
+    const list = await jsonOf(await t.asAdmin("GET", "/user/", { query: { realm: "realm1" } }));
+    assert.deepEqual(list.body.result.value.map((u: { username: string }) => u.username), [
+      "alice",
+      "bob",
+    ]);
+    assert.equal(list.body.result.value[0].email, "alice@example.com");
+  } finally {
+    await t.close();
+  }
+});
