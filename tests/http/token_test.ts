@@ -480,3 +480,45 @@ Deno.test("GET /token/?outform=csv downloads the list as CSV", async () => {
   assert.match(lines[1], /^"CSV1","hotp","'=cmd\(\)",/);
   await t.close();
 });
+
+Deno.test("two parallel inits of the same new serial: one wins, the other gets a clean error", async () => {
+  const t = await createTestApp();
+  await t.adminToken();
+  const results = await Promise.all(
+    Array.from(
+      { length: 4 },
+      () => admin(t, "POST", "/token/init", { serial: "RACE1", type: "hotp" }),
+    ),
+  );
+  for (const r of results) assert.ok(r.status === 200 || r.status === 400, JSON.stringify(r.body));
+  assert.ok(results.some((r) => r.status === 200));
+  const n = await t.deps.db.selectFrom("token").select((eb) => eb.fn.countAll().as("n"))
+    .executeTakeFirstOrThrow();
+  assert.equal(Number(n.n), 1);
+  await t.close();
+});
+
+Deno.test("hostile token parameters are refused with 905 and change nothing", async () => {
+  const t = await createTestApp();
+  const serial = await enrollHotp(t, { pin: "1" });
+  const cases: [string, string, Record<string, unknown>][] = [
+    ["POST", "/token/init", { type: "hotp", pin: { x: 1 } }],
+    ["POST", "/token/init", { type: ["hotp"] }],
+    ["POST", "/token/setpin", { serial, otppin: ["a"] }],
+    ["GET", "/token/?page=-1", {}],
+    ["GET", "/token/?pagesize=abc", {}],
+    ["POST", "/token/set", { serial, count_window: "ten" }],
+    ["POST", `/token/info/${serial}/k`, { value: "x".repeat(3000) }],
+  ];
+  for (const [method, path, body] of cases) {
+    const res = method === "GET"
+      ? await admin(t, method, path)
+      : await admin(t, method, path, body);
+    assert.equal(res.status, 400, `${path} ${JSON.stringify(body)}`);
+    assert.equal(res.body.result.error.code, 905, path);
+  }
+  const list = await admin(t, "GET", "/token/");
+  assert.equal(list.body.result.value.count, 1);
+  assert.deepEqual(list.body.result.value.tokens[0].info.k, undefined);
+  await t.close();
+});

@@ -79,3 +79,16 @@ Deno.test("hotpRange and searchHotp (Web Crypto) agree with hotpAt for every has
   assert.equal(await searchHotp(SEED20, "755224", -3, 4, 6, "sha1"), 0);
   assert.equal(await searchHotp(SEED20, "755224", 0, 0, 6, "sha1"), -1);
 });
+
+Deno.test("hotpRange equals node:crypto HMAC for key lengths around the block size and big counters", async () => {
+  for (const hash of ["sha1", "sha256", "sha512"] as const) {
+    for (const len of [1, 16, 20, 32, 63, 64, 65, 100, 128]) {
+      const key = crypto.getRandomValues(new Uint8Array(len));
+      for (const from of [0, 2 ** 32 - 3, 2 ** 40 + 7]) {
+        const got = await hotpRange(key, from, 5, 8, hash);
+        const want = Array.from({ length: 5 }, (_, i) => hotpAt(key, from + i, 8, hash));
+        assert.deepEqual(got, want, `${hash} key ${len} from ${from}`);
+      }
+    }
+  }
+});
