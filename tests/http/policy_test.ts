@@ -293,6 +293,24 @@ const REJECTIONS: {
     message: "ERR905: Invalid actions ['5']!",
   },
   {
+    name: "over-long action",
+    path: "p",
+    body: { scope: "admin", action: "enable, " + "x".repeat(3000) },
+    message: 'ERR905: Cannot parse parameter "action": longer than 2000 characters',
+  },
+  {
+    name: "huge priority",
+    path: "p",
+    body: { scope: "admin", action: "enable", priority: 1e12 },
+    message: "ERR905: Priority must be at most 1000000",
+  },
+  {
+    name: "over-long name",
+    path: "a".repeat(65),
+    body: { scope: "admin", action: "enable" },
+    message: "ERR905: Policy name must not be longer than 64 characters",
+  },
+  {
     name: "list field of wrong type",
     path: "p",
     body: { scope: "admin", action: "enable", realm: { a: 1 } },

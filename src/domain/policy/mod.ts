@@ -65,6 +65,18 @@ const LIST_FIELDS = [
   "user_agents",
 ] as const;
 
+const MAX_PRIORITY = 1_000_000;
+/** Longest stored text of one policy field. */
+const MAX_FIELD = 2000;
+
+function checkLength(field: string, value: string, max = MAX_FIELD): void {
+  if (value.length > max) {
+    throw new ParameterError(
+      `Cannot parse parameter "${field}": longer than ${max} characters`,
+    );
+  }
+}
+
 function pyList(items: readonly string[]): string {
   return `[${items.map((i) => `'${i}'`).join(", ")}]`;
 }
@@ -192,6 +204,7 @@ export async function savePolicy(
     throw new ParameterError(`Invalid scope '${scope}' in policy '${name}'!`);
   }
   const actionText = actionInputToString(params.action);
+  checkLength("action", actionText);
   const actions = parseActionString(actionText);
   if (Object.keys(actions).length === 0 && scope !== "user") throw missingParameter("action");
 
@@ -199,6 +212,7 @@ export async function savePolicy(
   for (const f of LIST_FIELDS) {
     if (f in params) sent[f] = listInput(f, params[f]);
   }
+  for (const [f, v] of Object.entries(sent)) checkLength(f, v);
   if (sent.realm !== undefined) sent.realm = sent.realm.toLowerCase();
   if (sent.adminrealm !== undefined) sent.adminrealm = sent.adminrealm.toLowerCase();
 
@@ -218,6 +232,9 @@ export async function savePolicy(
         );
       }
       if (n < 1) throw new ParameterError("Priority must be at least 1");
+      if (n > MAX_PRIORITY) {
+        throw new ParameterError(`Priority must be at most ${MAX_PRIORITY}`);
+      }
       priority = n;
     }
   }
@@ -246,6 +263,7 @@ export async function savePolicy(
   let time: string | undefined;
   if ("time" in params) {
     time = params.time === null || params.time === undefined ? "" : String(params.time);
+    checkLength("time", time);
     if (parseTimeRanges(time) === undefined) {
       throw new ParameterError(`Invalid time format '${time}'!`);
     }
@@ -262,9 +280,11 @@ export async function savePolicy(
   const conditions = "conditions" in params
     ? JSON.stringify(normaliseConditions(name, params.conditions))
     : undefined;
+  if (conditions !== undefined) checkLength("conditions", conditions, MAX_FIELD * 5);
   const description = params.description === undefined || params.description === null
     ? null
     : String(params.description);
+  if (description !== null) checkLength("description", description);
 
   const build = (existing: store.PolicyRow | undefined): store.PolicyFields => ({
     name,
