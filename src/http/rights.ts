@@ -6,7 +6,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context.ts";
-import { AppError, AuthError } from "../errors.ts";
+import { AppError, AuthError, PolicyError } from "../errors.ts";
 import {
   allowedRealms,
   checkRight,
@@ -166,4 +166,37 @@ export async function visibleRealms(
     return allowed.filter((r) => pattern.test(r));
   }
   return allowed;
+}
+
+/**
+ * Multi-serial calls (spec 04 §4.10): the serials the caller may apply `action`
+ * to, checked one by one on the token realms; the others are `denied`. When
+ * none remain, 403/303 "... is not allowed for any of the serials provided!".
+ */
+export async function serialsAllowed(
+  c: Context<AppEnv>,
+  action: string,
+  serials: readonly string[],
+): Promise<{ allowed: string[]; denied: string[] }> {
+  const identity = c.var.identity;
+  if (!identity || serials.length === 0) return { allowed: [...serials], denied: [] };
+  const allowed: string[] = [];
+  const denied: string[] = [];
+  const base = rightContextOf(c);
+  for (const serial of serials) {
+    try {
+      await checkRight(c.var.deps, identity, action, { ...base, serial });
+      allowed.push(serial);
+    } catch (err) {
+      if (!(err instanceof PolicyError)) throw err;
+      denied.push(serial);
+    }
+  }
+  if (allowed.length === 0) {
+    const who = identity.role === "admin" ? "Admin" : "User";
+    throw new PolicyError(
+      `${who} actions are defined, but the action ${action} is not allowed for any of the serials provided!`,
+    );
+  }
+  return { allowed, denied };
 }

@@ -271,3 +271,27 @@ Deno.test("admin rights: a userinfo condition looks at the user acted on", async
   assert.equal(await list("bob"), 403);
   await t.close();
 });
+
+Deno.test("multi-serial calls drop the serials outside the admin's policy realms", async () => {
+  const t = await createTestApp();
+  await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "a" }] });
+  await createUsers(t.deps, { realm: "realm2", users: [{ login: "bob", password: "b" }] });
+  const s1 = await enrollHotp(t, { user: "alice", realm: "realm1" });
+  const s2 = await enrollHotp(t, { user: "bob", realm: "realm2" });
+  await savePolicy(t.deps, "p", { scope: "admin", action: "delete", realm: "realm1" });
+  const none = await jsonOf(
+    await t.asAdmin("DELETE", "/token/", { body: { serials: [s2] }, json: true }),
+  );
+  assert.equal(none.status, 403);
+  assert.equal(
+    none.body.result.error.message,
+    "Admin actions are defined, but the action delete is not allowed for any of the serials provided!",
+  );
+  const some = await jsonOf(
+    await t.asAdmin("DELETE", "/token/", { body: { serials: [s1, s2] }, json: true }),
+  );
+  assert.equal(some.status, 200);
+  assert.equal(some.body.result.value.count_success, 1);
+  assert.deepEqual(some.body.result.value.unauthorized, [s2]);
+  await t.close();
+});

@@ -3,7 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly, adminOrUser } from "../auth.ts";
-import { requireAdminRight, requireRight, visibleRealms } from "../rights.ts";
+import { requireAdminRight, requireRight, serialsAllowed, visibleRealms } from "../rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
 import {
   assignToken,
@@ -189,18 +189,25 @@ tokenRoutes.post("/assign", adminOrUser, requireRight("assign"), async (c) => {
 async function bulkOrSingle(
   c: C,
   action: (sel: TokenSelector) => Promise<number>,
+  right?: string,
 ): Promise<Response> {
   const list = serialListOf(c);
   if (list) {
     const owner = isUserCaller(c) ? await ownerOf(c) : undefined;
     c.var.audit.serial = list.join(",").slice(0, 40);
-    return ok(c, await forEachSerial(c.var.deps, list, owner, action));
+    // serials outside the caller's policy realms are dropped, not fatal
+    const { allowed, denied } = right
+      ? await serialsAllowed(c, right, list)
+      : { allowed: list, denied: [] };
+    const result = await forEachSerial(c.var.deps, allowed, owner, action);
+    result.unauthorized.push(...denied);
+    return ok(c, result);
   }
   return ok(c, await action(selectorOf(c)));
 }
 
 tokenRoutes.post("/unassign", adminOrUser, requireRight("unassign"), async (c) => {
-  return await bulkOrSingle(c, (sel) => unassignTokens(c.var.deps, sel));
+  return await bulkOrSingle(c, (sel) => unassignTokens(c.var.deps, sel), "unassign");
 });
 
 for (const path of ["/enable", "/enable/:serial"]) {
@@ -321,7 +328,7 @@ for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
 
 for (const path of ["/", "/:serial"]) {
   tokenRoutes.delete(path, adminOrUser, requireRight("delete"), async (c) => {
-    return await bulkOrSingle(c, (sel) => deleteTokens(c.var.deps, sel));
+    return await bulkOrSingle(c, (sel) => deleteTokens(c.var.deps, sel), "delete");
   });
 }
 
