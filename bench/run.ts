@@ -72,6 +72,7 @@ class Bench {
         threads: o.threads,
         users: o.users,
         tokens: o.tokens,
+        serverEnv: o.serverEnv,
       },
       ceilingRps: 0,
       results: [],
@@ -178,6 +179,7 @@ class Bench {
     const hello = await startServer({
       args: ["hello", "--listen", `127.0.0.1:${port}`],
       port,
+      env: this.o.serverEnv,
       logFile: `${this.tmp}/hello.log`,
       binary: this.o.binary,
       readyPath: "/",
@@ -224,6 +226,7 @@ class Bench {
         TESSERA_SIGNING_ENABLED: String(signing),
         TESSERA_LOG_LEVEL: "warn",
         TESSERA_CONFIG: `${this.tmp}/tessera.toml`,
+        ...this.o.serverEnv,
       },
       logFile: log,
       binary: this.o.binary,

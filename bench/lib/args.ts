@@ -53,6 +53,8 @@ export interface BenchOptions {
   keep: boolean;
   /** Run the (unsigned) server with --cpu-prof and print where its time went. */
   profile: boolean;
+  /** Extra environment of the server processes (Tessera and hello), e.g. DENO_V8_FLAGS. */
+  serverEnv: Record<string, string>;
   help: boolean;
 }
 
@@ -68,6 +70,7 @@ export const DEFAULTS: BenchOptions = {
   scenarios: [...SCENARIOS],
   keep: false,
   profile: false,
+  serverEnv: {},
   help: false,
 };
 
@@ -91,6 +94,8 @@ Options:
                        "deno run -A main.ts serve|hello …"
   --json               print the result as JSON on stdout
   --keep               keep the temporary data directory
+  --server-env <N=V>   extra environment for the server processes (repeatable),
+                       e.g. MALLOC_ARENA_MAX=1 or DENO_V8_FLAGS=--max-old-space-size=64
   --profile            run the server (signing off) with --cpu-prof and print
                        where its CPU time went (combine with --scenario)
   -h, --help           this text`;
@@ -116,7 +121,11 @@ function positiveInt(name: string, text: string | undefined): number {
 
 /** Parses the command line; throws {@link ArgsError}. */
 export function parseBenchArgs(args: string[]): BenchOptions {
-  const o: BenchOptions = { ...DEFAULTS, scenarios: [...DEFAULTS.scenarios] };
+  const o: BenchOptions = {
+    ...DEFAULTS,
+    scenarios: [...DEFAULTS.scenarios],
+    serverEnv: { ...DEFAULTS.serverEnv },
+  };
   let chosen: Scenario[] | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -140,6 +149,13 @@ export function parseBenchArgs(args: string[]): BenchOptions {
       case "--profile":
         o.profile = true;
         break;
+      case "--server-env": {
+        const pair = value();
+        const eq = pair.indexOf("=");
+        if (eq < 1) throw new ArgsError(`--server-env needs NAME=VALUE, got "${pair}"`);
+        o.serverEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+        break;
+      }
       case "--duration":
         o.durationS = parseDuration(value());
         if (o.durationS < 1) throw new ArgsError("--duration must be at least 1s");

@@ -61,6 +61,8 @@ export interface BenchReport {
     threads: number;
     users: number;
     tokens: number;
+    /** Extra environment the servers ran with. */
+    serverEnv?: Record<string, string>;
   };
   ceilingRps: number;
   results: ScenarioResult[];
@@ -190,6 +192,10 @@ export function formatReport(report: BenchReport): string {
   lines.push(
     `wrk -t${o.threads} -c${o.connections}, ${o.durationS}s per scenario after ${o.warmupS}s warm-up; ${o.users} users per validate scenario, ${report.tokensInDb} tokens`,
   );
+  const env = Object.entries(o.serverEnv ?? {});
+  if (env.length > 0) {
+    lines.push(`server environment: ${env.map(([k, v]) => `${k}=${v}`).join(" ")}`);
+  }
   lines.push("");
   const rows = [[
     "scenario",

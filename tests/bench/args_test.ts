@@ -74,6 +74,21 @@ Deno.test("parseBenchArgs rejects bad input with a readable message", () => {
   );
 });
 
+Deno.test("parseBenchArgs --server-env collects NAME=VALUE pairs (values may hold =)", () => {
+  const o = parseBenchArgs([
+    "--server-env",
+    "MALLOC_ARENA_MAX=1",
+    "--server-env=DENO_V8_FLAGS=--max-old-space-size=64",
+  ]);
+  assert.deepEqual(o.serverEnv, {
+    MALLOC_ARENA_MAX: "1",
+    DENO_V8_FLAGS: "--max-old-space-size=64",
+  });
+  assert.deepEqual(DEFAULTS.serverEnv, {}); // defaults untouched
+  assert.throws(() => parseBenchArgs(["--server-env", "NOEQUALS"]), /NAME=VALUE/);
+  assert.throws(() => parseBenchArgs(["--server-env", "=x"]), /NAME=VALUE/);
+});
+
 Deno.test("parseBenchArgs -h / --help", () => {
   assert.equal(parseBenchArgs(["-h"]).help, true);
   assert.equal(parseBenchArgs(["--help"]).help, true);
