@@ -4,12 +4,47 @@
  *
  * @module
  */
-import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kysely";
+import {
+  type Compilable,
+  CompiledQuery,
+  type Expression,
+  type ExpressionBuilder,
+  sql,
+  type SqlBool,
+} from "kysely";
 import type { Database, Db, TokenTable } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo } from "./model.ts";
 
 type TokenRow = Omit<TokenTable, "id"> & { id: number };
+
+// Hot-path statements (validate) are compiled once per database and shape and
+// then run with fresh parameters: building a Kysely query costs more than
+// running it on SQLite. `build` is called once with sentinel parameters to
+// learn where each argument lands in the compiled parameter list.
+const compiledCache = new WeakMap<object, Map<string, { sql: string; order: number[] }>>();
+
+async function runCached<R>(
+  db: Db,
+  key: string,
+  build: (...args: unknown[]) => Compilable,
+  args: unknown[],
+): Promise<{ rows: R[]; numAffectedRows?: bigint }> {
+  let byKey = compiledCache.get(db);
+  if (byKey === undefined) compiledCache.set(db, byKey = new Map());
+  let entry = byKey.get(key);
+  if (entry === undefined) {
+    const sentinels = args.map((_, i) => `\u0000arg${i}\u0000`);
+    const compiled = build(...sentinels).compile();
+    const order = compiled.parameters.map((p) => sentinels.indexOf(p as string));
+    if (order.some((i) => i < 0)) throw new Error(`cannot cache statement ${key}`);
+    entry = { sql: compiled.sql, order };
+    byKey.set(key, entry);
+  }
+  const params = entry.order.map((i) => args[i]);
+  const res = await db.executeQuery<R>(CompiledQuery.raw(entry.sql, params));
+  return { rows: res.rows, numAffectedRows: res.numAffectedRows };
+}
 
 /** Columns a token row is written with. */
 export type TokenFields = Partial<Omit<TokenTable, "id">>;
@@ -67,9 +102,13 @@ export async function updateTokens(
 
 /** The token with `serial`, or undefined. */
 export async function findBySerial(db: Db, serial: string): Promise<Token | undefined> {
-  const r = await db.selectFrom("token").selectAll().where("serial", "=", serial)
-    .executeTakeFirst();
-  return r ? toToken(r as TokenRow) : undefined;
+  const { rows } = await runCached<TokenRow>(
+    db,
+    "findBySerial",
+    (s) => db.selectFrom("token").selectAll().where("serial", "=", s as string),
+    [serial],
+  );
+  return rows[0] ? toToken(rows[0]) : undefined;
 }
 
 /** Tokens by serial list. */
@@ -85,13 +124,37 @@ export async function findByOwner(
   db: Db,
   owner: { realm: string; login: string; uid?: string; resolver?: string },
 ): Promise<Token[]> {
-  let q = db.selectFrom("token").selectAll().where("user_realm", "=", owner.realm);
-  if (owner.uid) {
-    q = q.where("user_id", "=", owner.uid);
-    if (owner.resolver) q = q.where("resolver", "=", owner.resolver);
-  } else q = q.where("user_login", "=", owner.login);
-  const rows = await q.orderBy("serial").execute();
-  return rows.map((r) => toToken(r as TokenRow));
+  const base = () => db.selectFrom("token").selectAll();
+  let res;
+  if (owner.uid && owner.resolver) {
+    res = await runCached<TokenRow>(
+      db,
+      "findByOwner:uid+resolver",
+      (realm, uid, resolver) =>
+        base().where("user_realm", "=", realm as string).where("user_id", "=", uid as string)
+          .where("resolver", "=", resolver as string).orderBy("serial"),
+      [owner.realm, owner.uid, owner.resolver],
+    );
+  } else if (owner.uid) {
+    res = await runCached<TokenRow>(
+      db,
+      "findByOwner:uid",
+      (realm, uid) =>
+        base().where("user_realm", "=", realm as string).where("user_id", "=", uid as string)
+          .orderBy("serial"),
+      [owner.realm, owner.uid],
+    );
+  } else {
+    res = await runCached<TokenRow>(
+      db,
+      "findByOwner:login",
+      (realm, login) =>
+        base().where("user_realm", "=", realm as string).where("user_login", "=", login as string)
+          .orderBy("serial"),
+      [owner.realm, owner.login],
+    );
+  }
+  return res.rows.map(toToken);
 }
 
 /** Number of tokens of a type (serial generation). */
@@ -112,8 +175,14 @@ export async function serialExists(db: Db, serial: string): Promise<boolean> {
 export async function infoOf(db: Db, ids: number[]): Promise<Map<number, TokenInfo>> {
   const out = new Map<number, TokenInfo>(ids.map((id) => [id, {}]));
   if (ids.length === 0) return out;
-  const rows = await db.selectFrom("tokeninfo").select(["token_id", "key", "value", "type"])
-    .where("token_id", "in", ids).execute();
+  const { rows } = await runCached<{ token_id: number; key: string; value: string; type: string }>(
+    db,
+    `infoOf:${ids.length}`,
+    (...list) =>
+      db.selectFrom("tokeninfo").select(["token_id", "key", "value", "type"])
+        .where("token_id", "in", list as number[]),
+    ids,
+  );
   for (const r of rows) {
     out.get(Number(r.token_id))![r.key] = { value: r.value, type: r.type } satisfies InfoEntry;
   }
@@ -199,9 +268,15 @@ export async function deleteTokens(db: Db, ids: number[]): Promise<number> {
  * false when a parallel request already used this (or a later) OTP.
  */
 export async function advanceCounter(db: Db, id: number, counter: number): Promise<boolean> {
-  const res = await db.updateTable("token").set({ count: counter })
-    .where("id", "=", id).where("count", "<", counter).executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  const res = await runCached(
+    db,
+    "advanceCounter",
+    (c, i, c2) =>
+      db.updateTable("token").set({ count: c as number }).where("id", "=", i as number)
+        .where("count", "<", c2 as number),
+    [counter, id, counter],
+  );
+  return Number(res.numAffectedRows ?? 0) === 1;
 }
 
 /**
@@ -358,13 +433,26 @@ export async function recordAuth(
       rows.push({ token_id: id, key: "last_auth", value: options.lastAuth, type: "" });
     }
     if (rows.length === 0) continue;
-    await db.insertInto("tokeninfo").values(rows)
-      .onConflict((oc) =>
-        oc.columns(["token_id", "key"]).doUpdateSet({
-          // counters are incremented in SQL so parallel requests never lose a count
-          value: sql<string>`case when tokeninfo.key = 'last_auth' then excluded.value
-            else cast(cast(tokeninfo.value as integer) + 1 as varchar(30)) end`,
-        })
-      ).execute();
+    const args = rows.flatMap((r) => [r.token_id, r.key, r.value]);
+    await runCached(
+      db,
+      `recordAuth:${rows.length}`,
+      (...a) =>
+        db.insertInto("tokeninfo")
+          .values(rows.map((_, i) => ({
+            token_id: a[3 * i] as number,
+            key: a[3 * i + 1] as string,
+            value: a[3 * i + 2] as string,
+            type: sql<string>`''`,
+          })))
+          .onConflict((oc) =>
+            oc.columns(["token_id", "key"]).doUpdateSet({
+              // counters are incremented in SQL so parallel requests never lose a count
+              value: sql<string>`case when tokeninfo.key = 'last_auth' then excluded.value
+                else cast(cast(tokeninfo.value as integer) + 1 as varchar(30)) end`,
+            })
+          ),
+      args,
+    );
   }
 }
