@@ -167,26 +167,24 @@ function infoInt(info: Record<string, string>, key: string): number {
   return Number.isFinite(n) ? n : 0;
 }
 
-/** Evaluates one condition; true when it holds or is skipped. */
+/** Conditions on the request and response only: evaluated without any lookup. */
+const QUICK = new Map<string, (value: string, ctx: EventContext) => boolean>(Object.entries({
+  client_ip: (value, ctx) => ctx.request.clientIp ? clientMatches(value, ctx) : true,
+  logged_in_user: (value, ctx) => (ctx.request.identity?.role ?? "user") === value,
+  result_value: (value, ctx) => boolMatches(value, Boolean(resultOf(ctx).value)),
+  result_status: (value, ctx) => boolMatches(value, Boolean(resultOf(ctx).status)),
+  result_authentication: (value, ctx) => resultOf(ctx).authentication === value,
+  detail_error_message: (value, ctx) => {
+    const err = detailOf(ctx).error as Record<string, unknown> | undefined;
+    return searchRegexp(value, String(err?.message ?? ""));
+  },
+  detail_message: (value, ctx) => searchRegexp(value, String(detailOf(ctx).message ?? "")),
+}));
+
+/** Evaluates one condition that may need lookups; true when it holds or is skipped. */
 async function holds(deps: Deps, name: string, value: string, ctx: EventContext): Promise<boolean> {
   const now = deps.clock.now();
   switch (name) {
-    case "client_ip":
-      return ctx.request.clientIp ? clientMatches(value, ctx) : true;
-    case "logged_in_user":
-      return (ctx.request.identity?.role ?? "user") === value;
-    case "result_value":
-      return boolMatches(value, Boolean(resultOf(ctx).value));
-    case "result_status":
-      return boolMatches(value, Boolean(resultOf(ctx).status));
-    case "result_authentication":
-      return resultOf(ctx).authentication === value;
-    case "detail_error_message": {
-      const err = detailOf(ctx).error as Record<string, unknown> | undefined;
-      return searchRegexp(value, String(err?.message ?? ""));
-    }
-    case "detail_message":
-      return searchRegexp(value, String(detailOf(ctx).message ?? ""));
     case "realm": {
       const user = await contextUser(deps, ctx);
       return user !== undefined && csv(value).includes(user.realm);
@@ -316,14 +314,46 @@ async function tokenHolds(
   return true;
 }
 
+/** Conditions of one definition, split into cheap request/response checks and lookups. */
+export interface CompiledConditions {
+  quick: [(value: string, ctx: EventContext) => boolean, string][];
+  slow: [string, string][];
+}
+
+/** Splits a definition's conditions once (the engine caches the result). */
+export function compileConditions(conditions: Record<string, string>): CompiledConditions {
+  const out: CompiledConditions = { quick: [], slow: [] };
+  for (const [name, value] of Object.entries(conditions)) {
+    const quick = QUICK.get(name);
+    if (quick) out.quick.push([quick, String(value)]);
+    else if (Object.hasOwn(CONDITIONS, name)) out.slow.push([name, String(value)]);
+    // unknown names are stored and ignored
+  }
+  return out;
+}
+
+/** True when every cheap condition holds (no lookups, no awaiting). */
+export function quickConditionsHold(cc: CompiledConditions, ctx: EventContext): boolean {
+  for (const [check, value] of cc.quick) if (!check(value, ctx)) return false;
+  return true;
+}
+
+/** True when every lookup condition holds. */
+export async function slowConditionsHold(
+  deps: Deps,
+  cc: CompiledConditions,
+  ctx: EventContext,
+): Promise<boolean> {
+  for (const [name, value] of cc.slow) if (!(await holds(deps, name, value, ctx))) return false;
+  return true;
+}
+
 /** True when every configured condition holds. */
 export async function conditionsHold(
   deps: Deps,
   conditions: Record<string, string>,
   ctx: EventContext,
 ): Promise<boolean> {
-  for (const [name, value] of Object.entries(conditions)) {
-    if (!(await holds(deps, name, String(value), ctx))) return false;
-  }
-  return true;
+  const cc = compileConditions(conditions);
+  return quickConditionsHold(cc, ctx) && await slowConditionsHold(deps, cc, ctx);
 }

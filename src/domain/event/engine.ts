@@ -11,13 +11,24 @@ import type { AuditEntry } from "../audit/mod.ts";
 import { configVersion, type EventRow, loadAll } from "./event_store.ts";
 import type { EventContext } from "./types.ts";
 import { EventAbortError } from "./types.ts";
-import { conditionsHold } from "./conditions.ts";
+import {
+  compileConditions,
+  type CompiledConditions,
+  quickConditionsHold,
+  slowConditionsHold,
+} from "./conditions.ts";
 import { handlerModule } from "./handlers/mod.ts";
+
+/** One active definition with its conditions compiled. */
+export interface PlannedDefinition {
+  def: EventRow;
+  conditions: CompiledConditions;
+}
 
 /** The active definitions of one event, split by position and ordered. */
 export interface EventPlan {
-  pre: EventRow[];
-  post: EventRow[];
+  pre: PlannedDefinition[];
+  post: PlannedDefinition[];
 }
 
 interface Compiled {
@@ -39,7 +50,8 @@ function compile(version: number, rows: EventRow[]): Compiled {
         plan = { pre: [], post: [] };
         byEvent.set(name, plan);
       }
-      (row.position === "pre" ? plan.pre : plan.post).push(row);
+      const planned = { def: row, conditions: compileConditions(row.conditions) };
+      (row.position === "pre" ? plan.pre : plan.post).push(planned);
     }
   }
   return { version, byEvent };
@@ -83,22 +95,28 @@ function auditCopy(
  */
 export async function runDefinitions(
   deps: Deps,
-  defs: readonly EventRow[],
+  defs: readonly PlannedDefinition[],
   ctx: EventContext,
   audit: AuditEntry,
 ): Promise<void> {
   const prefix = ctx.position === "pre" ? "PRE-EVENT" : "POST-EVENT";
-  for (const def of defs) {
-    const mod = handlerModule(def.handlermodule);
-    if (!mod || !mod.positions.includes(ctx.position)) continue;
-    const action = `${prefix} ${ctx.event}>>${def.handlermodule}:${def.action}`;
+  for (const { def, conditions } of defs) {
+    let action = "";
     const label = def.name || String(def.id);
     try {
-      if (!(await conditionsHold(deps, def.conditions, ctx))) continue;
+      // cheap checks first and without awaiting: the common case is "does not match"
+      if (!quickConditionsHold(conditions, ctx)) continue;
+      const mod = handlerModule(def.handlermodule);
+      if (!mod || !mod.positions.includes(ctx.position)) continue;
+      if (conditions.slow.length > 0 && !(await slowConditionsHold(deps, conditions, ctx))) {
+        continue;
+      }
+      action = `${prefix} ${ctx.event}>>${def.handlermodule}:${def.action}`;
       const result = await mod.run(deps, def, ctx);
       const info = result.details ? `${label} (${result.details})` : label;
       deps.audit.write(auditCopy(deps, audit, action, result.success, info));
     } catch (err) {
+      action ||= `${prefix} ${ctx.event}>>${def.handlermodule}:${def.action}`;
       const cls = err instanceof Error ? err.constructor.name : "Error";
       // the message may carry secrets: log it, audit only the class
       deps.log.error("Event handler failed", {
