@@ -514,3 +514,20 @@ Deno.test("auth_max_fail limits failed authentications per period (counted in th
   assert.equal((await check(t, { user: "alice", pass: "1" + hotp(0) })).body.result.value, true);
   await t.close();
 });
+
+Deno.test("AutoResync: two consecutive OTPs far ahead resync the token and authenticate", async () => {
+  const t = await createTestApp();
+  const serial = await enrollHotp(t, { pin: "1" });
+  assert.equal((await check(t, { serial, pass: "1" + hotp(100) })).body.result.value, false);
+  await t.asAdmin("POST", "/system/setConfig", { body: { AutoResync: "True" } });
+  assert.equal((await check(t, { serial, pass: "1" + hotp(200) })).body.result.value, false);
+  // not the directly following value
+  assert.equal((await check(t, { serial, pass: "1" + hotp(202) })).body.result.value, false);
+  assert.equal((await check(t, { serial, pass: "1" + hotp(203) })).body.result.value, true);
+  assert.equal((await getTokenBySerial(t.deps, serial)).count, 204);
+  // after the timeout the first OTP is forgotten
+  await check(t, { serial, pass: "1" + hotp(300) });
+  t.clock.advance(301_000);
+  assert.equal((await check(t, { serial, pass: "1" + hotp(301) })).body.result.value, false);
+  await t.close();
+});

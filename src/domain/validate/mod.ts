@@ -47,7 +47,7 @@ import {
 } from "../challenge/mod.ts";
 import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
-import type { OtpCheck } from "../token/types/mod.ts";
+import type { OtpCheck, TypeCheckContext } from "../token/types/mod.ts";
 import { countAuthAttempts } from "./validate_store.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import { radiusPassthru } from "../radius/mod.ts";
@@ -423,6 +423,8 @@ export async function checkTokenList(
     ) {
       if (res.info) await updateTokenInfo(deps, t.id, res.info);
       valid.push(t);
+    } else if (!res.isValid && await autoResync(env, t, ctx, split.otp)) {
+      valid.push(t);
     } else {
       if (await module.isPreviousOtp?.(ctx, split.otp)) previousOtp = true;
       pinMatching.push(t);
@@ -540,6 +542,36 @@ export async function checkTokenList(
     return { value: false, detail: { message: [...stateMessages].join(", ") } };
   }
   return { value: false, detail: { message: "No suitable token found for authentication." } };
+}
+
+/**
+ * Auto-resync (system config `AutoResync`, spec 02 §4): an OTP found in the
+ * sync window is remembered (`otp1c`, `dueDate`); the directly following OTP
+ * before the due date resyncs the token and authenticates.
+ */
+async function autoResync(
+  env: CheckEnv,
+  t: TokenWithInfo,
+  ctx: TypeCheckContext,
+  otp: string,
+): Promise<boolean> {
+  const module = tokenTypeOf(t.type);
+  if (!module?.findInSyncWindow || !env.system.bool("AutoResync")) return false;
+  const counter = await module.findInSyncWindow(ctx, otp);
+  if (counter < 0) return false;
+  const first = Number(t.info.otp1c?.value ?? "NaN");
+  const due = Number(t.info.dueDate?.value ?? "0");
+  if (first + 1 === counter && env.now <= due * 1000) {
+    if (!(await advanceTokenCounter(env.deps, t.id, counter + 1))) return false;
+    await updateTokenInfo(env.deps, t.id, { otp1c: "", dueDate: "" });
+    return true;
+  }
+  const timeout = env.system.int("AutoResyncTimeout");
+  await updateTokenInfo(env.deps, t.id, {
+    otp1c: String(counter),
+    dueDate: String(Math.floor(env.now / 1000) + timeout),
+  });
+  return false;
 }
 
 /** Creates challenges for `tokens` and returns the §7 result. */

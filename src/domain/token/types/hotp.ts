@@ -55,6 +55,13 @@ export async function resyncHotp(
   return { isValid: true, counter: c1 + 2 };
 }
 
+/** The counter of `otp` in `count … count+sync_window−1`, or −1. */
+export async function findHotpInSyncWindow(ctx: TypeCheckContext, otp: string): Promise<number> {
+  const t = ctx.token;
+  if (otp.length !== t.otplen || !/^\d+$/.test(otp)) return -1;
+  return await searchHotp(ctx.secret, otp, t.count, t.syncWindow, t.otplen, tokenHash(ctx));
+}
+
 /** The `hotp` type. */
 export const HOTP: TokenType = {
   type: "hotp",
@@ -65,6 +72,7 @@ export const HOTP: TokenType = {
   init: initHotp,
   checkOtp: checkHotp,
   resync: resyncHotp,
+  findInSyncWindow: findHotpInSyncWindow,
   isPreviousOtp(ctx, otp) {
     const t = ctx.token;
     if (t.count < 1 || otp.length !== t.otplen) return false;

@@ -6,7 +6,7 @@
 import { hotpAt } from "../../../lib/otp.ts";
 import { ParameterError } from "../../../errors.ts";
 import { param } from "./_oath.ts";
-import { checkHotp, initHotp, resyncHotp } from "./hotp.ts";
+import { checkHotp, findHotpInSyncWindow, initHotp, resyncHotp } from "./hotp.ts";
 import type { TokenType } from "./token_type.ts";
 
 /** The `paper` type. */
@@ -32,4 +32,5 @@ export const PAPER: TokenType = {
   },
   checkOtp: checkHotp,
   resync: resyncHotp,
+  findInSyncWindow: findHotpInSyncWindow,
 };

@@ -86,6 +86,8 @@ export interface TokenType {
   isPreviousOtp?(ctx: TypeCheckContext, otp: string): boolean | Promise<boolean>;
   /** Resync with two consecutive OTPs; returns the counter to store or undefined. */
   resync?(ctx: TypeCheckContext, otp1: string, otp2: string): OtpCheck | Promise<OtpCheck>;
+  /** The counter of `otp` inside the sync window, or −1 (auto-resync). */
+  findInSyncWindow?(ctx: TypeCheckContext, otp: string): Promise<number>;
   /** Extra per-challenge data (message override, extras for multi_challenge). */
   challengeExtras?(ctx: TypeCheckContext): Record<string, unknown>;
   /** Tokeninfo keys this type hides from list output (never secrets, those are ciphertext). */
