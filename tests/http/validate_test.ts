@@ -531,3 +531,15 @@ Deno.test("AutoResync: two consecutive OTPs far ahead resync the token and authe
   assert.equal((await check(t, { serial, pass: "1" + hotp(301) })).body.result.value, false);
   await t.close();
 });
+
+Deno.test("POST /validate/check without pass is a 905; an empty pass is a normal attempt", async () => {
+  const t = await createTestApp();
+  const { serial } = await enroll(t, { type: "spass" });
+  const missing = await check(t, { serial });
+  assert.equal(missing.status, 400);
+  assert.equal(missing.body.result.error.message, "ERR905: Missing parameter: pass");
+  const empty = await check(t, { serial, pass: "" });
+  assert.equal(empty.status, 200);
+  assert.equal(empty.body.result.value, true);
+  await t.close();
+});

@@ -3,6 +3,7 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam, stringParam } from "../params.ts";
 import { adminOnly } from "../auth.ts";
+import { missingParameter } from "../../errors.ts";
 import { requireRight } from "../rights.ts";
 import {
   type CheckRequest,
@@ -19,6 +20,12 @@ export const validateRoutes = new Hono<AppEnv>();
 
 type C = Context<AppEnv>;
 
+function passOf(p: Record<string, unknown>): string {
+  const pass = stringParam(p, "pass");
+  if (pass === undefined) throw missingParameter("pass");
+  return pass;
+}
+
 /** The check request from the parameters (`state` is an alias of `transaction_id`). */
 function checkRequestOf(c: C): CheckRequest {
   const p = c.var.params;
@@ -27,7 +34,8 @@ function checkRequestOf(c: C): CheckRequest {
     realm: stringParam(p, "realm"),
     resolver: stringParam(p, "resolver"),
     serial: stringParam(p, "serial"),
-    pass: stringParam(p, "pass") ?? "",
+    // an empty pass is allowed (PIN-only spass, challenge trigger), a missing one is not
+    pass: passOf(p),
     transactionId: stringParam(p, "transaction_id") || stringParam(p, "state") || undefined,
     otponly: boolParam(p, "otponly"),
     type: stringParam(p, "type") || undefined,
