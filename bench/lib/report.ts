@@ -10,6 +10,8 @@ import type { WrkResult } from "./stats.ts";
 /** One measured load scenario. */
 export interface ScenarioResult {
   scenario: Scenario;
+  /** Row label when not the scenario's title. */
+  label?: string;
   rps: number;
   p50Ms: number;
   p99Ms: number;
@@ -209,7 +211,7 @@ export function formatReport(report: BenchReport): string {
   ]];
   for (const r of report.results) {
     rows.push([
-      `${r.scenario} — ${SCENARIO_TITLES[r.scenario]}`,
+      r.label ?? `${r.scenario} — ${SCENARIO_TITLES[r.scenario]}`,
       fmtRate(r.rps),
       r.p50Ms.toFixed(2),
       r.p99Ms.toFixed(2),
