@@ -124,6 +124,19 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
   const stashed = ENVELOPE_BODIES.get(c.res);
   if (stashed) {
     read = { body: stashed, res: c.res };
+  } else if (
+    c.res.body === null && (c.res.status === 204 || c.res.status === 400) &&
+    c.req.path.startsWith("/validate/radiuscheck")
+  ) {
+    // /validate/radiuscheck answers with an empty 204 (accepted) or 400 (rejected)
+    const value = c.res.status === 204;
+    read = {
+      body: {
+        result: { status: true, value, authentication: value ? "ACCEPT" : "REJECT" },
+        detail: {},
+      },
+      res: c.res,
+    };
   } else {
     read = await readJson(c.res);
     c.res = undefined;

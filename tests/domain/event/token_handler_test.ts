@@ -3,6 +3,7 @@ import { jsonOf } from "../../test_app.ts";
 import { addEvent, createEventTestApp, startSmtpSink } from "./_helpers.ts";
 import { createUsers } from "../../fixtures/users.ts";
 import { getUserInfo, resolveUser } from "../../../src/domain/user/mod.ts";
+import { readCounter } from "../../../src/domain/event/event_store.ts";
 
 // RFC 4226 test key
 const OTPKEY = "3132333435363738393031323334353637383930";
@@ -208,5 +209,31 @@ Deno.test("pre Token handlers of a user-role caller only reach the caller's own 
   assert.equal((await info("BOB1")).info.touched, undefined);
   assert.equal((await info("BOB1")).active, true);
   assert.equal((await info("ALICE1")).info.touched, "yes");
+  await t.close();
+});
+
+Deno.test("/validate/radiuscheck (empty 204/400) fires post handlers with its outcome", async () => {
+  const t = await createEventTestApp();
+  await (await t.asAdmin("POST", "/token/init", {
+    body: { type: "hotp", serial: "R1", otpkey: OTPKEY, pin: "" },
+  })).body?.cancel();
+  for (const [name, value] of [["ok", "True"], ["fail", "False"]]) {
+    await addEvent(t, {
+      name,
+      event: "validate_check",
+      handlermodule: "Counter",
+      action: "increase_counter",
+      "option.counter_name": name,
+      conditions: { result_value: value },
+    });
+  }
+  const good = await t.post("/validate/radiuscheck", { serial: "R1", pass: "755224" });
+  assert.equal(good.status, 204);
+  const bad = await t.post("/validate/radiuscheck", { serial: "R1", pass: "000000" });
+  assert.equal(bad.status, 400);
+  assert.equal(await good.text(), "");
+  assert.equal(await bad.text(), "");
+  assert.equal(await readCounter(t.deps.db, "ok"), 1);
+  assert.equal(await readCounter(t.deps.db, "fail"), 1);
   await t.close();
 });
