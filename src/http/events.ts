@@ -142,10 +142,14 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.res = undefined;
     c.res = read.res;
   }
+  // an error envelope (e.g. an unknown path) is not a normal response either
+  const result = read.body?.result as Record<string, unknown> | undefined;
+  if (result?.status === false) return;
   const ctx = contextFor(c, ev, "post");
   ctx.response = { status: read.res.status, body: read.body, changed: false };
   await runDefinitions(deps, plan.post, ctx, c.get("audit"));
-  if (ctx.response.changed && ctx.response.body) {
+  // the empty radiuscheck answer stays empty: a non-JSON response is left untouched
+  if (ctx.response.changed && ctx.response.body && read.res.body !== null) {
     const fresh = await rebuild(c, read.res, ctx.response.body);
     c.res = undefined;
     c.res = fresh;
