@@ -5,8 +5,9 @@
  * and reports wall-clock µs per request and SQL statements per request (by
  * kind). A plain Hono hello in the same process is the reference.
  *
- * Run: deno run -A bench/inprocess.ts [requests per scenario] [scenario name filter] [--profile]
- * (--profile: a V8 CPU profile of each measured loop only, summarised by function)
+ * Run: deno run -A bench/inprocess.ts [requests per scenario] [scenario name filter] [--profile] [--sql]
+ * (--profile: a V8 CPU profile of each measured loop only, summarised by function;
+ * --sql: print the statements of one request per scenario)
  *
  * @module
  */
@@ -37,7 +38,10 @@ class CountingSqlite implements SqliteDatabase {
   counts = new Map<string, number>();
   execMs = 0;
   constructor(readonly inner: NodeSqliteDatabase) {}
+  /** When set, statements are also collected here (for --sql). */
+  trace?: string[];
   #timed<T>(sqlText: string, fn: () => T): T {
+    this.trace?.push(sqlText);
     const verb = (sqlText.trimStart().match(/^\w+/)?.[0] ?? "?").toLowerCase();
     this.counts.set(verb, (this.counts.get(verb) ?? 0) + 1);
     const t = performance.now();
@@ -72,6 +76,7 @@ const positional = Deno.args.filter((a) => !a.startsWith("--"));
 const N = Number(positional[0] ?? 1000);
 const only = positional[1];
 const profiling = flags.includes("--profile");
+const showSql = flags.includes("--sql");
 const inspector = profiling ? new Session() : undefined;
 if (inspector) {
   inspector.connect();
@@ -119,6 +124,12 @@ async function measure(
   if (only && !name.includes(only)) return;
   for (let i = 0; i < Math.min(50, n); i++) await (await send(i)).arrayBuffer(); // warm-up
   await deps.audit.flush();
+  if (showSql) {
+    counter.trace = [];
+    await (await send(n + 100)).arrayBuffer();
+    console.error(`--- SQL of one "${name}" request:\n  ${counter.trace.join("\n  ")}`);
+    counter.trace = undefined;
+  }
   counter.take();
   const times: number[] = [];
   if (inspector) await inspector.post("Profiler.start");
