@@ -260,7 +260,7 @@ async function answer(
   try {
     let pass: string | undefined;
     try {
-      pass = revealUserPassword(request, raw, client.secret);
+      pass = revealUserPassword(raw, client.secret);
     } catch (err) {
       deps.log.debug("Dropping RADIUS packet: cannot decode it", {
         client: source,

@@ -71,11 +71,11 @@ const MAX_PASSWORD_BYTES = 128;
  * Message-Authenticator is required and missing or wrong.
  */
 export async function sendAccessRequest(
-  random: Random,
   target: RadiusTarget,
   question: RadiusQuestion,
-  options: { log?: Logger } = {},
+  options: { random: Random; log?: Logger },
 ): Promise<RadiusAnswer> {
+  const random = options.random;
   if (new TextEncoder().encode(question.password).length > MAX_PASSWORD_BYTES) {
     throw new RadiusError(`The RADIUS password is longer than ${MAX_PASSWORD_BYTES} bytes`);
   }
@@ -117,13 +117,15 @@ export async function sendAccessRequest(
     socket.on("message", (msg: Uint8Array) => {
       const reply = parsePacket(msg);
       if (!reply || reply.identifier !== identifier) return;
-      if (!checkResponseAuthenticator(msg, authenticator, target.secret)) {
+      if (!checkResponseAuthenticator(msg, { authenticator, secret: target.secret })) {
         log?.warn("Ignoring a RADIUS reply with a bad Response Authenticator", {
           server: target.server,
         });
         return;
       }
-      const ma = checkMessageAuthenticator(msg, target.secret, authenticator);
+      const ma = checkMessageAuthenticator(msg, target.secret, {
+        requestAuthenticator: authenticator,
+      });
       if (ma !== "valid" && (target.messageAuthenticator || ma === "invalid")) {
         if (target.messageAuthenticator) {
           finish(

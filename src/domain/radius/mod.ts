@@ -287,10 +287,12 @@ export async function askRadiusServer(
 export async function radiusPassthru(
   deps: Deps,
   identifier: string,
-  login: string,
-  pass: string,
+  credentials: { login: string; pass: string },
 ): Promise<boolean> {
-  const answer = await askRadiusServer(deps, identifier, { userName: login, password: pass });
+  const answer = await askRadiusServer(deps, identifier, {
+    userName: credentials.login,
+    password: credentials.pass,
+  });
   return answer.result === "accept";
 }
 
@@ -303,10 +305,10 @@ export async function sendRadiusTo(
   target: RadiusTarget,
   question: RadiusQuestion,
 ): Promise<RadiusAnswer> {
-  return await sendAccessRequest(deps.random, target, {
+  return await sendAccessRequest(target, {
     ...question,
     nasIdentifier: question.nasIdentifier ?? await nasIdentifier(deps),
-  }, { log: deps.log });
+  }, { random: deps.random, log: deps.log });
 }
 
 /** Input of {@link testRadiusRequest} (`POST /radiusserver/test_request`). */

@@ -142,8 +142,9 @@ function messageAuthenticatorOffset(data: Uint8Array): number {
 export function checkMessageAuthenticator(
   data: Uint8Array,
   secret: string,
-  requestAuthenticator?: Uint8Array,
+  options: { requestAuthenticator?: Uint8Array } = {},
 ): "valid" | "invalid" | "missing" {
+  const requestAuthenticator = options.requestAuthenticator;
   const at = messageAuthenticatorOffset(data);
   if (at === -2) return "invalid";
   if (at < 0) return "missing";
@@ -158,9 +159,9 @@ export function checkMessageAuthenticator(
 /** Checks a reply's Response Authenticator: MD5(Code|ID|Length|RequestAuth|Attributes|Secret). */
 export function checkResponseAuthenticator(
   reply: Uint8Array,
-  requestAuthenticator: Uint8Array,
-  secret: string,
+  request: { authenticator: Uint8Array; secret: string },
 ): boolean {
+  const { authenticator: requestAuthenticator, secret } = request;
   const length = (reply[2] << 8) | reply[3];
   const copy = plain(reply).slice(0, length);
   const got = copy.slice(4, 20);
@@ -238,13 +239,8 @@ export function encodeReply(input: ReplyInput): Uint8Array {
   }));
 }
 
-/** Reveals a hidden User-Password (RFC 2865 §5.2); trailing NUL padding is cut. */
-export function revealUserPassword(
-  request: ParsedPacket,
-  data: Uint8Array,
-  secret: string,
-): string | undefined {
-  if (!attribute(request, ATTR_USER_PASSWORD)) return undefined;
+/** Reveals a hidden User-Password (RFC 2865 §5.2); undefined when the packet has none. */
+export function revealUserPassword(data: Uint8Array, secret: string): string | undefined {
   const decoded = lib.decode({ packet: Buffer.from(data), secret });
   const value = decoded.attributes["User-Password"];
   return typeof value === "string" ? value : undefined;

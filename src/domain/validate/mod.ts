@@ -207,7 +207,7 @@ async function checkUser(
     if (policies.passthru && policies.passthru.value !== "userstore") {
       // passthru=<RADIUS server definition>: anything but Access-Accept falls through
       const id = policies.passthru.value;
-      if (await radiusPassthru(deps, id, user.login, req.pass)) {
+      if (await radiusPassthru(deps, id, { login: user.login, pass: req.pass })) {
         return ok(`against RADIUS server ${id} due to '${policies.passthru.policy}'`);
       }
     }

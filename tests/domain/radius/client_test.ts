@@ -4,24 +4,28 @@ import { secureRandom } from "../../../src/lib/random.ts";
 import { memoryLogger } from "../../../src/lib/logger.ts";
 import { startResponder } from "../../radius/responder.ts";
 
-const target = (port: number, secret: string) => ({
-  server: "127.0.0.1",
-  port,
-  secret,
-  retries: 1,
-  timeout: 1,
-  messageAuthenticator: false,
-});
+function target(port: number, secret: string) {
+  return {
+    server: "127.0.0.1",
+    port,
+    secret,
+    retries: 1,
+    timeout: 1,
+    messageAuthenticator: false,
+  };
+}
+
+const random = secureRandom;
 
 Deno.test("sendAccessRequest ignores replies signed with another secret (then times out)", async () => {
   // the responder decodes with its own secret and signs its replies with it
   const responder = await startResponder("responder-secret", () => ({ code: "Access-Accept" }));
   const log = memoryLogger();
   try {
-    const answer = await sendAccessRequest(secureRandom, target(responder.port, "client-secret"), {
+    const answer = await sendAccessRequest(target(responder.port, "client-secret"), {
       userName: "u",
       password: "p",
-    }, { log });
+    }, { random, log });
     assert.equal(answer.result, "timeout");
     assert.ok(log.lines.some((l) => l.includes("bad Response Authenticator")));
   } finally {
@@ -37,7 +41,7 @@ Deno.test("sendAccessRequest: a reply without Message-Authenticator is an error 
   try {
     const required = { ...target(responder.port, "s"), messageAuthenticator: true };
     await assert.rejects(
-      sendAccessRequest(secureRandom, required, { userName: "u", password: "p" }),
+      sendAccessRequest(required, { userName: "u", password: "p" }, { random }),
       { code: 10, message: /Message-Authenticator of the RADIUS reply .* is missing/ },
     );
   } finally {
@@ -47,21 +51,22 @@ Deno.test("sendAccessRequest: a reply without Message-Authenticator is an error 
 
 Deno.test("sendAccessRequest answers 'error' quickly for an unresolvable host", async () => {
   const started = performance.now();
-  const answer = await sendAccessRequest(secureRandom, {
-    ...target(1812, "s"),
-    server: "no-such-host.invalid",
-    timeout: 5,
-  }, { userName: "u", password: "p" });
+  const answer = await sendAccessRequest(
+    {
+      ...target(1812, "s"),
+      server: "no-such-host.invalid",
+      timeout: 5,
+    },
+    { userName: "u", password: "p" },
+    { random },
+  );
   assert.ok(["error", "timeout"].includes(answer.result));
   assert.ok(performance.now() - started < 5500);
 });
 
 Deno.test("sendAccessRequest refuses passwords longer than 128 bytes", async () => {
   await assert.rejects(
-    sendAccessRequest(secureRandom, target(1812, "s"), {
-      userName: "u",
-      password: "x".repeat(129),
-    }),
+    sendAccessRequest(target(1812, "s"), { userName: "u", password: "x".repeat(129) }, { random }),
     /longer than 128 bytes/,
   );
 });

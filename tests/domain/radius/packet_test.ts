@@ -75,8 +75,14 @@ Deno.test("encodeReply: valid authenticators, Proxy-State echoed, long Reply-Mes
     lib.verify_response({ request: raw, response: Buffer.from(reply), secret: SECRET }),
     true,
   );
-  assert.equal(checkResponseAuthenticator(reply, req.authenticator, SECRET), true);
-  assert.equal(checkMessageAuthenticator(reply, SECRET, req.authenticator), "valid");
+  assert.equal(
+    checkResponseAuthenticator(reply, { authenticator: req.authenticator, secret: SECRET }),
+    true,
+  );
+  assert.equal(
+    checkMessageAuthenticator(reply, SECRET, { requestAuthenticator: req.authenticator }),
+    "valid",
+  );
   const parsed = parsePacket(reply)!;
   assert.equal(parsed.code, CODE.accessChallenge);
   assert.equal(parsed.identifier, 42);

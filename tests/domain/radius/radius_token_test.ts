@@ -210,10 +210,16 @@ Deno.test("radiusPassthru: true only for Access-Accept of the named definition",
   const { t, up } = await setup();
   try {
     const { radiusPassthru } = await import("../../../src/domain/radius/mod.ts");
-    assert.equal(await radiusPassthru(t.deps, "up", "nönäscii", "passwörd"), true);
-    assert.equal(await radiusPassthru(t.deps, "up", "nönäscii", "wrong"), false);
-    assert.equal(await radiusPassthru(t.deps, "up", "remote", "pin"), false, "challenge");
-    await assert.rejects(radiusPassthru(t.deps, "missing", "a", "b"), { code: 302 });
+    assert.equal(await radiusPassthru(t.deps, "up", { login: "nönäscii", pass: "passwörd" }), true);
+    assert.equal(await radiusPassthru(t.deps, "up", { login: "nönäscii", pass: "wrong" }), false);
+    assert.equal(
+      await radiusPassthru(t.deps, "up", { login: "remote", pass: "pin" }),
+      false,
+      "challenge",
+    );
+    await assert.rejects(radiusPassthru(t.deps, "missing", { login: "a", pass: "b" }), {
+      code: 302,
+    });
   } finally {
     await up.close();
     await t.close();
