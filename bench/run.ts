@@ -140,8 +140,8 @@ class Bench {
     }
     const c = combine(all);
     this.check(
-      `${scenario}: no 5xx`,
-      serverErrors(c.statuses) === 0 && c.requests > 0,
+      `${scenario}: no 5xx, no socket errors`,
+      serverErrors(c.statuses) === 0 && c.socketErrors === 0 && c.requests > 0,
       `${c.requests} responses, statuses ${
         JSON.stringify(c.statuses)
       }, ${c.socketErrors} socket errors`,
