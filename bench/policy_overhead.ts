@@ -2,9 +2,10 @@
  * Measures what policies cost on /validate/check: two apps on their own file
  * databases, one without policies and one with 50 (20 authentication and 15
  * authorization policies that match the request without changing its
- * outcome, 15 in other scopes). Requests go round-robin to both apps so load
- * spikes from other processes hit both alike; wall and process CPU time per
- * request are reported.
+ * outcome or the work validate does, 15 in other scopes). A third run sends each request to the
+ * 50-policy app from a new client address, so no cached policy result can be
+ * reused. Requests go round-robin so load spikes from other processes hit all
+ * alike; wall and process CPU time per request are reported.
  * Run: deno run -A bench/policy_overhead.ts [requests per app]
  *
  * @module
@@ -47,12 +48,17 @@ function benchPolicies(): Record<string, unknown>[] {
       priority: 1 + (i % 3),
     });
   }
-  const authz = ["tokentype=spass hotp totp", "serial=.*", "no_detail_on_fail", "last_auth=10y"];
+  const authz = [
+    "tokentype=spass hotp totp",
+    "serial=.*",
+    "no_detail_on_fail",
+    "add_resolver_in_response",
+  ];
   for (let i = 0; i < 15; i++) {
     out.push({
       scope: "authorization",
       action: authz[i % authz.length],
-      client: i % 2 === 0 ? "127.0.0.1, ::1" : "",
+      client: i % 2 === 0 ? "127.0.0.1, ::1, 10.0.0.0/8" : "",
       priority: 1 + (i % 2),
     });
   }
@@ -70,6 +76,8 @@ function benchPolicies(): Record<string, unknown>[] {
 
 interface Subject {
   name: string;
+  /** Send every request from a different client address. */
+  isDistinct?: boolean;
   app: Hono<AppEnv>;
   deps: Deps;
   dir: string;
@@ -100,14 +108,20 @@ async function subject(name: string, withPolicies: boolean): Promise<Subject> {
   return { name, app: createApp(deps), deps, dir, ms: [], cpuUs: [] };
 }
 
+let sent = 0;
+
 async function once(s: Subject): Promise<[number, number]> {
+  sent++;
+  const hostname = s.isDistinct
+    ? `10.${(sent >> 16) & 255}.${(sent >> 8) & 255}.${sent & 255}`
+    : "127.0.0.1";
   const c0 = cpuUsage();
   const t0 = performance.now();
   const res = await s.app.request("/validate/check", {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: "serial=BENCH1&pass=1234",
-  });
+  }, { remoteAddr: { hostname } });
   const json = await res.json();
   if (json.result?.value !== true) throw new Error(`unexpected answer: ${JSON.stringify(json)}`);
   const ms = performance.now() - t0;
@@ -115,7 +129,11 @@ async function once(s: Subject): Promise<[number, number]> {
   return [ms, c1.user + c1.system];
 }
 
-const subjects = [await subject("none", false), await subject("50 policies", true)];
+const subjects = [
+  await subject("none", false),
+  await subject("50 policies", true),
+  { ...(await subject("50 uncached", true)), isDistinct: true },
+];
 for (let i = 0; i < 500; i++) for (const s of subjects) await once(s); // warm-up
 for (let i = 0; i < N; i++) {
   for (const s of subjects) {

@@ -6,7 +6,7 @@
  * @module
  */
 import { ParameterError, PolicyError } from "../../errors.ts";
-import { inAnyNetwork, type Network, parseIp, parseNetwork } from "../../lib/ip.ts";
+import { inNetwork, type Network, parseIp, parseNetwork } from "../../lib/ip.ts";
 import { type ActionMap, splitActionValue, stripNegation } from "./action.ts";
 import { type Condition, type ConditionData, conditionsHold } from "./conditions.ts";
 import { parseTimeRanges, timeMatches, type TimeRange } from "./time.ts";
@@ -66,6 +66,48 @@ export interface MatchContext {
   ignoreTime?: boolean;
 }
 
+/** A policy client network; IPv4 ones as integers for a cheap test. */
+interface ClientNet {
+  net: Network;
+  /** IPv4 only: network address and mask as unsigned 32-bit integers. */
+  v4?: { base: number; mask: number };
+}
+
+/** A request client address; IPv4 also as an unsigned 32-bit integer. */
+interface ClientAddr {
+  addr: NonNullable<ReturnType<typeof parseIp>>;
+  v4?: number;
+}
+
+function v4Number(octets: readonly number[]): number {
+  return ((octets[0] << 24) | (octets[1] << 16) | (octets[2] << 8) | octets[3]) >>> 0;
+}
+
+function clientNet(net: Network): ClientNet {
+  if (net[0].kind() !== "ipv4") return { net };
+  const bits = net[1];
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  return { net, v4: { base: (v4Number(net[0].toByteArray()) & mask) >>> 0, mask } };
+}
+
+function clientAddr(text: string): ClientAddr | null {
+  const addr = parseIp(text);
+  if (!addr) return null;
+  return addr.kind() === "ipv4" ? { addr, v4: v4Number(addr.toByteArray()) } : { addr };
+}
+
+function inAnyNet(ip: ClientAddr, nets: readonly ClientNet[]): boolean {
+  for (const n of nets) {
+    if (ip.v4 !== undefined && n.v4) {
+      if (((ip.v4 & n.v4.mask) >>> 0) === n.v4.base) return true;
+    } else if (inNetwork(ip.addr, n.net)) return true;
+  }
+  return false;
+}
+
+// a key that can only match itself (a dot only ever matches a dot in real action names)
+const LITERAL_ACTION_REGEXP = /^[A-Za-z0-9_][A-Za-z0-9_.]*$/;
+
 /** A compiled entry list (§4.2). */
 class ValueList {
   readonly isEmpty: boolean;
@@ -124,11 +166,13 @@ export class CompiledPolicy {
   readonly adminrealm: ValueList;
   readonly adminuser: ValueList;
   readonly userAgents: Set<string>;
-  readonly positiveNets: Network[] = [];
-  readonly negativeNets: Network[] = [];
+  readonly positiveNets: ClientNet[] = [];
+  readonly negativeNets: ClientNet[] = [];
   readonly isClientBroken: boolean = false;
   readonly timeRanges: TimeRange[] | undefined;
   readonly hasActiveConditions: boolean;
+  /** The action keys when all are plain names (no `*`, negation or regex), else undefined. */
+  readonly literalActions: string[] | undefined;
 
   constructor(policy: Policy) {
     this.policy = policy;
@@ -151,10 +195,14 @@ export class CompiledPolicy {
         this.isClientBroken = true;
         continue;
       }
-      (neg.isNegated ? this.negativeNets : this.positiveNets).push(net);
+      (neg.isNegated ? this.negativeNets : this.positiveNets).push(clientNet(net));
     }
     this.timeRanges = parseTimeRanges(policy.time);
     this.hasActiveConditions = policy.conditions.some((c) => c[4] === true);
+    const keys = Object.keys(policy.action);
+    this.literalActions = keys.length > 0 && keys.every((k) => LITERAL_ACTION_REGEXP.test(k))
+      ? keys
+      : undefined;
   }
 
   get name(): string {
@@ -165,6 +213,19 @@ export class CompiledPolicy {
   }
 
   readonly #grants = new Map<string, boolean>();
+  readonly #values = new Map<string, string[]>();
+
+  /** The split values of `action` (none when absent or boolean); memoised per policy. */
+  valuesOf(action: string, freeText: boolean): string[] {
+    const key = freeText ? `t:${action}` : action;
+    let out = this.#values.get(key);
+    if (out === undefined) {
+      const raw = this.policy.action[action];
+      out = typeof raw === "string" ? splitActionValue(raw, freeText) : [];
+      if (this.#values.size < 1000) this.#values.set(key, out);
+    }
+    return out;
+  }
 
   /** True if the policy grants `action` (found, not negated; an empty action map grants all). */
   grants(action: string): boolean {
@@ -226,6 +287,20 @@ export class PolicySet {
     this.#log = options.warn;
   }
 
+  readonly #facts = new Map<string, unknown>();
+  #lastClient: [string, ClientAddr | null] | undefined;
+
+  #memo<T>(key: string, compute: () => T): T {
+    if (!this.#facts.has(key)) this.#facts.set(key, compute());
+    return this.#facts.get(key) as T;
+  }
+
+  #parseClient(client: string): ClientAddr | null {
+    // one request matches several scopes with the same client
+    if (this.#lastClient?.[0] !== client) this.#lastClient = [client, clientAddr(client)];
+    return this.#lastClient[1];
+  }
+
   /** True if the scope has at least one active policy (whatever its other fields). */
   hasActivePolicies(scope: string): boolean {
     return this.#activeScopes.has(scope);
@@ -273,29 +348,39 @@ export class PolicySet {
     scopes: readonly string[],
     fields: readonly ("realm" | "user" | "resolver")[] = ["realm", "user", "resolver"],
   ): boolean {
-    return scopes.some((scope) =>
-      (this.#byScope.get(scope) ?? []).some((p) =>
-        p.policy.active &&
-        fields.some((f) => p.policy[f].some((e) => e !== "" && e !== "*"))
-      )
+    return this.#memo(
+      `restricts:${scopes}:${fields}`,
+      () =>
+        scopes.some((scope) =>
+          (this.#byScope.get(scope) ?? []).some((p) =>
+            p.policy.active &&
+            fields.some((f) => p.policy[f].some((e) => e !== "" && e !== "*"))
+          )
+        ),
     );
   }
 
   /** True if an active policy of one of `scopes` has active conditions or a time range. */
   dependsOnRequestData(scopes: readonly string[]): { conditions: boolean; time: boolean } {
-    const active = scopes.flatMap((sc) => this.#byScope.get(sc) ?? []).filter((p) =>
-      p.policy.active
-    );
-    return {
-      conditions: active.some((p) => p.hasActiveConditions),
-      time: active.some((p) => p.policy.time.trim() !== ""),
-    };
+    return this.#memo(`depends:${scopes}`, () => {
+      const active = scopes.flatMap((sc) => this.#byScope.get(sc) ?? []).filter((p) =>
+        p.policy.active
+      );
+      return {
+        conditions: active.some((p) => p.hasActiveConditions),
+        time: active.some((p) => p.policy.time.trim() !== ""),
+      };
+    });
   }
 
   /** True if an active policy of `scope` uses check_all_resolvers. */
   usesCheckAllResolvers(scope: string): boolean {
-    return (this.#byScope.get(scope) ?? []).some((p) =>
-      p.policy.active && p.policy.check_all_resolvers
+    return this.#memo(
+      `checkall:${scope}`,
+      () =>
+        (this.#byScope.get(scope) ?? []).some((p) =>
+          p.policy.active && p.policy.check_all_resolvers
+        ),
     );
   }
 
@@ -304,7 +389,7 @@ export class PolicySet {
     const candidates = this.#byScope.get(ctx.scope) ?? [];
     if (candidates.length === 0) return [];
     const active = ctx.active === undefined ? true : ctx.active;
-    const clientIp = ctx.client == null ? undefined : parseIp(ctx.client) ?? null;
+    const clientIp = ctx.client == null ? undefined : this.#parseClient(ctx.client);
     const agent = ctx.userAgent == null ? undefined : ctx.userAgent.toLowerCase();
     const out: CompiledPolicy[] = [];
     for (const p of candidates) {
@@ -369,12 +454,12 @@ export class PolicySet {
     return p.resolver.isEmpty || p.resolver.matches(ctx.resolver);
   }
 
-  #clientMatches(p: CompiledPolicy, ip: ReturnType<typeof parseIp> | null): boolean {
+  #clientMatches(p: CompiledPolicy, ip: ClientAddr | null): boolean {
     if (p.positiveNets.length === 0 && p.negativeNets.length === 0 && !p.isClientBroken) {
       return true;
     }
     if (!ip) return false;
-    return inAnyNetwork(ip, p.positiveNets) && !inAnyNetwork(ip, p.negativeNets);
+    return inAnyNet(ip, p.positiveNets) && !inAnyNet(ip, p.negativeNets);
   }
 
   /**
@@ -404,33 +489,35 @@ export class PolicySet {
   }
 }
 
+const NO_VALUES: ActionValues = Object.freeze({
+  values: Object.freeze([]) as unknown as string[],
+  policies: Object.freeze([]) as unknown as string[],
+});
+
 /** Values of `action` in `matched` (already filtered to policies granting it). */
 function collectValues(
   matched: CompiledPolicy[],
   action: string,
   options: { unique?: boolean; freeText?: boolean },
 ): ActionValues {
-  if (options.unique && matched.length > 0) {
-    const top = matched[0].priority;
-    matched = matched.filter((p) => p.priority === top);
-  }
-  const byValue = new Map<string, string[]>();
+  if (matched.length === 0) return NO_VALUES;
+  const top = matched[0].priority;
+  const values: string[] = [];
+  const policies: string[] = [];
   for (const p of matched) {
-    const raw = p.policy.action[action];
-    if (typeof raw !== "string") continue;
-    for (const v of splitActionValue(raw, options.freeText)) {
-      const names = byValue.get(v) ?? [];
-      names.push(p.name);
-      byValue.set(v, names);
-    }
+    // with `unique`, only the lowest priority number counts (the list is sorted)
+    if (options.unique && p.priority !== top) break;
+    const split = p.valuesOf(action, options.freeText === true);
+    if (split.length === 0) continue;
+    for (const v of split) if (!values.includes(v)) values.push(v);
+    if (!policies.includes(p.name)) policies.push(p.name);
   }
-  const policies = [...new Set([...byValue.values()].flat())];
-  if (options.unique && byValue.size > 1) {
+  if (options.unique && values.length > 1) {
     throw new PolicyError(
       `There are policies with conflicting actions: [${policies.map((n) => `'${n}'`).join(", ")}]`,
     );
   }
-  return { values: [...byValue.keys()], policies };
+  return { values, policies };
 }
 
 /** The policies of one scope matched for one request, queried per action. */
@@ -455,19 +542,67 @@ export class PolicyMatcher {
     return this.#candidates.length === 0;
   }
 
+  readonly #prefetched = new Map<string, CompiledPolicy[]>();
+
+  async #holds(p: CompiledPolicy): Promise<boolean> {
+    let holds = this.#conditionResults.get(p);
+    if (!holds) {
+      holds = conditionsHold(p.name, p.policy.conditions, this.#data, this.#options);
+      this.#conditionResults.set(p, holds);
+    }
+    return await holds;
+  }
+
+  /**
+   * Resolves many actions in one pass over the matching policies; afterwards
+   * {@link policiesFor}, {@link values}, {@link bool} and the `*Now` variants
+   * answer those actions from memory.
+   */
+  async prefetch(actions: readonly string[]): Promise<void> {
+    const wanted = new Set(actions);
+    const lists = new Map<string, CompiledPolicy[]>(actions.map((a) => [a, []]));
+    for (const p of this.#candidates) {
+      const keys = p.literalActions ?? actions;
+      let holds: boolean | undefined;
+      for (const a of keys) {
+        if (p.literalActions ? !wanted.has(a) : !p.grants(a)) continue;
+        if (holds === undefined) holds = !p.hasActiveConditions || await this.#holds(p);
+        if (!holds) break;
+        lists.get(a)!.push(p);
+      }
+    }
+    for (const [a, list] of lists) this.#prefetched.set(a, list);
+  }
+
+  #prefetchedFor(action: string): CompiledPolicy[] {
+    const list = this.#prefetched.get(action);
+    if (!list) throw new Error(`Policy action "${action}" was not prefetched`);
+    return list;
+  }
+
+  /** {@link values} for a prefetched action, synchronously. */
+  valuesNow(action: string, options: { unique?: boolean; freeText?: boolean } = {}): ActionValues {
+    return collectValues(this.#prefetchedFor(action), action, options);
+  }
+
+  /** {@link bool} for a prefetched action, synchronously. */
+  boolNow(action: string): string[] {
+    return this.#prefetchedFor(action).map((p) => p.name);
+  }
+
+  /** {@link policiesFor} for a prefetched action, synchronously. */
+  policiesNow(action: string): CompiledPolicy[] {
+    return this.#prefetchedFor(action);
+  }
+
   /** Matching policies that grant `action`, by priority (conditions checked). */
   async policiesFor(action: string): Promise<CompiledPolicy[]> {
+    const pre = this.#prefetched.get(action);
+    if (pre) return pre;
     const out: CompiledPolicy[] = [];
     for (const p of this.#candidates) {
       if (!p.grants(action)) continue;
-      if (p.hasActiveConditions) {
-        let holds = this.#conditionResults.get(p);
-        if (!holds) {
-          holds = conditionsHold(p.name, p.policy.conditions, this.#data, this.#options);
-          this.#conditionResults.set(p, holds);
-        }
-        if (!await holds) continue;
-      }
+      if (p.hasActiveConditions && !await this.#holds(p)) continue;
       out.push(p);
     }
     return out;

@@ -179,12 +179,21 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
 
   if (hasAuthn) {
     const m = set.matcher({ ...base, scope: "authentication" });
-    const otppin = await m.values("otppin", { unique: true });
-    note(otppin.policies);
-    const pin = otppin.values[0];
+    await m.prefetch(AUTHENTICATION_ACTIONS);
+    const unique = (action: string, freeText = false) => {
+      const r = m.valuesNow(action, { unique: true, freeText });
+      note(r.policies);
+      return r.values[0];
+    };
+    const first = (action: string) => {
+      const names = m.boolNow(action);
+      note(names.slice(0, 1));
+      return names[0];
+    };
+    const pin = unique("otppin");
     if (pin === "userstore" || pin === "none" || pin === "tokenpin") out.otppin = pin;
 
-    const passthru = await m.policiesFor("passthru");
+    const passthru = m.policiesNow("passthru");
     if (passthru.length > 0) {
       const top = passthru.filter((p) => p.priority === passthru[0].priority);
       const values = new Set(top.map((p) => {
@@ -195,59 +204,48 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
       out.passthru = { policy: top[0].name, value: [...values][0] };
       note([top[0].name]);
     }
-    const first = async (action: string) => {
-      const names = await m.bool(action);
-      note(names.slice(0, 1));
-      return names[0];
-    };
-    out.passOnNoToken = await first("passOnNoToken");
-    out.passOnNoUser = await first("passOnNoUser");
-    out.increaseFailcounterOnChallenge = (await first("increase_failcounter_on_challenge")) !==
-      undefined;
-    out.forceChallengeResponse = (await first("force_challenge_response")) !== undefined;
+    out.passOnNoToken = first("passOnNoToken");
+    out.passOnNoUser = first("passOnNoUser");
+    out.increaseFailcounterOnChallenge = first("increase_failcounter_on_challenge") !== undefined;
+    out.forceChallengeResponse = first("force_challenge_response") !== undefined;
 
-    const cr = await m.values("challenge_response");
+    const cr = m.valuesNow("challenge_response");
     note(cr.policies);
     out.challengeResponse = cr.values.map((v) => v.toLowerCase());
-    const disabled = await m.values("disabled_token_types");
+    const disabled = m.valuesNow("disabled_token_types");
     note(disabled.policies);
     out.disabledTokenTypes = disabled.values.map((v) => v.toLowerCase());
 
-    const text = await m.values("challenge_text", { unique: true, freeText: true });
-    note(text.policies);
-    if (text.values[0] !== undefined) out.challengeText = unescapeText(text.values[0]);
-
-    const mode = await m.values("preferred_client_mode", { unique: true, freeText: true });
-    note(mode.policies);
-    if (mode.values[0] !== undefined) {
-      out.preferredClientMode = mode.values[0].split(/\s+/).filter((x) => x !== "");
-    }
-    const setRealm = await m.values("set_realm", { unique: true });
-    note(setRealm.policies);
-    if (setRealm.values[0] !== undefined) out.setrealm = setRealm.values[0].toLowerCase();
+    const text = unique("challenge_text", true);
+    if (text !== undefined) out.challengeText = unescapeText(text);
+    const mode = unique("preferred_client_mode", true);
+    if (mode !== undefined) out.preferredClientMode = mode.split(/\s+/).filter((x) => x !== "");
+    const setRealm = unique("set_realm");
+    if (setRealm !== undefined) out.setrealm = setRealm.toLowerCase();
   }
 
   if (hasAuthz) {
     const m = set.matcher({ ...base, scope: "authorization" });
-    const unique = async (action: string) => {
-      const r = await m.values(action, { unique: true });
+    await m.prefetch(AUTHORIZATION_ACTIONS);
+    const unique = (action: string) => {
+      const r = m.valuesNow(action, { unique: true });
       note(r.policies);
       return r.values[0];
     };
-    const bool = async (action: string) => {
-      const names = await m.bool(action);
+    const bool = (action: string) => {
+      const names = m.boolNow(action);
       note(names.slice(0, 1));
       return names.length > 0;
     };
-    out.lastAuth = await unique("last_auth");
-    const types = await m.values("tokentype");
+    out.lastAuth = unique("last_auth");
+    const types = m.valuesNow("tokentype");
     note(types.policies);
     if (types.values.length > 0) out.tokentype = types.values.map((v) => v.toLowerCase());
-    out.serial = await unique("serial");
+    out.serial = unique("serial");
     if (out.setrealm === undefined) {
       let setrealm: string | undefined;
       try {
-        setrealm = await unique("setrealm");
+        setrealm = unique("setrealm");
       } catch (err) {
         if (!(err instanceof PolicyError)) throw err;
         throw new PolicyError(
@@ -256,14 +254,14 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
       }
       if (setrealm !== undefined) out.setrealm = setrealm.toLowerCase();
     }
-    out.addUserInResponse = await bool("add_user_in_response");
-    out.addResolverInResponse = await bool("add_resolver_in_response");
-    out.authMaxSuccess = await unique("auth_max_success");
-    out.authMaxFail = await unique("auth_max_fail");
-    out.applicationTokentype = await bool("application_tokentype");
-    out.noDetailOnSuccess = await bool("no_detail_on_success");
-    out.noDetailOnFail = await bool("no_detail_on_fail");
-    out.isAccessDenied = (await unique("authorized")) === "deny_access";
+    out.addUserInResponse = bool("add_user_in_response");
+    out.addResolverInResponse = bool("add_resolver_in_response");
+    out.authMaxSuccess = unique("auth_max_success");
+    out.authMaxFail = unique("auth_max_fail");
+    out.applicationTokentype = bool("application_tokentype");
+    out.noDetailOnSuccess = bool("no_detail_on_success");
+    out.noDetailOnFail = bool("no_detail_on_fail");
+    out.isAccessDenied = unique("authorized") === "deny_access";
   }
   out.matched = [...matched];
   const result = Object.freeze(out) as ValidatePolicies;
@@ -276,6 +274,37 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
   }
   return result;
 }
+
+/** The authentication actions validate reads. */
+const AUTHENTICATION_ACTIONS = [
+  "otppin",
+  "passthru",
+  "passOnNoToken",
+  "passOnNoUser",
+  "increase_failcounter_on_challenge",
+  "force_challenge_response",
+  "challenge_response",
+  "disabled_token_types",
+  "challenge_text",
+  "preferred_client_mode",
+  "set_realm",
+];
+
+/** The authorization actions validate reads. */
+const AUTHORIZATION_ACTIONS = [
+  "last_auth",
+  "tokentype",
+  "serial",
+  "setrealm",
+  "add_user_in_response",
+  "add_resolver_in_response",
+  "auth_max_success",
+  "auth_max_fail",
+  "application_tokentype",
+  "no_detail_on_success",
+  "no_detail_on_fail",
+  "authorized",
+];
 
 /** Entries per policy version before the result cache starts over. */
 const RESULT_CACHE_SIZE = 10_000;

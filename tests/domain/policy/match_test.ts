@@ -297,6 +297,36 @@ const CASES: Case[] = [
     matches: true,
   },
   {
+    name: "client /0 matches every IPv4",
+    policy: { client: ["0.0.0.0/0"] },
+    ctx: { client: "203.0.113.9" },
+    matches: true,
+  },
+  {
+    name: "client /32 exact",
+    policy: { client: ["192.168.7.7/32"] },
+    ctx: { client: "192.168.7.8" },
+    matches: false,
+  },
+  {
+    name: "client v4-mapped IPv6 against an IPv4 net",
+    policy: { client: ["10.0.0.0/8"] },
+    ctx: { client: "::ffff:10.1.2.3" },
+    matches: true,
+  },
+  {
+    name: "client IPv4 against an IPv6 net",
+    policy: { client: ["2001:db8::/32"] },
+    ctx: { client: "10.1.2.3" },
+    matches: false,
+  },
+  {
+    name: "client invalid address never matches a list",
+    policy: { client: ["10.0.0.0/8"] },
+    ctx: { client: "not-an-ip" },
+    matches: false,
+  },
+  {
     name: "client null does not filter",
     policy: { client: ["10.0.0.0/8"] },
     ctx: { client: null },
