@@ -723,12 +723,23 @@ export async function resyncToken(
   return false;
 }
 
-/** `POST /token/setrandompin`: needs the admin policy `otp_pin_set_random`. */
-export function setRandomPin(_deps: Deps, _sel: TokenSelector): Promise<number> {
-  // TODO(#5): read otp_pin_set_random from the policy engine once it exists
-  return Promise.reject(
-    new TokenAdminError("You need to specify a policy 'otp_pin_set_random' in scope admin."),
-  );
+/**
+ * `POST /token/setrandompin`: sets one random PIN of `length` characters on the
+ * selected tokens. `length` comes from the admin/user policy
+ * `otp_pin_set_random`; without it the request is refused (spec 02 §5).
+ */
+export async function setRandomPin(
+  deps: Deps,
+  sel: TokenSelector,
+  options: { length?: number } = {},
+): Promise<{ count: number; pin: string }> {
+  const length = options.length;
+  if (length === undefined || !Number.isInteger(length) || length < 1 || length > 128) {
+    throw new TokenAdminError("You need to specify a policy 'otp_pin_set_random' in scope admin.");
+  }
+  const pin = randomString(deps.random, length, BASE58);
+  const count = await setPin(deps, sel, pin);
+  return { count, pin };
 }
 
 /** Wraps plain strings as tokeninfo entries. */

@@ -255,7 +255,9 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
 
 for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("setrandompin"), async (c) => {
-    return ok(c, await setRandomPin(c.var.deps, selectorOf(c)));
+    // TODO(#5): pass the policy value otp_pin_set_random as { length }
+    const res = await setRandomPin(c.var.deps, selectorOf(c));
+    return ok(c, res.count, { detail: { pin: res.pin } });
   });
 }
 

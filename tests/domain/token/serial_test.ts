@@ -22,3 +22,18 @@ Deno.test("generateSerial counts tokens of the type and retries until unique", a
   assert.match(await generateSerial(t.deps, "spass", "PISP", 12), /^PISP0000[0-9A-F]{8}$/);
   await t.close();
 });
+
+Deno.test("setRandomPin sets one generated PIN of the policy's length", async () => {
+  const { setRandomPin, getTokenBySerial, checkPin } = await import(
+    "../../../src/domain/token/mod.ts"
+  );
+  const t = await createTestApp();
+  await initToken(t.deps, { type: "spass", serial: "RP1" });
+  await assert.rejects(() => setRandomPin(t.deps, { serial: "RP1" }), /otp_pin_set_random/);
+  const res = await setRandomPin(t.deps, { serial: "RP1" }, { length: 12 });
+  assert.equal(res.count, 1);
+  assert.equal(res.pin.length, 12);
+  const tok = await getTokenBySerial(t.deps, "RP1");
+  assert.equal(checkPin(t.deps, tok.pinHash, res.pin), true);
+  await t.close();
+});
