@@ -62,3 +62,23 @@ Deno.test("loadOrCreateSigningKey creates a 0600 key once and reuses it", async 
   assert.match(Deno.readTextFileSync(`${path}.pub`), /BEGIN PUBLIC KEY/);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("openRuntime creates the signing key when signing is on and skips it when off", async () => {
+  const { openRuntime, closeRuntime } = await import("../../../src/runtime.ts");
+  const { loadConfig } = await import("../../../src/config.ts");
+  const { memoryLogger } = await import("../../../src/lib/logger.ts");
+  for (const enabled of [true, false]) {
+    const dir = await Deno.makeTempDir();
+    const config = loadConfig({
+      fileText: `[signing]\nenabled = ${enabled}\n`,
+      overrides: { dataDir: dir },
+    });
+    const deps = await openRuntime(config, memoryLogger());
+    assert.equal(deps.signer !== undefined, enabled);
+    const exists = await Deno.stat(config.signing.keyFile).then(() => true, () => false);
+    assert.equal(exists, enabled);
+    if (enabled) assert.equal((Deno.statSync(config.signing.keyFile).mode ?? 0) & 0o777, 0o600);
+    await closeRuntime(deps);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
