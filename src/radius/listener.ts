@@ -15,6 +15,7 @@ import type { Deps } from "../deps.ts";
 import type { RadiusClientConfig } from "../config.ts";
 import { AppError, ConfigError } from "../errors.ts";
 import { newAuditEntry } from "../domain/audit/mod.ts";
+import { mayOverrideClient } from "../domain/radius/mod.ts";
 import { inNetwork, type Network, parseIp, parseNetwork } from "../lib/ip.ts";
 import { toHex } from "../lib/random.ts";
 import {
@@ -250,8 +251,13 @@ async function answer(
 ): Promise<Uint8Array | undefined> {
   const started = performance.now();
   const audit = newAuditEntry(deps.clock.now(), RADIUS_AUDIT_ACTION, deps.nodeName);
+  audit.client = parseIp(source)?.toString() ?? source;
   const nasIp = attribute(request, ATTR.nasIpAddress);
-  audit.client = nasIp?.length === 4 ? nasIp.join(".") : source;
+  const claimed = nasIp?.length === 4 ? nasIp.join(".") : undefined;
+  // NAS-IP-Address may steer client policies only for NAS trusted like privacyIDEA's proxies
+  if (claimed && claimed !== audit.client && await mayOverrideClient(deps, audit.client)) {
+    audit.client = claimed;
+  }
   audit.userAgent = RADIUS_USER_AGENT;
   let code: number = CODE.accessReject;
   let replyMessage: string | undefined = DENY_MESSAGE;

@@ -14,6 +14,7 @@ import {
   startRadiusListener,
 } from "../../src/radius/listener.ts";
 import { HAS_RADCLIENT, radclient } from "./radclient.ts";
+import { setSystemConfig } from "../../src/domain/system/mod.ts";
 
 // deno-lint-ignore no-explicit-any
 const lib = Radius as any;
@@ -79,7 +80,7 @@ Deno.test({
         user: "alice",
         pass: "123456",
         transactionId: undefined,
-        clientIp: "10.1.2.3",
+        clientIp: "127.0.0.1",
         userAgent: "FreeRADIUS",
       });
       await t.deps.audit.flush();
@@ -89,7 +90,28 @@ Deno.test({
       assert.equal(rows[0].user, "alice");
       assert.equal(rows[0].success, 1);
       assert.equal(rows[0].serial, "S1");
-      assert.equal(rows[0].client, "10.1.2.3");
+      assert.equal(rows[0].client, "127.0.0.1", "NAS-IP-Address ignored by default");
+    } finally {
+      await listener.close();
+      await t.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "radclient: NAS-IP-Address is the client only for NAS in OverrideAuthorizationClient",
+  ignore: !HAS_RADCLIENT,
+  async fn() {
+    const { t, listener, calls } = await setup();
+    try {
+      await setSystemConfig(t.deps, { OverrideAuthorizationClient: "10.9.9.9, 127.0.0.0/8" });
+      const r = await radclient(
+        listener.port,
+        SECRET,
+        'User-Name = "alice", User-Password = "123456", NAS-IP-Address = 10.1.2.3',
+      );
+      assert.match(r.out, /Received Access-Accept/, r.out);
+      assert.equal(calls[0].clientIp, "10.1.2.3");
     } finally {
       await listener.close();
       await t.close();

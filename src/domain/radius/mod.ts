@@ -7,6 +7,7 @@
 import type { Deps } from "../../deps.ts";
 import { AppError, ConfigAdminError, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { inAnyNetwork, type Network, parseIp, parseNetwork } from "../../lib/ip.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import * as store from "./radius_store.ts";
 import {
@@ -309,6 +310,21 @@ export async function sendRadiusTo(
     ...question,
     nasIdentifier: question.nasIdentifier ?? await nasIdentifier(deps),
   }, { random: deps.random, log: deps.log });
+}
+
+/**
+ * True when `address` (a NAS or proxy) may name another client, e.g. by
+ * NAS-IP-Address: it lies in system config `OverrideAuthorizationClient`
+ * (comma-separated IPs or CIDRs), as privacyIDEA requires for its `client` parameter.
+ */
+export async function mayOverrideClient(deps: Deps, address: string): Promise<boolean> {
+  const ip = parseIp(address);
+  if (!ip) return false;
+  const allowed = (await loadSystemConfig(deps)).get("OverrideAuthorizationClient")
+    .split(",")
+    .map((s) => parseNetwork(s))
+    .filter((n): n is Network => n !== undefined);
+  return inAnyNetwork(ip, allowed);
 }
 
 /** Input of {@link testRadiusRequest} (`POST /radiusserver/test_request`). */
