@@ -701,7 +701,10 @@ export async function rightsOf(
   ctx: { client?: string | null; userAgent?: string | null } = {},
 ): Promise<string[]> {
   const scope = caller.role === "admin" ? "admin" : "user";
-  const defs = policyDefinitions(await defsContext(deps))[scope] ?? {};
+  // only the action names matter here: no realm or resolver lookups on every login
+  const defs =
+    policyDefinitions({ realms: [], resolvers: [], tokenTypes: knownTokenTypes() })[scope] ??
+      {};
   const set = await loadPolicySet(deps);
   if (!set.hasActivePolicies(scope)) return Object.keys(defs);
   // WebUI rights check no conditions for admins and only userinfo for users (spec 04 §4.8)
