@@ -120,6 +120,28 @@ Deno.test({
 });
 
 Deno.test({
+  name: "radclient: long UTF-8 passwords (several 16-byte blocks) arrive intact",
+  ignore: !HAS_RADCLIENT,
+  async fn() {
+    const { t, listener, calls } = await setup();
+    try {
+      const password = "pässwörd-" + "0123456789".repeat(5) + "-€";
+      await radclient(
+        listener.port,
+        SECRET,
+        `User-Name = "nönäscii", User-Password = "${password}"`,
+      );
+      assert.equal(calls.length, 1);
+      assert.equal(calls[0].user, "nönäscii");
+      assert.equal(calls[0].pass, password);
+    } finally {
+      await listener.close();
+      await t.close();
+    }
+  },
+});
+
+Deno.test({
   name: "radclient: Access-Reject with the validate message for a wrong password",
   ignore: !HAS_RADCLIENT,
   async fn() {
