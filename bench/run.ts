@@ -216,7 +216,9 @@ class Bench {
       if (row.cpuUsPerRequest !== undefined) {
         const cores = (row.cpuUsPerRequest * measured.rps) / 1e6;
         this.notes.push(
-          `the hello server used ${cores.toFixed(2)} CPU cores at the ceiling` +
+          `the hello server${again ? " (again)" : ""} used ${
+            cores.toFixed(2)
+          } CPU cores at the ceiling` +
             (cores < 0.8
               ? ": the ceiling is bounded by the load generator (wrk) sharing this machine"
               : ""),
@@ -224,7 +226,11 @@ class Bench {
       }
     } finally {
       await hello.stop();
-      this.notes.push(`hello process peak RSS ${((hello.peakRss() ?? 0) / 1e6).toFixed(1)} MB`);
+      this.notes.push(
+        `hello process${again ? " (again)" : ""} peak RSS ${
+          ((hello.peakRss() ?? 0) / 1e6).toFixed(1)
+        } MB`,
+      );
     }
   }
 
