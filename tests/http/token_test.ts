@@ -522,3 +522,54 @@ Deno.test("hostile token parameters are refused with 905 and change nothing", as
   assert.deepEqual(list.body.result.value.tokens[0].info.k, undefined);
   await t.close();
 });
+
+Deno.test("verify_enrollment: the token stays unusable until its first OTP is verified", async () => {
+  const { setEnrollPolicyOverride } = await import("../../src/domain/token/mod.ts");
+  const t = await createTestApp();
+  setEnrollPolicyOverride(t.deps, { verifyEnrollment: ["hotp"] });
+  const first = await admin(t, "POST", "/token/init", {
+    serial: "VE1",
+    otpkey: SEED_HEX,
+    pin: "1",
+  });
+  assert.equal(first.body.detail.rollout_state, "verify");
+  assert.deepEqual(first.body.detail.verify, {
+    message: "Please enter a valid OTP value of the new token.",
+  });
+  const early = await jsonOf(
+    await t.post("/validate/check", { serial: "VE1", pass: "1" + hotp(0) }),
+  );
+  assert.equal(early.body.detail.message, "Token is not yet enrolled");
+  const bad = await admin(t, "POST", "/token/init", { serial: "VE1", verify: "000000" });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.result.error.message, "ERR905: Verification of the new token failed.");
+  const good = await admin(t, "POST", "/token/init", { serial: "VE1", verify: hotp(1) });
+  assert.equal(good.body.detail.rollout_state, "enrolled");
+  const ok = await jsonOf(await t.post("/validate/check", { serial: "VE1", pass: "1" + hotp(2) }));
+  assert.equal(ok.body.result.value, true);
+  await t.close();
+});
+
+Deno.test("two-step enrolment derives the key from server and client parts (PBKDF2)", async () => {
+  const { setEnrollPolicyOverride } = await import("../../src/domain/token/mod.ts");
+  const { pbkdf2Sync } = await import("node:crypto");
+  const { fromHex, toHex } = await import("../../src/lib/random.ts");
+  const t = await createTestApp();
+  // without the policy 2stepinit is silently dropped
+  const plain = await admin(t, "POST", "/token/init", { serial: "TS0", "2stepinit": "1" });
+  assert.equal(plain.body.detail.rollout_state, "enrolled");
+  setEnrollPolicyOverride(t.deps, { twoStep: "allow" });
+  const first = await admin(t, "POST", "/token/init", { serial: "TS1", "2stepinit": "1" });
+  const d = first.body.detail;
+  assert.equal(d.rollout_state, "clientwait");
+  assert.deepEqual([d["2step_salt"], d["2step_difficulty"], d["2step_output"]], [8, 10000, 20]);
+  assert.equal((await getTokenBySerial(t.deps, "TS1")).active, false);
+  const server = d.otpkey.value.slice("seed://".length);
+  const client = "0102030405060708";
+  const second = await admin(t, "POST", "/token/init", { serial: "TS1", otpkey: client });
+  assert.equal(second.body.detail.rollout_state, "enrolled");
+  const key = toHex(new Uint8Array(pbkdf2Sync(server, fromHex(client), 10000, 20, "sha1")));
+  const res = await jsonOf(await t.post("/validate/check", { serial: "TS1", pass: hotp(0, key) }));
+  assert.equal(res.body.result.value, true);
+  await t.close();
+});

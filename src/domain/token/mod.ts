@@ -16,7 +16,9 @@ import {
 } from "../../errors.ts";
 import { decryptSecret, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import type { OtpHash } from "../../lib/otp.ts";
-import { randomString } from "../../lib/random.ts";
+import { fromHex, randomString, toHex } from "../../lib/random.ts";
+import { pbkdf2 } from "node:crypto";
+import { enrollPolicies } from "./enroll_policy.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 import { pinHashOf } from "./pin.ts";
@@ -31,6 +33,13 @@ export { TOKEN_TYPE_MODULES, TOKEN_TYPES, tokenTypeOf } from "./types/mod.ts";
 export type { TokenType } from "./types/mod.ts";
 export { checkPin, pinHashOf, splitPinPass } from "./pin.ts";
 export { checkSerial, generateSerial } from "./serial.ts";
+export {
+  DEFAULT_ENROLL_POLICIES,
+  type EnrollPolicies,
+  enrollPolicies,
+  type EnrollPolicyContext,
+  setEnrollPolicyOverride,
+} from "./enroll_policy.ts";
 
 /** Text of the 1007 error. */
 export const TOKEN_LOCKED_MESSAGE = "This action is not possible, since the token is locked";
@@ -200,7 +209,11 @@ function str(params: InitParams, name: string): string | undefined {
 export async function initToken(
   deps: Deps,
   params: InitParams,
-  options: { user?: UserRef; realm?: string } = {},
+  options: {
+    user?: UserRef;
+    realm?: string;
+    caller?: { role: "admin" | "user"; username: string; realm: string };
+  } = {},
 ): Promise<InitResult> {
   const type = (str(params, "type") || "hotp").toLowerCase();
   const module = tokenTypeOf(type);
@@ -220,7 +233,51 @@ export async function initToken(
   } else {
     serial = await generateSerial(deps, type, module.prefix, system.int("SerialLength"));
   }
-  const typed = await module.init({ deps, system, serial, params, existing });
+  const policies = await enrollPolicies(deps, {
+    type,
+    user: options.user ?? existing?.owner,
+    realm: options.realm,
+    caller: options.caller,
+  });
+  // second steps: verifying the first OTP, or the client part of a two-step enrolment
+  if (existing?.rolloutState === "verify" && str(params, "verify") !== undefined) {
+    return await verifyEnrollment(deps, system, existing, str(params, "verify")!);
+  }
+  if (existing?.rolloutState === "clientwait" && str(params, "otpkey")) {
+    return await finishTwoStep(deps, existing, str(params, "otpkey")!);
+  }
+  const wantsTwoStep = (policies.twoStep === "force" ||
+    (policies.twoStep === "allow" && isTrueParam(str(params, "2stepinit")))) &&
+    (type === "hotp" || type === "totp");
+  const typed = await module.init({
+    deps,
+    system,
+    serial,
+    // the server part of a two-step key is always generated
+    params: wantsTwoStep ? { ...params, otpkey: undefined, genkey: "1" } : params,
+    existing,
+  });
+  if (wantsTwoStep) {
+    typed.active = false;
+    typed.rolloutState = "clientwait";
+    typed.detail = {
+      ...typed.detail,
+      "2step_salt": policies.twoStepClientSize,
+      "2step_difficulty": policies.twoStepDifficulty,
+      "2step_output": typed.secret?.length ?? 20,
+    };
+    typed.info = {
+      ...typed.info,
+      "2step_clientsize": String(policies.twoStepClientSize),
+      "2step_difficulty": String(policies.twoStepDifficulty),
+    };
+  } else if (policies.verifyEnrollment.includes(type) && module.authenticates && !module.pinOnly) {
+    typed.rolloutState = "verify";
+    typed.detail = {
+      ...typed.detail,
+      verify: { message: "Please enter a valid OTP value of the new token." },
+    };
+  }
 
   const now = deps.clock.now();
   const info: Record<string, InfoEntry> = {};
@@ -314,6 +371,64 @@ export async function initToken(
   }
   const rolloutState = fields.rollout_state!;
   return { serial, type, detail: { serial, rollout_state: rolloutState, ...typed.detail } };
+}
+
+function isTrueParam(v: string | undefined): boolean {
+  return v !== undefined && ["1", "true", "yes", "on"].includes(v.toLowerCase());
+}
+
+/** Second call of a `verify_enrollment` enrolment: the first OTP of the new token. */
+async function verifyEnrollment(
+  deps: Deps,
+  system: SystemConfig,
+  token: TokenWithInfo,
+  otp: string,
+): Promise<InitResult> {
+  const module = tokenTypeOf(token.type)!;
+  const res = await module.checkOtp(checkContext(deps, system, token), otp);
+  const isAccepted = res.isValid &&
+    (res.counter === undefined || await store.advanceCounter(deps.db, token.id, res.counter));
+  if (!isAccepted) throw new ParameterError("Verification of the new token failed.");
+  await store.updateToken(deps.db, token.id, { rollout_state: "enrolled" });
+  return {
+    serial: token.serial,
+    type: token.type,
+    detail: { serial: token.serial, rollout_state: "enrolled" },
+  };
+}
+
+/**
+ * Second call of a two-step enrolment: key = PBKDF2-HMAC-SHA1(server part as
+ * lower-case hex, salt = client part, difficulty iterations, server key length).
+ */
+async function finishTwoStep(
+  deps: Deps,
+  token: TokenWithInfo,
+  clientHex: string,
+): Promise<InitResult> {
+  const clean = clientHex.replace(/\s/g, "");
+  if (clean.length === 0 || clean.length > 256 || !/^([0-9a-fA-F]{2})+$/.test(clean)) {
+    throw new ParameterError('Cannot parse parameter "otpkey": expected a hex string');
+  }
+  const server = tokenSecret(deps, token);
+  const difficulty = Number(token.info["2step_difficulty"]?.value ?? "10000") || 10000;
+  const key = await new Promise<Uint8Array>((resolve, reject) =>
+    pbkdf2(toHex(server), fromHex(clean), difficulty, server.length, "sha1", (err, out) => {
+      if (err) reject(err);
+      else resolve(new Uint8Array(out));
+    })
+  );
+  await store.updateToken(deps.db, token.id, {
+    key_enc: encryptSecret(deps.keys.token, key, deps.random),
+    count: 0,
+    active: 1,
+    rollout_state: "enrolled",
+  });
+  return {
+    serial: token.serial,
+    type: token.type,
+    detail: { serial: token.serial, rollout_state: "enrolled" },
+  };
 }
 
 /** True for a unique-constraint error of SQLite or PostgreSQL. */

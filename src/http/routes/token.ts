@@ -103,9 +103,13 @@ function isUserCaller(c: C): boolean {
 
 tokenRoutes.post("/init", adminOrUser, enrollRight, async (c) => {
   const p = c.var.params;
+  const identity = c.var.identity;
   const res = await initToken(c.var.deps, p, {
     user: await ownerOf(c),
     realm: stringParam(p, "realm") || undefined,
+    caller: identity
+      ? { role: identity.role, username: identity.username, realm: identity.realm }
+      : undefined,
   });
   const audit = c.var.audit;
   audit.serial = res.serial;
