@@ -23,7 +23,7 @@ import {
   type TokenWithInfo,
   unassignTokens,
 } from "../token/mod.ts";
-import { getUserInfo, resolveUser, splitUser } from "../user/mod.ts";
+import { getUserInfo, listUsers, resolveUser, splitUser } from "../user/mod.ts";
 // TODO(#3): use a user-module function for policy-free attribute writes once it exists
 import { deleteAttribute, upsertAttribute } from "../user/attribute_store.ts";
 
@@ -219,4 +219,15 @@ export async function setCustomAttribute(
 ): Promise<void> {
   if (value === undefined) await deleteAttribute(deps.db, user, key);
   else await upsertAttribute(deps.db, user, { key, value, type: "" });
+}
+
+/** The email addresses of every user of `realm` that has one (capped at `limit`). */
+export async function realmEmails(deps: Deps, realm: string, limit = 500): Promise<string[]> {
+  const users = await listUsers(deps, {
+    realms: [realm],
+    search: { email: "*" },
+    attributes: ["email"],
+  });
+  return users.map((u) => u.email).filter((e): e is string => typeof e === "string" && e !== "")
+    .slice(0, limit);
 }

@@ -237,3 +237,38 @@ Deno.test("/validate/radiuscheck (empty 204/400) fires post handlers with its ou
   assert.equal(await readCounter(t.deps.db, "fail"), 1);
   await t.close();
 });
+
+Deno.test("UserNotification 'admin realm' mails every user of a superuser realm", async () => {
+  const t = await createEventTestApp();
+  const sink = startSmtpSink();
+  await createUsers(t.deps, {
+    realm: "admins",
+    users: [
+      { login: "a1", email: "a1@example.com" },
+      { login: "a2", email: "a2@example.com" },
+      { login: "a3" },
+    ],
+  });
+  await createUsers(t.deps, { realm: "plain", users: [{ login: "p1", email: "p1@example.com" }] });
+  t.deps.config.auth.superuserRealms = ["admins"];
+  await (await t.asAdmin("POST", "/smtpserver/sink", {
+    body: { server: "127.0.0.1", port: String(sink.port) },
+  })).body?.cancel();
+  for (const realm of ["admins", "plain"]) {
+    await addEvent(t, {
+      name: `to ${realm}`,
+      event: "ttype",
+      handlermodule: "UserNotification",
+      action: "sendmail",
+      "option.emailconfig": "sink",
+      "option.To": "admin realm",
+      "option.To admin realm": realm,
+    });
+  }
+  await (await t.get("/ttype/x")).body?.cancel();
+  // only the superuser realm is mailed; "plain" is not a superuser realm
+  assert.equal(sink.mails.length, 1);
+  assert.deepEqual(sink.mails[0].to.sort(), ["a1@example.com", "a2@example.com"]);
+  sink.close();
+  await t.close();
+});

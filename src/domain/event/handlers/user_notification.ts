@@ -10,7 +10,7 @@ import type { EventContext, HandlerModule, RunDefinition } from "../types.ts";
 import { opt } from "../types.ts";
 import { escapeHtml, formatTemplate } from "../tags.ts";
 import { chosenUser, commonTags, detailOf, resultOf } from "../facts.ts";
-import { userAttributes } from "../ports.ts";
+import { realmEmails, userAttributes } from "../ports.ts";
 import { sendMail, smtpServerIds } from "../../smtp/mod.ts";
 import { listAdmins } from "../../admin/mod.ts";
 import { randomString } from "../../../lib/random.ts";
@@ -86,7 +86,12 @@ async function recipients(
       addresses: detail.split(",").map((s) => s.trim()).filter((s) => EMAIL_REGEXP.test(s)),
     };
   }
-  // "admin realm" needs a user listing of the superuser realm: not wired yet
+  if (choice === "admin realm") {
+    // only a configured superuser realm, never an arbitrary realm's user list
+    if (!deps.config.auth.superuserRealms.includes(detail)) return { addresses: [] };
+    const all = await realmEmails(deps, detail);
+    return { addresses: all.filter((a) => EMAIL_REGEXP.test(a)) };
+  }
   return { addresses: [] };
 }
 
