@@ -12,6 +12,7 @@ import {
   type OtpHash,
 } from "../../../lib/otp.ts";
 import { fromHex, toHex } from "../../../lib/random.ts";
+import qrcode from "qrcode-generator";
 import type { TypeInitContext } from "./token_type.ts";
 
 /** Reads a string init parameter. */
@@ -104,6 +105,17 @@ function decodeBase32Check(text: string): Uint8Array {
   return raw.subarray(4);
 }
 
+/**
+ * An inline `<img>` of `text` as a QR code (what the WebUI shows for enrolment
+ * apps to scan). privacyIDEA sends a PNG; a GIF data URL serves the same purpose.
+ */
+export function qrImg(text: string): string {
+  const qr = qrcode(0, "L");
+  qr.addData(text, "Byte");
+  qr.make();
+  return qr.createImgTag(4, 16).replace("<img ", "<img width=250 ");
+}
+
 /** The enrolment URLs and seed of an OATH token (spec 02 §4 HOTP). */
 export function oathDetail(
   ctx: TypeInitContext,
@@ -125,10 +137,18 @@ export function oathDetail(
   const oathurl =
     `oathtoken:///addToken?name=${encodeURIComponent(label)}&lockdown=true&key=${hex}` +
     (opts.type === "totp" ? `&timeBased=true` : "");
-  // TODO(#4): img carries an inline QR PNG in privacyIDEA; Tessera has no QR encoder yet
   return {
-    googleurl: { description: "URL for google Authenticator", value: googleurl, img: "" },
-    oathurl: { description: "URL for OATH token", value: oathurl, img: "" },
-    otpkey: { description: "OTP seed", value: `seed://${hex}`, value_b32: b32, img: "" },
+    googleurl: {
+      description: "URL for google Authenticator",
+      value: googleurl,
+      img: qrImg(googleurl),
+    },
+    oathurl: { description: "URL for OATH token", value: oathurl, img: qrImg(oathurl) },
+    otpkey: {
+      description: "OTP seed",
+      value: `seed://${hex}`,
+      value_b32: b32,
+      img: qrImg(`seed://${hex}`),
+    },
   };
 }
