@@ -13,6 +13,7 @@ import {
   enableTokens,
   findTokenBySerial,
   getTokensOfUser,
+  increaseFailcount,
   initToken,
   resetTokens,
   setDescription,
@@ -174,13 +175,16 @@ export async function changeToken(deps: Deps, serial: string, change: TokenChang
     case "deleteTokeninfo":
       await deleteTokenInfo(deps, serial, change.key);
       return;
-    case "failcount":
-      if (change.value !== 0) {
-        // TODO(#4): the token module has no setter for an arbitrary fail counter yet
-        throw new Error("Setting a fail counter other than 0 is not supported");
-      }
+    case "failcount": {
+      // TODO(#4): a direct setter in the token module; until then reset and count up
+      // through its atomic increment (which stops at maxfail, like a real fail counter)
       await resetTokens(deps, sel);
+      const token = await findTokenBySerial(deps, serial);
+      if (!token) return;
+      const steps = Math.min(change.value, token.maxfail);
+      for (let i = 0; i < steps; i++) await increaseFailcount(deps, [{ ...token, failcount: i }]);
       return;
+    }
     case "maxfail":
       await setTokenFields(deps, sel, { maxFailcount: change.value });
       return;

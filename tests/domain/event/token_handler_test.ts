@@ -272,3 +272,34 @@ Deno.test("UserNotification 'admin realm' mails every user of a superuser realm"
   sink.close();
   await t.close();
 });
+
+Deno.test("Token 'set failcounter' and 'change failcounter' change the fail counter", async () => {
+  const t = await createEventTestApp();
+  await (await t.asAdmin("POST", "/token/init", {
+    body: { type: "hotp", serial: "F1", otpkey: OTPKEY, pin: "" },
+  })).body?.cancel();
+  const failcount = async () =>
+    (await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial: "F1" } }))).body.result
+      .value.tokens[0].failcount;
+  const id = await addEvent(t, {
+    name: "set",
+    event: "validate_check",
+    handlermodule: "Token",
+    action: "set failcounter",
+    "option.fail counter": "4",
+  });
+  await (await t.post("/validate/check", { serial: "F1", pass: "755224" })).body?.cancel();
+  assert.equal(await failcount(), 4);
+  await addEvent(t, {
+    id,
+    name: "change",
+    event: "validate_check",
+    handlermodule: "Token",
+    action: "change failcounter",
+    "option.change fail counter": "-3",
+  });
+  // a failed check counts 4 → 5, then the handler takes 3 off
+  await (await t.post("/validate/check", { serial: "F1", pass: "000000" })).body?.cancel();
+  assert.equal(await failcount(), 2);
+  await t.close();
+});
