@@ -572,3 +572,33 @@ Deno.test("a changed response is signed again when response signing is on", asyn
   assert.deepEqual(JSON.parse(signed[1]), unsigned);
   await t.close();
 });
+
+Deno.test("UserNotification savefile writes into the spool directory and never outside", async () => {
+  const t = await createEventTestApp();
+  await addEvent(t, {
+    name: "spool",
+    event: "ttype",
+    handlermodule: "UserNotification",
+    action: "savefile",
+    "option.filename": "note-{serial}.txt",
+    "option.body": "serial {serial} at {action}",
+  });
+  await addEvent(t, {
+    name: "escape",
+    event: "ttype",
+    handlermodule: "UserNotification",
+    action: "savefile",
+    "option.filename": "../../escaped-{serial}.txt",
+    "option.body": "x",
+  });
+  await (await t.get("/ttype/x")).body?.cancel();
+  const dir = t.deps.config.storage.dataDir;
+  assert.equal(
+    await Deno.readTextFile(`${dir}/notifications/note-S1.txt`),
+    "serial S1 at /ttype/x",
+  );
+  await assert.rejects(Deno.stat(`${dir}/../escaped-S1.txt`));
+  const audit = await auditRows(t, "POST-EVENT");
+  assert.deepEqual(audit.map((a) => [a.info, a.success]), [["spool", 1], ["escape", 0]]);
+  await t.close();
+});
