@@ -67,6 +67,11 @@ Deno.test({
       assert.equal(rows[0].success, 1);
       assert.equal(rows[0].serial, "HOTP-E2E");
       assert.equal(rows[1].success, 0);
+      const listed = await jsonOf(
+        await t.asAdmin("GET", "/audit/", { query: { action: "RADIUS*" } }),
+      );
+      assert.equal(listed.status, 200);
+      assert.equal(listed.body.result.value.count, 2, JSON.stringify(listed.body.result.value));
     } finally {
       await listener.close();
       await t.close();
