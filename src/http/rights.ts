@@ -12,6 +12,7 @@ import {
   checkRight,
   type ConditionData,
   type RightContext,
+  rightValue,
 } from "../domain/policy/mod.ts";
 import { getUserInfo, resolveUser, splitUser } from "../domain/user/mod.ts";
 import { findTokenBySerial, tokenView, type TokenWithInfo } from "../domain/token/mod.ts";
@@ -199,4 +200,14 @@ export async function serialsAllowed(
     );
   }
   return { allowed, denied };
+}
+
+/** The caller-scope value of a unique action for this request (e.g. `otp_pin_set_random`). */
+export async function requestRightValue(
+  c: Context<AppEnv>,
+  action: string,
+): Promise<string | undefined> {
+  const identity = c.var.identity;
+  if (!identity) return undefined;
+  return await rightValue(c.var.deps, identity, action, rightContextOf(c));
 }

@@ -670,6 +670,25 @@ export async function allowedRealms(
   return [...realms];
 }
 
+/**
+ * The value of a unique action in the caller's scope (admin or user), e.g.
+ * `otp_pin_set_random`; undefined when no matching policy sets it.
+ */
+export async function rightValue(
+  deps: Deps,
+  caller: Caller,
+  action: string,
+  ctx: RightContext = {},
+): Promise<string | undefined> {
+  const set = await loadPolicySet(deps);
+  if (!set.hasActivePolicies(caller.role === "admin" ? "admin" : "user")) return undefined;
+  return await set.actionValue(
+    rightMatchContext(caller, action, ctx) as MatchContext & {
+      action: string;
+    },
+  );
+}
+
 /** {@link checkRight} for an admin caller. */
 export async function checkAdminRight(
   deps: Deps,

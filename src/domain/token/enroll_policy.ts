@@ -1,13 +1,16 @@
 /**
- * The one place where enrolment reads admin/user policy (`verify_enrollment`,
- * `<type>_2step`). Until the policy engine wires it (issue #5) it returns
- * privacyIDEA's defaults (no verification, two-step dropped); tests inject
- * values per `deps` with {@link setEnrollPolicyOverride}.
+ * The one place where enrolment reads policy: `verify_enrollment` and
+ * `<type>_2step_clientsize|difficulty` (enrollment scope, matched on the
+ * token owner) and `<type>_2step` (the caller's admin or user scope).
+ * Without policies these are privacyIDEA's defaults (no verification,
+ * two-step dropped); tests may inject values per `deps` with
+ * {@link setEnrollPolicyOverride}.
  *
  * @module
  */
 import type { Deps } from "../../deps.ts";
 import type { UserRef } from "./model.ts";
+import { loadPolicySet } from "../policy/mod.ts";
 
 /** Who enrols what (policy match context). */
 export interface EnrollPolicyContext {
@@ -58,9 +61,51 @@ export async function enrollPolicies(
   deps: Deps,
   ctx: EnrollPolicyContext,
 ): Promise<EnrollPolicies> {
-  // TODO(#5): read verify_enrollment and <type>_2step* from the admin/user scope
+  const fromEngine = await enginePolicies(deps, ctx);
   const override = overrides.get(deps);
-  if (override === undefined) return DEFAULT_ENROLL_POLICIES as EnrollPolicies;
+  if (override === undefined) return fromEngine;
   const values = typeof override === "function" ? await override(ctx) : override;
-  return { ...DEFAULT_ENROLL_POLICIES, ...values };
+  return { ...fromEngine, ...values };
+}
+
+async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<EnrollPolicies> {
+  const set = await loadPolicySet(deps);
+  const caller = ctx.caller;
+  const callerScope = caller?.role === "user" ? "user" : "admin";
+  const hasEnrollment = set.hasActivePolicies("enrollment");
+  const hasCaller = caller !== undefined && set.hasActivePolicies(callerScope);
+  if (!hasEnrollment && !hasCaller) return DEFAULT_ENROLL_POLICIES as EnrollPolicies;
+  const type = ctx.type.toLowerCase();
+  const owner = {
+    user: ctx.user?.login ?? null,
+    realm: ctx.user?.realm ?? ctx.realm ?? null,
+    resolver: ctx.user?.resolver ?? null,
+    conditions: false as const,
+  };
+  const out: EnrollPolicies = { ...DEFAULT_ENROLL_POLICIES, verifyEnrollment: [] };
+  if (hasEnrollment) {
+    const m = set.matcher({ ...owner, scope: "enrollment" });
+    out.verifyEnrollment = (await m.values("verify_enrollment")).values.map((v) => v.toLowerCase());
+    const int = async (action: string, fallback: number) => {
+      const n = Number.parseInt((await m.value(action)) ?? "", 10);
+      return Number.isInteger(n) && n > 0 ? n : fallback;
+    };
+    out.twoStepClientSize = await int(`${type}_2step_clientsize`, out.twoStepClientSize);
+    out.twoStepDifficulty = await int(`${type}_2step_difficulty`, out.twoStepDifficulty);
+  }
+  if (hasCaller && caller) {
+    const isAdmin = caller.role === "admin";
+    const m = set.matcher({
+      scope: callerScope,
+      adminuser: isAdmin ? caller.username : null,
+      adminrealm: isAdmin ? caller.realm : null,
+      user: isAdmin ? owner.user : caller.username,
+      realm: isAdmin ? owner.realm : caller.realm,
+      resolver: isAdmin ? owner.resolver : null,
+      conditions: false,
+    });
+    const twoStep = await m.value(`${type}_2step`);
+    if (twoStep === "allow" || twoStep === "force") out.twoStep = twoStep;
+  }
+  return out;
 }

@@ -3,7 +3,13 @@ import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly, adminOrUser } from "../auth.ts";
-import { requireAdminRight, requireRight, serialsAllowed, visibleRealms } from "../rights.ts";
+import {
+  requestRightValue,
+  requireAdminRight,
+  requireRight,
+  serialsAllowed,
+  visibleRealms,
+} from "../rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
 import {
   assignToken,
@@ -259,8 +265,10 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
 
 for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("setrandompin"), async (c) => {
-    // TODO(#5): pass the policy value otp_pin_set_random as { length }
-    const res = await setRandomPin(c.var.deps, selectorOf(c));
+    const length = await requestRightValue(c, "otp_pin_set_random");
+    const res = await setRandomPin(c.var.deps, selectorOf(c), {
+      length: length === undefined ? undefined : Number(length),
+    });
     return ok(c, res.count, { detail: { pin: res.pin } });
   });
 }
