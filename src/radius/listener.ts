@@ -134,6 +134,8 @@ export async function startRadiusListener(
   const maxInFlight = options.maxInFlight ?? 256;
   let inFlight = 0;
   const cache = new Map<string, CacheEntry>();
+  /** Source addresses that have sent a valid Message-Authenticator. */
+  const signingSources = new Set<string>();
   let dropped = 0;
   const family = parseIp(options.host)?.kind() === "ipv6" ? "udp6" : "udp4";
   const socket = dgram.createSocket(family);
@@ -171,6 +173,13 @@ export async function startRadiusListener(
     if (ma === "invalid" || (isStatus && ma !== "valid")) {
       // a wrong shared secret: answering would only help an attacker
       return drop("wrong Message-Authenticator", { client: rinfo.address });
+    }
+    if (ma === "valid") {
+      if (signingSources.size < MAX_CACHE) signingSources.add(rinfo.address);
+    } else if (signingSources.has(rinfo.address)) {
+      // like FreeRADIUS' require_message_authenticator = auto (BlastRADIUS): a NAS that signs
+      // its requests always does, so an unsigned one from its address is forged
+      return drop("missing Message-Authenticator", { client: rinfo.address });
     }
     if (isStatus) {
       // health checks of NAS and proxies: answer, but no validate call and no audit row

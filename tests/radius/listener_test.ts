@@ -346,6 +346,44 @@ Deno.test("listener: a Message-Authenticator of the wrong size is dropped", asyn
   }
 });
 
+Deno.test("listener: after a signed request, unsigned ones from that NAS are dropped", async () => {
+  const { t, listener, calls } = await setup();
+  try {
+    const unsigned = lib.encode({
+      code: "Access-Request",
+      identifier: 1,
+      secret: SECRET,
+      attributes: [["User-Name", "alice"], ["User-Password", "123456"]],
+      add_message_authenticator: false,
+    });
+    assert.equal(
+      (await exchange(listener.port, [unsigned])).length,
+      1,
+      "unsigned is fine at first",
+    );
+    const signed = lib.encode({
+      code: "Access-Request",
+      identifier: 2,
+      secret: SECRET,
+      attributes: [["User-Name", "alice"], ["User-Password", "123456"]],
+      add_message_authenticator: true,
+    });
+    assert.equal((await exchange(listener.port, [signed])).length, 1);
+    const unsigned2 = lib.encode({
+      code: "Access-Request",
+      identifier: 3,
+      secret: SECRET,
+      attributes: [["User-Name", "alice"], ["User-Password", "123456"]],
+      add_message_authenticator: false,
+    });
+    assert.equal((await exchange(listener.port, [unsigned2])).length, 0);
+    assert.equal(calls.length, 2);
+  } finally {
+    await listener.close();
+    await t.close();
+  }
+});
+
 Deno.test("listener: CHAP requests are rejected without calling the validate path", async () => {
   const { t, listener, calls } = await setup();
   try {
