@@ -4,9 +4,11 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import { AuthError } from "../../errors.ts";
+import { AuthError, PolicyError } from "../../errors.ts";
 import { verifyAdminLogin } from "../admin/mod.ts";
 import { checkUserPassword, realmExists, resolveUser, splitUser } from "../user/mod.ts";
+import { webuiSettings } from "../policy/mod.ts";
+import { validateCheck } from "../validate/mod.ts";
 
 /** A successful login, before a JWT is issued. */
 export interface LoginResult {
@@ -22,6 +24,9 @@ export interface LoginRequest {
   username: string;
   password: string;
   realm?: string;
+  /** Client address and user agent (policy matching, OTP login). */
+  clientIp?: string;
+  userAgent?: string;
 }
 
 const WRONG_CREDENTIALS = "Authentication failure. Wrong credentials";
@@ -47,11 +52,21 @@ export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult>
       authtype: "password",
     };
   }
-  // realm user, login_mode "userstore" (spec 01 §6.1 step 5)
-  // TODO(#5): policy login_mode (privacyIDEA / disable) once the policy engine is wired
+  // realm user under policy login_mode (spec 01 §6.1 step 5)
   const { login: userLogin, realm } = await splitUser(deps, req.username, req.realm);
   const ref = await resolveUser(deps, userLogin, realm);
-  if (ref && await checkUserPassword(deps, ref, req.password)) {
+  const mode = ref
+    ? (await webuiSettings(
+      deps,
+      { username: ref.login, realm: ref.realm, resolver: ref.resolver },
+      {
+        client: req.clientIp,
+        userAgent: req.userAgent,
+      },
+    )).loginMode
+    : "userstore";
+  if (mode === "disable") throw new PolicyError("The login for this user is disabled.");
+  if (ref && await checkLoginPassword(deps, ref, req, mode)) {
     const isSuperuser = deps.config.auth.superuserRealms.includes(ref.realm.toLowerCase());
     return {
       username: ref.login,
@@ -67,6 +82,29 @@ export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult>
     reason: ref ? "wrong password" : "no local admin or realm user of that name",
   });
   throw new AuthError(WRONG_CREDENTIALS, 4031);
+}
+
+/**
+ * The password check of a realm user: the user store, or with login_mode
+ * `privacyIDEA` a full `/validate/check` (PIN+OTP). A triggered challenge
+ * counts as a failure here (challenge logins are not supported yet).
+ */
+async function checkLoginPassword(
+  deps: Deps,
+  ref: NonNullable<Awaited<ReturnType<typeof resolveUser>>>,
+  req: LoginRequest,
+  mode: "userstore" | "privacyIDEA",
+): Promise<boolean> {
+  if (mode === "userstore") return await checkUserPassword(deps, ref, req.password);
+  const result = await validateCheck(deps, {
+    user: ref.login,
+    realm: ref.realm,
+    resolver: ref.resolver,
+    pass: req.password,
+    clientIp: req.clientIp ?? "",
+    userAgent: req.userAgent ?? "",
+  });
+  return result.value === true;
 }
 
 /** WebUI settings returned with every login (spec 01 §6.3 defaults). */

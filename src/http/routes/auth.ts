@@ -6,7 +6,7 @@ import { issueJwt } from "../jwt.ts";
 import { login, menusOf, piLogLevel, WEBUI_DEFAULTS } from "../../domain/auth/mod.ts";
 import { adminOrUser } from "../auth.ts";
 import { TOKEN_TYPES } from "../../domain/token/mod.ts";
-import { rightsOf } from "../../domain/policy/mod.ts";
+import { rightsOf, webuiSettings } from "../../domain/policy/mod.ts";
 import { webuiSubscriptionStatus } from "../../domain/subscription/mod.ts";
 
 /** `/auth`: login (unauthenticated) and `/auth/rights`. */
@@ -20,12 +20,19 @@ authRoutes.post("/", async (c) => {
     username: stringParam(p, "username") ?? "",
     password: stringParam(p, "password") ?? "",
     realm: stringParam(p, "realm"),
+    clientIp: c.var.clientIp,
+    userAgent: c.var.userAgent,
   });
   const rights = await rightsOf(deps, result, {
     client: c.var.clientIp,
     userAgent: c.var.userAgent,
   });
-  const { token } = await issueJwt(deps, { ...result, rights });
+  // webui policies: JWT lifetime (jwt_validity) and the WebUI settings below
+  const web = await webuiSettings(deps, result, {
+    client: c.var.clientIp,
+    userAgent: c.var.userAgent,
+  });
+  const { token } = await issueJwt(deps, { ...result, rights }, web.jwtValidity);
   const audit = c.var.audit;
   audit.user = result.username;
   audit.realm = result.realm;
@@ -42,6 +49,7 @@ authRoutes.post("/", async (c) => {
     log_level: piLogLevel(deps.config.log.level),
     auth: true,
     ...WEBUI_DEFAULTS,
+    ...web.ui,
     ...(await webuiSubscriptionStatus(deps)),
   });
 });
