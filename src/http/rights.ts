@@ -13,6 +13,7 @@ import {
   type ConditionData,
   type RightContext,
   rightValue,
+  rightValues,
 } from "../domain/policy/mod.ts";
 import { getUserInfo, resolveUser, splitUser } from "../domain/user/mod.ts";
 import { findTokenBySerial, tokenView, type TokenWithInfo } from "../domain/token/mod.ts";
@@ -210,4 +211,11 @@ export async function requestRightValue(
   const identity = c.var.identity;
   if (!identity) return undefined;
   return await rightValue(c.var.deps, identity, action, rightContextOf(c));
+}
+
+/** The caller-scope values of a multi-valued action for this request (e.g. `hide_tokeninfo`). */
+export async function requestRightValues(c: Context<AppEnv>, action: string): Promise<string[]> {
+  const identity = c.var.identity;
+  if (!identity) return [];
+  return await rightValues(c.var.deps, identity, action, rightContextOf(c));
 }

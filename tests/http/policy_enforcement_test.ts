@@ -295,3 +295,23 @@ Deno.test("multi-serial calls drop the serials outside the admin's policy realms
   assert.deepEqual(some.body.result.value.unauthorized, [s2]);
   await t.close();
 });
+
+Deno.test("hide_tokeninfo hides token info keys from the caller's token list", async () => {
+  const t = await createTestApp();
+  const serial = await enrollHotp(t, {});
+  await jsonOf(
+    await t.asAdmin("POST", `/token/info/${serial}/secretish`, { body: { value: "x" } }),
+  );
+  const info = async () =>
+    (await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial } }))).body.result.value
+      .tokens[0].info;
+  assert.equal((await info()).secretish, "x");
+  await savePolicy(t.deps, "p", {
+    scope: "admin",
+    action: "tokenlist, settokeninfo, hide_tokeninfo=secretish hashlib",
+  });
+  const hidden = await info();
+  assert.equal(hidden.secretish, undefined);
+  assert.equal(hidden.hashlib, undefined);
+  await t.close();
+});

@@ -689,6 +689,22 @@ export async function rightValue(
   );
 }
 
+/**
+ * All values of a multi-valued action in the caller's scope (the union over
+ * matching policies, e.g. `hide_tokeninfo`); `[]` when none.
+ */
+export async function rightValues(
+  deps: Deps,
+  caller: Caller,
+  action: string,
+  ctx: RightContext = {},
+): Promise<string[]> {
+  const set = await loadPolicySet(deps);
+  if (!set.hasActivePolicies(caller.role === "admin" ? "admin" : "user")) return [];
+  const mctx = rightMatchContext(caller, action, ctx) as MatchContext & { action: string };
+  return (await set.actionValues(mctx)).values;
+}
+
 /** WebUI policy values for a logged-in user or admin (scope webui, spec 01 §6). */
 export interface WebuiSettings {
   /** `login_mode`: how realm users log in. */

@@ -5,6 +5,7 @@ import { boolParam, intParam, pathParam, requireString, stringParam } from "../p
 import { adminOnly, adminOrUser } from "../auth.ts";
 import {
   requestRightValue,
+  requestRightValues,
   requireAdminRight,
   requireRight,
   serialsAllowed,
@@ -178,6 +179,9 @@ tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
     realms: q.tokenrealms,
   });
   if (visible) q.tokenrealms = visible;
+  // hide_tokeninfo policies hide these info keys from the caller
+  const hidden = await requestRightValues(c, "hide_tokeninfo");
+  if (hidden.length > 0) q.hiddenInfo = [...(q.hiddenInfo ?? []), ...hidden];
   return ok(c, await listTokens(c.var.deps, q));
 });
 
