@@ -174,17 +174,17 @@ export async function startRadiusListener(
       // a wrong shared secret: answering would only help an attacker
       return drop("wrong Message-Authenticator", { client: rinfo.address });
     }
+    if (isStatus) {
+      // health checks of NAS and proxies: answer, but no validate call and no audit row
+      const reply = encodeReply({ code: CODE.accessAccept, request, secret: client.secret });
+      return send(reply, rinfo.port, rinfo.address);
+    }
     if (ma === "valid") {
       if (signingSources.size < MAX_CACHE) signingSources.add(rinfo.address);
     } else if (signingSources.has(rinfo.address)) {
       // like FreeRADIUS' require_message_authenticator = auto (BlastRADIUS): a NAS that signs
       // its requests always does, so an unsigned one from its address is forged
       return drop("missing Message-Authenticator", { client: rinfo.address });
-    }
-    if (isStatus) {
-      // health checks of NAS and proxies: answer, but no validate call and no audit row
-      const reply = encodeReply({ code: CODE.accessAccept, request, secret: client.secret });
-      return send(reply, rinfo.port, rinfo.address);
     }
     const now = performance.now();
     sweep(now);

@@ -41,6 +41,7 @@ import {
   challengeDetail,
   challengesOfTransaction,
   closeTransaction,
+  deleteChallengesOf,
   createChallenges,
   DEFAULT_CHALLENGE_TEXT,
   type MultiChallengeEntry,
@@ -337,6 +338,8 @@ export async function checkTokenList(
   const responses: TokenWithInfo[] = [];
   const challengeRequests: TokenWithInfo[] = [];
   const challengeOverrides: Record<string, { message: string; data: string }> = {};
+  // radius tokens whose upstream server challenged again while answering (spec 08 §3.3)
+  const reChallenged: TokenWithInfo[] = [];
   const pinMatching: TokenWithInfo[] = [];
   const invalid: TokenWithInfo[] = [];
   // expired challenges still classify the request as a response (expiry is checked later)
@@ -373,7 +376,14 @@ export async function checkTokenList(
       if (hasChallenge && remote.authenticate && remote.pinCheckedRemotely?.(t)) {
         // the upstream server checks the answer; its State travels in the challenge data
         const data = parseData(open.find((c) => c.serial === t.serial)?.data);
-        const out = await remote.authenticate(ctx, pass, { challengeData: data });
+        const out = await remote.authenticate(ctx, pass, {
+          challengeData: data,
+          challengeAllowed: true,
+        });
+        if (out.result === "challenge") {
+          reChallenged.push(t);
+          challengeOverrides[t.serial] = { message: out.message, data: JSON.stringify(out.data) };
+        }
         res = { isValid: out.result === "accept" };
       } else if (hasChallenge) res = await module.checkOtp(ctx, pass);
       if (
@@ -489,6 +499,11 @@ export async function checkTokenList(
       };
     }
     await increaseFailcount(deps, responded);
+    if (reChallenged.length > 0) {
+      // this attempt failed; a new challenge (new transaction, State, message) replaces the old
+      await deleteChallengesOf(deps, reChallenged.map((t) => t.serial));
+      return await triggerChallenges(env, reChallenged, { overrides: challengeOverrides });
+    }
     if (responded.length === 1) {
       const t = responded[0];
       return {
