@@ -8,7 +8,14 @@
  */
 import { ArgsError, type BenchOptions, parseBenchArgs, type Scenario, USAGE } from "./lib/args.ts";
 import { Api } from "./lib/api.ts";
-import { enrol, type Enrolment, failCounts, type OtpUser, validateBody } from "./lib/enrol.ts";
+import {
+  advanceUsers,
+  enrol,
+  type Enrolment,
+  failCounts,
+  type OtpUser,
+  validateBody,
+} from "./lib/enrol.ts";
 import type { LuaItem, LuaSpec } from "./lib/lua.ts";
 import { hotpSequence } from "./lib/otp.ts";
 import {
@@ -21,7 +28,7 @@ import {
   type SignRate,
 } from "./lib/report.ts";
 import { freePort, type ServerProcess, startServer } from "./lib/server.ts";
-import { serverErrors, type WrkResult } from "./lib/stats.ts";
+import { combineRuns, serverErrors, type WrkResult } from "./lib/stats.ts";
 import { runWrk, WRK_INSTALL_HINT, wrkVersion } from "./lib/wrk.ts";
 import { type ProfileRow, summarize } from "./profile_summary.ts";
 
@@ -29,28 +36,6 @@ import { type ProfileRow, summarize } from "./profile_summary.ts";
 const AUTH_CONNECTIONS = 4;
 
 const progress = (msg: string) => console.error(`[bench] ${msg}`);
-
-/** Adds up several wrk runs of one scenario (warm-up + measured) for the checks. */
-function combine(runs: WrkResult[]): {
-  requests: number;
-  sent: number;
-  accepts: number;
-  signed: number;
-  statuses: Record<string, number>;
-  socketErrors: number;
-} {
-  const statuses: Record<string, number> = {};
-  let requests = 0, sent = 0, accepts = 0, signed = 0, socketErrors = 0;
-  for (const r of runs) {
-    requests += r.requests;
-    sent += r.sent;
-    accepts += r.accepts;
-    signed += r.signed;
-    socketErrors += r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout;
-    for (const [k, n] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + n;
-  }
-  return { requests, sent, accepts, signed, statuses, socketErrors };
-}
 
 class Bench {
   readonly checks: Check[] = [];
@@ -138,7 +123,7 @@ class Bench {
     if (measured.exhausted) {
       this.notes.push(`${scenario}: the pre-computed OTPs ran out, the run stopped early`);
     }
-    const c = combine(all);
+    const c = combineRuns(all);
     this.check(
       `${scenario}: no 5xx, no socket errors`,
       serverErrors(c.statuses) === 0 && c.socketErrors === 0 && c.requests > 0,
@@ -162,16 +147,6 @@ class Bench {
       body: validateBody(u, byUser),
       otps: hotpSequence(u.key, u.next, n),
     }));
-  }
-
-  /** Moves each user's counter past the OTPs a run used. */
-  static advance(users: OtpUser[], r: WrkResult): number {
-    let used = 0;
-    for (const [index, n] of Object.entries(r.used)) {
-      users[Number(index) - 1].next += n;
-      used += n;
-    }
-    return used;
   }
 
   /**
@@ -268,9 +243,9 @@ class Bench {
         items: this.otpItems(e.hotp, e.byUser, seconds),
         threads: this.o.threads,
       }),
-      (r) => sentOtps += Bench.advance(e.hotp, r),
+      (r) => sentOtps += advanceUsers(e.hotp, r.used),
     );
-    const c = combine(all);
+    const c = combineRuns(all);
     this.check(
       `${scenario}: no OTP accepted twice`,
       c.accepts <= sentOtps,
@@ -290,7 +265,7 @@ class Bench {
       })),
       threads: this.o.threads,
     }));
-    const c = combine(all);
+    const c = combineRuns(all);
     await new Promise((r) => setTimeout(r, 300)); // requests in flight when wrk stopped
     const counts = await failCounts(api, "BW");
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
@@ -326,7 +301,7 @@ class Bench {
       })),
       threads: this.o.threads,
     }));
-    const c = combine(all);
+    const c = combineRuns(all);
     this.check(
       "unknown: every answer is 400 (ERR904), nothing accepted",
       c.statuses["400"] === c.requests && c.accepts === 0,
@@ -340,7 +315,7 @@ class Bench {
       items: e.spass.map((u) => ({ path: "/validate/check", body: validateBody(u, e.byUser) })),
       threads: this.o.threads,
     }));
-    const c = combine(all);
+    const c = combineRuns(all);
     this.check(
       "spass: every answer accepts",
       c.accepts === c.requests && c.statuses["200"] === c.requests,
@@ -358,7 +333,7 @@ class Bench {
       })),
       threads: this.o.threads,
     }));
-    const c = combine(all);
+    const c = combineRuns(all);
     this.check(
       "tokenlist: every answer is 200",
       c.statuses["200"] === c.requests,
@@ -388,7 +363,7 @@ class Bench {
       undefined,
       this.authConnections(),
     );
-    const c = combine(all);
+    const c = combineRuns(all);
     this.check(
       "auth: every login succeeds",
       c.statuses["200"] === c.requests,
@@ -544,6 +519,14 @@ async function main(args: string[]): Promise<number> {
   // an empty config file: defaults plus the TESSERA_* variables set per server below
   await Deno.writeTextFile(`${tmp}/tessera.toml`, "# tessera bench: defaults\n");
   const bench = new Bench(o, tmp, wrk);
+  if (o.users <= o.connections / o.threads) {
+    bench.notes.push(
+      `--users ${o.users} is not above the connections per wrk thread (${
+        o.connections / o.threads
+      }): ` +
+        "a user's next OTP can overtake the previous one, which is then refused as already used",
+    );
+  }
   const started = performance.now();
   let server: ServerProcess | undefined;
   let failed = false;

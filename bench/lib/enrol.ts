@@ -60,6 +60,21 @@ export function planUsers(prefix: string, count: number): OtpUser[] {
   }));
 }
 
+/**
+ * Moves each user's counter past the OTPs a run used (`used`: 1-based item
+ * index → count, as the Lua script reports it); returns the total.
+ */
+export function advanceUsers(users: OtpUser[], used: Record<string, number>): number {
+  let total = 0;
+  for (const [index, n] of Object.entries(used)) {
+    const u = users[Number(index) - 1];
+    if (!u) throw new Error(`wrk reported item ${index}, but there are ${users.length} users`);
+    u.next += n;
+    total += n;
+  }
+  return total;
+}
+
 /** The urlencoded /validate/check body of `u` without the OTP part; pure. */
 export function validateBody(u: OtpUser, byUser: boolean, realm = REALM): string {
   const who = byUser

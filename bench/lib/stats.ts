@@ -126,3 +126,25 @@ export function parseProcStatCpu(text: string, ticksPerSecond = 100): number | u
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
   return (utime + stime) / ticksPerSecond;
 }
+
+/** Several wrk runs of one scenario (warm-up + measured) added up, for the checks. */
+export function combineRuns(runs: readonly WrkResult[]): {
+  requests: number;
+  sent: number;
+  accepts: number;
+  signed: number;
+  statuses: Record<string, number>;
+  socketErrors: number;
+} {
+  const statuses: Record<string, number> = {};
+  let requests = 0, sent = 0, accepts = 0, signed = 0, socketErrors = 0;
+  for (const r of runs) {
+    requests += r.requests;
+    sent += r.sent;
+    accepts += r.accepts;
+    signed += r.signed;
+    socketErrors += r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout;
+    for (const [k, n] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + n;
+  }
+  return { requests, sent, accepts, signed, statuses, socketErrors };
+}

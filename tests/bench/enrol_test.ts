@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { planUsers, REALM, validateBody } from "../../bench/lib/enrol.ts";
+import { advanceUsers, planUsers, REALM, validateBody } from "../../bench/lib/enrol.ts";
 import { mapLimit } from "../../bench/lib/api.ts";
 import { benchKey } from "../../bench/lib/otp.ts";
 
@@ -37,4 +37,13 @@ Deno.test("mapLimit keeps input order and never exceeds the limit", async () => 
   assert.deepEqual(out, [50, 11, 42, 23, 34]);
   assert.equal(peak, 2);
   assert.deepEqual(await mapLimit([], 4, () => Promise.resolve(1)), []);
+});
+
+Deno.test("advanceUsers moves counters past the OTPs wrk used and refuses unknown items", () => {
+  const users = planUsers("h", 3);
+  users[2].next = 10;
+  assert.equal(advanceUsers(users, { "1": 5, "3": 2 }), 7);
+  assert.deepEqual(users.map((u) => u.next), [5, 0, 12]);
+  assert.equal(advanceUsers(users, {}), 0);
+  assert.throws(() => advanceUsers(users, { "4": 1 }), /item 4/);
 });

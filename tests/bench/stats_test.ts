@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  combineRuns,
   mean,
   parseProcStatCpu,
   parseProcStatus,
@@ -75,4 +76,26 @@ Deno.test("parseProcStatCpu adds utime and stime, even with spaces and ) in the 
   assert.equal(parseProcStatCpu(`1234 (a b) c)) ${fields.join(" ")} 0 0 20`), 3);
   assert.equal(parseProcStatCpu(`1234 (deno) ${fields.join(" ")}`, 1000), 0.3);
   assert.equal(parseProcStatCpu("garbage"), undefined);
+});
+
+Deno.test("combineRuns adds requests, statuses, accepts and socket errors over runs", () => {
+  const a = parseWrkOutput(sampleOutput);
+  const b = parseWrkOutput(
+    `${RESULT_MARKER}{"requests":5,"sent":6,"statuses":{"200":4,"500":1},"accepts":3,"signed":2,"errors":{"connect":1,"read":0,"write":0,"timeout":0}}\n`,
+  );
+  const c = combineRuns([a, b]);
+  assert.equal(c.requests, 20005);
+  assert.equal(c.sent, 20038);
+  assert.equal(c.accepts, 19903);
+  assert.equal(c.signed, 2);
+  assert.deepEqual(c.statuses, { "200": 19992, "400": 10, "503": 2, "500": 1 });
+  assert.equal(c.socketErrors, 4); // 1 read + 2 timeouts + 1 connect
+  assert.deepEqual(combineRuns([]), {
+    requests: 0,
+    sent: 0,
+    accepts: 0,
+    signed: 0,
+    statuses: {},
+    socketErrors: 0,
+  });
 });
