@@ -26,7 +26,7 @@ import {
   resultOf,
 } from "./facts.ts";
 import { readCounter } from "./event_store.ts";
-import { findTokens, findUser } from "./ports.ts";
+import { findChallenges, findTokens, findUser } from "./ports.ts";
 
 /** Definition of one condition. */
 export interface ConditionDef {
@@ -233,9 +233,12 @@ async function holds(deps: Deps, name: string, value: string, ctx: EventContext)
       return compareInt(await readCounter(deps.db, m[1]), m[2]);
     }
     case "challenge_session":
-    case "challenge_expired":
-      // challenges are not visible to the engine yet: nothing found, condition skipped
-      return true;
+    case "challenge_expired": {
+      const challenge = await singleChallenge(deps, ctx);
+      if (!challenge) return false;
+      if (name === "challenge_expired") return boolMatches(value, challenge.expiresAt < now);
+      return regexp(`^(?:${value})`)?.test(challenge.session) ?? false;
+    }
   }
   if (name.startsWith("container_")) return true; // no containers in Tessera: skipped
   if (!(name in CONDITIONS)) return true; // unknown names are stored and ignored
@@ -250,6 +253,16 @@ async function contextTokensOfUser(deps: Deps, ctx: EventContext) {
     ctx.cache.set(key, await findTokens(deps, { user }));
   }
   return ctx.cache.get(key) as unknown[];
+}
+
+/** The one challenge of the token's serial and the request's `transaction_id`, if exactly one. */
+async function singleChallenge(deps: Deps, ctx: EventContext) {
+  const tid = ctx.request.params.transaction_id ?? detailOf(ctx).transaction_id;
+  if (typeof tid !== "string" || tid === "") return undefined;
+  const serial = (await contextToken(deps, ctx))?.serial;
+  if (!serial) return undefined;
+  const found = await findChallenges(deps, serial, tid);
+  return found.length === 1 ? found[0] : undefined;
 }
 
 /** Token-only conditions: skipped without a single token. */

@@ -25,6 +25,7 @@ import {
   unassignTokens,
 } from "../token/mod.ts";
 import { getUserInfo, listUsers, resolveUser, splitUser } from "../user/mod.ts";
+import { challengesOfTransaction } from "../challenge/mod.ts";
 // TODO(#3): use a user-module function for policy-free attribute writes once it exists
 import { deleteAttribute, upsertAttribute } from "../user/attribute_store.ts";
 
@@ -234,4 +235,20 @@ export async function realmEmails(deps: Deps, realm: string, limit = 500): Promi
   });
   return users.map((u) => u.email).filter((e): e is string => typeof e === "string" && e !== "")
     .slice(0, limit);
+}
+
+/** A challenge as the challenge conditions see it. */
+export interface EventChallenge {
+  session: string;
+  expiresAt: number;
+}
+
+/** The challenges of `serial` in transaction `transactionId`. */
+export async function findChallenges(
+  deps: Deps,
+  serial: string,
+  transactionId: string,
+): Promise<EventChallenge[]> {
+  const rows = await challengesOfTransaction(deps, transactionId, [serial]);
+  return rows.map((r) => ({ session: r.session, expiresAt: r.expiresAt }));
 }

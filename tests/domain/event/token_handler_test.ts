@@ -303,3 +303,33 @@ Deno.test("Token 'set failcounter' and 'change failcounter' change the fail coun
   assert.equal(await failcount(), 2);
   await t.close();
 });
+
+Deno.test("challenge_expired and challenge_session look at the transaction's challenge", async () => {
+  const t = await createEventTestApp();
+  await (await t.asAdmin("POST", "/token/init", {
+    body: { type: "hotp", serial: "C1", otpkey: OTPKEY, pin: "1234" },
+  })).body?.cancel();
+  const counter = (name: string, conditions: Record<string, string>) =>
+    addEvent(t, {
+      name,
+      event: "validate_triggerchallenge",
+      handlermodule: "Counter",
+      action: "increase_counter",
+      "option.counter_name": name,
+      conditions,
+    });
+  await counter("fresh", { challenge_expired: "False" });
+  await counter("expired", { challenge_expired: "True" });
+  await counter("no_session", { challenge_session: "enrollment" });
+  const res = await jsonOf(
+    await t.asAdmin("POST", "/validate/triggerchallenge", {
+      body: { serial: "C1" },
+    }),
+  );
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.ok(res.body.detail.transaction_id);
+  assert.equal(await readCounter(t.deps.db, "fresh"), 1);
+  assert.equal(await readCounter(t.deps.db, "expired"), 0);
+  assert.equal(await readCounter(t.deps.db, "no_session"), 0);
+  await t.close();
+});
