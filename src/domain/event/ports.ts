@@ -13,10 +13,10 @@ import {
   enableTokens,
   findTokenBySerial,
   getTokensOfUser,
-  increaseFailcount,
   initToken,
   resetTokens,
   setDescription,
+  setFailcount,
   setPin,
   setTokenFields,
   setTokenInfo,
@@ -176,16 +176,9 @@ export async function changeToken(deps: Deps, serial: string, change: TokenChang
     case "deleteTokeninfo":
       await deleteTokenInfo(deps, serial, change.key);
       return;
-    case "failcount": {
-      // TODO(#4): a direct setter in the token module; until then reset and count up
-      // through its atomic increment (which stops at maxfail, like a real fail counter)
-      await resetTokens(deps, sel);
-      const token = await findTokenBySerial(deps, serial);
-      if (!token) return;
-      const steps = Math.min(change.value, token.maxfail);
-      for (let i = 0; i < steps; i++) await increaseFailcount(deps, [{ ...token, failcount: i }]);
+    case "failcount":
+      await setFailcount(deps, sel, change.value);
       return;
-    }
     case "maxfail":
       await setTokenFields(deps, sel, { maxFailcount: change.value });
       return;
