@@ -14,7 +14,6 @@ import {
   findTokenBySerial,
   getTokensOfUser,
   initToken,
-  resetTokens,
   setDescription,
   setFailcount,
   setPin,
