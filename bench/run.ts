@@ -31,6 +31,7 @@ import { freePort, type ServerProcess, startServer } from "./lib/server.ts";
 import { combineRuns, serverErrors, type WrkResult } from "./lib/stats.ts";
 import { runWrk, WRK_INSTALL_HINT, wrkVersion } from "./lib/wrk.ts";
 import { type ProfileRow, summarize } from "./profile_summary.ts";
+import { verifySignedBody } from "./sign_rate.ts";
 
 /** At most this many logins in flight: each costs one scrypt (ln=14: 16 MB, tens of ms). */
 const AUTH_CONNECTIONS = 4;
@@ -432,6 +433,21 @@ class Bench {
     );
   }
 
+  /** One more signed validate answer, verified with the server's key. */
+  async verifySignature(url: string, e: Enrolment, keyFile: string): Promise<void> {
+    const u = e.hotp[0];
+    const otp = hotpSequence(u.key, u.next++, 1);
+    const params = Object.fromEntries(new URLSearchParams(validateBody(u, e.byUser) + otp));
+    const answer = await new Api(url).raw("POST", "/validate/check", params);
+    const pem = await Deno.readTextFile(keyFile).catch(() => "");
+    const ok = pem !== "" && await verifySignedBody(answer.text, pem);
+    this.check(
+      "signed: a response's signature verifies with the server's key",
+      ok,
+      ok ? "RSA-PSS SHA-256 over the canonical body" : `body: ${answer.text.slice(0, 200)}`,
+    );
+  }
+
   async signRate(keyFile: string): Promise<SignRate | undefined> {
     try {
       Deno.statSync(keyFile);
@@ -592,6 +608,7 @@ async function main(args: string[]): Promise<number> {
           measured.signed === measured.requests,
           `${measured.signed} of ${measured.requests} responses signed`,
         );
+        await bench.verifySignature(signed.url, e, `${dataDir}/signing-key.pem`);
         await signed.stop();
         bench.report.peakRssSignedBytes = signed.peakRss();
         server = undefined;

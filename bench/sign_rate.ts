@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { createPrivateKey } from "node:crypto";
+import { createPrivateKey, createPublicKey } from "node:crypto";
 
 /** Imports a PEM (PKCS#1 or PKCS#8) RSA private key for RSA-PSS signing. */
 export async function importSigningKey(
@@ -26,6 +26,32 @@ export async function importSigningKey(
   );
   // maximal salt: emLen - hLen - 2
   return { key, saltLength: Math.ceil((bits - 1) / 8) - 32 - 2 };
+}
+
+/**
+ * Verifies a signed response body (spec 01 §4): the body is the canonical text
+ * with `, "signature": "rsa_sha256_pss:<hex>"` added before the closing brace.
+ */
+export async function verifySignedBody(body: string, privateKeyPem: string): Promise<boolean> {
+  const m = body.match(/^(.*), "signature": "rsa_sha256_pss:([0-9a-f]+)"\}$/s);
+  if (!m) return false;
+  const canonical = m[1] + "}";
+  const keyObject = createPublicKey(createPrivateKey(privateKeyPem));
+  const bits = keyObject.asymmetricKeyDetails?.modulusLength ?? 2048;
+  const key = await crypto.subtle.importKey(
+    "spki",
+    new Uint8Array(keyObject.export({ type: "spki", format: "der" })),
+    { name: "RSA-PSS", hash: "SHA-256" },
+    false,
+    ["verify"],
+  );
+  const sig = new Uint8Array(m[2].match(/../g)!.map((h) => parseInt(h, 16)));
+  return await crypto.subtle.verify(
+    { name: "RSA-PSS", saltLength: Math.ceil((bits - 1) / 8) - 32 - 2 },
+    key,
+    sig,
+    new TextEncoder().encode(canonical),
+  );
 }
 
 /** A body like a signed /validate/check answer. */

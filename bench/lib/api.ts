@@ -8,6 +8,8 @@
 /** The parsed envelope of one answer. */
 export interface ApiAnswer {
   httpStatus: number;
+  /** The body as sent. */
+  text: string;
   // deno-lint-ignore no-explicit-any
   body: any;
 }
@@ -60,7 +62,7 @@ export class Api {
     } catch {
       parsed = { text };
     }
-    return { httpStatus: res.status, body: parsed };
+    return { httpStatus: res.status, text, body: parsed };
   }
 
   /** Like {@link raw} but returns `result.value` and throws on any error. */
