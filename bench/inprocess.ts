@@ -143,7 +143,7 @@ async function measure(
   const total = (performance.now() - t0) * 1000;
   if (inspector) {
     const { profile } = await inspector.post("Profiler.stop") as { profile: CpuProfile };
-    printProfile(name, profile);
+    printProfile(name, profile, n);
   }
   const q = counter.take();
   rows.push({
@@ -157,18 +157,21 @@ async function measure(
   console.error(`${name}: ${(total / n).toFixed(0)} µs/request`);
 }
 
-function printProfile(name: string, profile: CpuProfile): void {
+function printProfile(name: string, profile: CpuProfile, requests: number): void {
   const s = summarize(profile);
   const idle = s.functions.find((r) => r.name.startsWith("(idle)"))?.selfMs ?? 0;
   const busy = s.totalMs - idle;
   const real = (r: ProfileRow) => !/^\((idle|root|program)\)/.test(r.name);
+  const us = (ms: number) => ((ms * 1000) / requests).toFixed(0).padStart(6);
   const fmt = (r: ProfileRow) =>
-    `  self ${((r.selfMs / busy) * 100).toFixed(1).padStart(5)}%  incl ${
-      ((r.totalMs / busy) * 100).toFixed(1).padStart(5)
-    }%  ${r.name}`;
+    `  self ${us(r.selfMs)} µs ${((r.selfMs / busy) * 100).toFixed(1).padStart(5)}%  incl ${
+      us(r.totalMs)
+    } µs ${((r.totalMs / busy) * 100).toFixed(1).padStart(5)}%  ${r.name}`;
   console.error(
     [
-      `--- profile of "${name}": ${busy.toFixed(0)} ms busy`,
+      `--- profile of "${name}": ${busy.toFixed(0)} ms busy on the JS thread, ${
+        us(busy).trim()
+      } µs per request (sampling adds some)`,
       " by file (self):",
       ...s.files.slice(0, 12).map(fmt),
       " by function (inclusive):",
