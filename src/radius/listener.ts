@@ -84,7 +84,7 @@ export const RADIUS_USER_AGENT = "FreeRADIUS";
 export const RADIUS_AUDIT_ACTION = "RADIUS Access-Request";
 /** Reply-Message of an Access-Accept (as privacyIDEA's FreeRADIUS plugin sends it). */
 export const ACCEPT_MESSAGE = "privacyIDEA access granted";
-/** Reply-Message of a reject without any message. */
+/** Reply-Message of every Access-Reject for a failed authentication (the reason goes to the audit). */
 export const DENY_MESSAGE = "privacyIDEA server denied access!";
 
 const MAX_CACHE = 10_000;
@@ -319,18 +319,15 @@ async function answer(
         replyMessage = message;
         state = new TextEncoder().encode(transactionId);
         audit.info = `challenge ${transactionId}`;
-      } else {
-        replyMessage = message || DENY_MESSAGE;
       }
       if (message && !audit.info.startsWith("challenge")) audit.info = message;
     }
   } catch (err) {
-    if (err instanceof AppError) {
-      replyMessage = err.message;
-      audit.info = err.message;
-    } else {
+    // every reject looks the same to the NAS and its user (unknown user, wrong PIN or OTP …);
+    // the audit row keeps the reason
+    if (err instanceof AppError) audit.info = err.message;
+    else {
       deps.log.error("RADIUS request failed", { error: err as Error });
-      replyMessage = DENY_MESSAGE;
       audit.info = "internal error";
     }
   } finally {

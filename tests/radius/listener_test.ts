@@ -142,7 +142,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "radclient: Access-Reject with the validate message for a wrong password",
+  name: "radclient: Access-Reject with a uniform message; the reason goes to the audit",
   ignore: !HAS_RADCLIENT,
   async fn() {
     const { t, listener } = await setup();
@@ -153,7 +153,7 @@ Deno.test({
         'User-Name = "alice", User-Password = "000000"',
       );
       assert.match(r.out, /Received Access-Reject/, r.out);
-      assert.match(r.out, /Reply-Message = "wrong otp pin"/);
+      assert.match(r.out, /Reply-Message = "privacyIDEA server denied access!"/);
       await t.deps.audit.flush();
       const row = await t.deps.db.selectFrom("audit").selectAll().executeTakeFirstOrThrow();
       assert.equal(row.success, 0);
@@ -404,7 +404,7 @@ Deno.test("listener: CHAP requests are rejected without calling the validate pat
   }
 });
 
-Deno.test("listener: an error of the validate path becomes Access-Reject with its message", async () => {
+Deno.test("listener: an error of the validate path becomes a uniform Access-Reject", async () => {
   const t = await createTestApp();
   const { UserError } = await import("../../src/errors.ts");
   const listener = await startRadiusListener(t.deps, {
@@ -418,7 +418,10 @@ Deno.test("listener: an error of the validate path becomes Access-Reject with it
     const [reply] = await exchange(listener.port, [accessRequest("nobody", "x")]);
     const decoded = lib.decode({ packet: reply, secret: SECRET });
     assert.equal(decoded.code, "Access-Reject");
-    assert.match(decoded.attributes["Reply-Message"], /can not be found/);
+    assert.equal(decoded.attributes["Reply-Message"], "privacyIDEA server denied access!");
+    await t.deps.audit.flush();
+    const row = await t.deps.db.selectFrom("audit").selectAll().executeTakeFirstOrThrow();
+    assert.match(row.info, /can not be found/);
   } finally {
     await listener.close();
     await t.close();
