@@ -41,9 +41,9 @@ import {
   challengeDetail,
   challengesOfTransaction,
   closeTransaction,
-  deleteChallengesOf,
   createChallenges,
   DEFAULT_CHALLENGE_TEXT,
+  deleteChallengesOf,
   type MultiChallengeEntry,
 } from "../challenge/mod.ts";
 import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
