@@ -28,7 +28,10 @@ Deno.test("POST /token/init generates an HOTP key and returns the enrolment deta
   );
   assert.match(d.otpkey.value, /^seed:\/\/[0-9a-f]{40}$/);
   assert.equal(typeof d.oathurl.value, "string");
-  assert.match(d.googleurl.img, /^<img width=250 src="data:image\/gif;base64,[A-Za-z0-9+/=]+"/);
+  assert.match(
+    d.googleurl.img,
+    /^<img width=250 src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]+"\/>$/,
+  );
   // the key is stored encrypted, never as the hex seed
   const row = await t.deps.db.selectFrom("token").select("key_enc").executeTakeFirstOrThrow();
   assert.equal(row.key_enc.includes(d.otpkey.value.slice(7)), false);
