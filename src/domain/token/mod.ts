@@ -888,8 +888,8 @@ export async function increaseFailcount(deps: Deps, tokens: Token[]): Promise<vo
   const maxed = await store.incrementFailcount(deps.db, tokens.map((t) => t.id));
   const stamp = validityStamp(deps.clock.now());
   for (const t of tokens) {
-    // only the request that reaches the limit writes the time stamp
-    if (maxed.includes(t.id) && t.failcount + 1 >= t.maxfail) {
+    // only the request whose increment reached the limit writes the time stamp
+    if (maxed.includes(t.id)) {
       await store.setInfo(deps.db, t.id, { failcounter_exceeded: { value: stamp, type: "" } });
     }
   }

@@ -281,15 +281,20 @@ export async function advanceCounter(db: Db, id: number, counter: number): Promi
 
 /**
  * Raises the fail counter of each token by one, never beyond maxfail, in one
- * statement; returns the ids whose counter now equals maxfail.
+ * statement; returns the ids whose counter reached maxfail with this increment.
  */
 export async function incrementFailcount(db: Db, ids: number[]): Promise<number[]> {
   if (ids.length === 0) return [];
-  await db.updateTable("token").set({ failcount: sql`failcount + 1` })
-    .where("id", "in", ids).where(sql<SqlBool>`failcount < maxfail`).execute();
-  const maxed = await db.selectFrom("token").select("id").where("id", "in", ids)
-    .where(sql<SqlBool>`failcount >= maxfail`).execute();
-  return maxed.map((r) => Number(r.id));
+  const { rows } = await runCached<{ id: number; failcount: number; maxfail: number }>(
+    db,
+    `incrementFailcount:${ids.length}`,
+    (...list) =>
+      db.updateTable("token").set({ failcount: sql`failcount + 1` })
+        .where("id", "in", list as number[]).where(sql<SqlBool>`failcount < maxfail`)
+        .returning(["id", "failcount", "maxfail"]),
+    ids,
+  );
+  return rows.filter((r) => Number(r.failcount) >= Number(r.maxfail)).map((r) => Number(r.id));
 }
 
 /** Sets the fail counter of the tokens to 0. */
