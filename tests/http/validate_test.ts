@@ -543,3 +543,16 @@ Deno.test("POST /validate/check without pass is a 905; an empty pass is a normal
   assert.equal(empty.body.result.value, true);
   await t.close();
 });
+
+Deno.test("expired challenges of a token are removed when it gets a new challenge", async () => {
+  const t = await createTestApp();
+  const serial = await enrollHotp(t, { pin: "pin" });
+  setValidatePolicyOverride(t.deps, { challengeResponse: ["hotp"] });
+  await check(t, { serial, pass: "pin" });
+  await check(t, { serial, pass: "pin" });
+  t.clock.advance(121_000);
+  await check(t, { serial, pass: "pin" });
+  const rows = await t.deps.db.selectFrom("challenge").selectAll().execute();
+  assert.equal(rows.length, 1);
+  await t.close();
+});

@@ -86,9 +86,11 @@ export async function deleteBySerials(db: Db, serials: string[]): Promise<void> 
   await db.deleteFrom("challenge").where("serial", "in", serials).execute();
 }
 
-/** Deletes challenges that expired before `now`. */
-export async function deleteExpired(db: Db, now: number): Promise<number> {
-  const res = await db.deleteFrom("challenge").where("expires_at", "<", now).executeTakeFirst();
+/** Deletes challenges that expired before `now` (only those of `serials` when given). */
+export async function deleteExpired(db: Db, now: number, serials?: string[]): Promise<number> {
+  let q = db.deleteFrom("challenge").where("expires_at", "<", now);
+  if (serials) q = q.where("serial", "in", serials.length ? serials : [""]);
+  const res = await q.executeTakeFirst();
   return Number(res.numDeletedRows);
 }
 

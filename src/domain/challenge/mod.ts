@@ -55,6 +55,8 @@ export async function createChallenges(
 ): Promise<{ transactionId: string; detail: Record<string, unknown> }> {
   const transactionId = newTransactionId(deps);
   const now = deps.clock.now();
+  // expired challenges of these tokens are of no use any more
+  await store.deleteExpired(deps.db, now, challenges.map((c) => c.serial));
   await store.insertChallenges(
     deps.db,
     challenges.map((c) => ({
