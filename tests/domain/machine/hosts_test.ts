@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { hostsFilePath, normalizeIp, parseHosts } from "../../../src/domain/machine/mod.ts";
-import { HttpError, ParameterError } from "../../../src/errors.ts";
+import { ParameterError } from "../../../src/errors.ts";
 
 Deno.test("parseHosts follows the hosts-file rules of spec 07 §2.6", () => {
   const text = [
@@ -24,9 +24,8 @@ Deno.test("parseHosts follows the hosts-file rules of spec 07 §2.6", () => {
 
 Deno.test("parseHosts fails on a first field that is not an address", () => {
   assert.throws(() => parseHosts("localhost 127.0.0.1\n", "t"), (e) => {
-    assert.ok(e instanceof HttpError);
-    assert.equal(e.status, 500);
-    assert.equal(e.code, -500);
+    assert.ok(e instanceof ParameterError);
+    assert.equal(e.code, 905);
     assert.match(e.message, /line 1/);
     return true;
   });

@@ -7,7 +7,7 @@ import {
   saveMachineResolver,
   testMachineResolver,
 } from "../../../src/domain/machine/mod.ts";
-import { HttpError, ResourceNotFoundError } from "../../../src/errors.ts";
+import { ParameterError, ResourceNotFoundError } from "../../../src/errors.ts";
 import { HOSTS_TEXT, writeHosts } from "./fixtures.ts";
 
 Deno.test("an ldap machine resolver is stored but contributes no machines (logged)", async () => {
@@ -40,7 +40,7 @@ Deno.test("machineRefOf: host name, id pair, nothing, and the errors", async () 
     resolverName: "mr",
   });
   assert.equal(await machineRefOf(t.deps, {}), undefined);
-  await assert.rejects(() => machineRefOf(t.deps, { resolver: "mr" }), HttpError);
+  await assert.rejects(() => machineRefOf(t.deps, { resolver: "mr" }), ParameterError);
   await assert.rejects(
     () => machineRefOf(t.deps, { machineid: "1", resolver: "MR" }),
     ResourceNotFoundError,
