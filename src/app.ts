@@ -20,18 +20,18 @@ import { machineRoutes } from "./http/routes/machine.ts";
 import { machineresolverRoutes } from "./http/routes/machineresolver.ts";
 import { offlineRoutes } from "./http/routes/validate_offline.ts";
 import { applicationRoutes } from "./http/routes/application.ts";
+import { tokenRoutes } from "./http/routes/token.ts";
+import { validateRoutes } from "./http/routes/validate.ts";
 import { resolverRoutes } from "./http/routes/resolver.ts";
 import { realmRoutes } from "./http/routes/realm.ts";
 import { defaultrealmRoutes } from "./http/routes/defaultrealm.ts";
 import { userRoutes } from "./http/routes/user.ts";
-import { policyRoutes } from "./http/routes/policy.ts";
-import { tokenRoutes } from "./http/routes/token.ts";
-import { validateRoutes } from "./http/routes/validate.ts";
-import { subscriptionRoutes } from "./http/routes/subscriptions.ts";
-import { subscriptionCheck } from "./http/subscription_check.ts";
 import { eventRoutes } from "./http/routes/event.ts";
 import { smtpServerRoutes } from "./http/routes/smtpserver.ts";
 import { eventMiddleware } from "./http/events.ts";
+import { policyRoutes } from "./http/routes/policy.ts";
+import { subscriptionRoutes } from "./http/routes/subscriptions.ts";
+import { subscriptionCheck } from "./http/subscription_check.ts";
 import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 
 const MAX_INFO = 900;
@@ -86,16 +86,16 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route("/machineresolver", machineresolverRoutes);
   app.route("/validate", offlineRoutes);
   app.route("/application", applicationRoutes);
+  app.route("/token", tokenRoutes);
+  app.route("/validate", validateRoutes);
   app.route("/resolver", resolverRoutes);
   app.route("/realm", realmRoutes);
   app.route("/defaultrealm", defaultrealmRoutes);
   app.route("/user", userRoutes);
-  app.route("/policy", policyRoutes);
-  app.route("/token", tokenRoutes);
-  app.route("/validate", validateRoutes);
-  app.route("/subscriptions", subscriptionRoutes);
   app.route("/event", eventRoutes);
   app.route("/smtpserver", smtpServerRoutes);
+  app.route("/policy", policyRoutes);
+  app.route("/subscriptions", subscriptionRoutes);
   app.route("/radiusserver", radiusserverRoutes);
 
   app.onError(async (err, c) => {

@@ -49,17 +49,18 @@ export interface Database {
   admin: AdminTable;
   config: ConfigTable;
   audit: AuditTable;
-  policy: PolicyTable;
-  policy_version: PolicyVersionTable;
   machineresolver: MachineResolverTable;
   machineresolverconfig: MachineResolverConfigTable;
   machinetoken: MachineTokenTable;
   machinetokenoption: MachineTokenOptionTable;
+  subscription: SubscriptionTable;
+  radiusserver: RadiusServerTable;
   token: TokenTable;
   tokeninfo: TokenInfoTable;
   token_realm: TokenRealmTable;
   challenge: ChallengeTable;
-  subscription: SubscriptionTable;
+  policy: PolicyTable;
+  policy_version: PolicyVersionTable;
   eventhandler: EventHandlerTable;
   eventconfig_version: EventConfigVersionTable;
   eventcounter: EventCounterTable;
@@ -68,25 +69,10 @@ export interface Database {
   realm: RealmTable;
   realm_resolver: RealmResolverTable;
   user_attribute: UserAttributeTable;
-  radiusserver: RadiusServerTable;
 }
 
 /** The typed Kysely handle every store receives. */
 export type Db = Kysely<Database>;
-
-/** RADIUS server definitions (`/radiusserver/`); `secret` is encrypted, `options` JSON or null. */
-export interface RadiusServerTable {
-  id: Generated<number>;
-  identifier: string;
-  server: string;
-  port: number;
-  secret: string;
-  description: string;
-  dictionary: string;
-  retries: number;
-  timeout: number;
-  options: string | null;
-}
 
 /** User resolvers (`/resolver/`); `config` is a JSON object with encrypted secrets. */
 export interface ResolverTable {
@@ -167,29 +153,33 @@ export interface SmtpServerTable {
   enqueue_job: number;
 }
 
-/** Uploaded vendor-signed subscriptions (`/subscriptions/`); dates are midnight UTC in ms. */
-export interface SubscriptionTable {
+/** Policies (`/policy/`); list fields are comma-separated strings, `conditions` JSON. */
+export interface PolicyTable {
   id: Generated<number>;
-  application: string;
-  for_name: string;
-  for_address: string;
-  for_email: string;
-  for_phone: string;
-  for_url: string;
-  for_comment: string;
-  by_name: string;
-  by_email: string;
-  by_address: string;
-  by_phone: string;
-  by_url: string;
-  date_from: number;
-  date_till: number;
-  num_users: number;
-  num_tokens: number;
-  num_clients: number;
-  level: string;
-  signature: string;
-  updated_at: number;
+  name: string;
+  scope: string;
+  action: string;
+  active: number;
+  priority: number;
+  realm: string;
+  resolver: string;
+  user: string;
+  adminrealm: string;
+  adminuser: string;
+  pinode: string;
+  client: string;
+  time: string;
+  check_all_resolvers: number;
+  user_case_insensitive: number;
+  conditions: string;
+  description: string | null;
+  user_agents: string;
+}
+
+/** One row (id 1): bumped on every policy change so every node reloads its compiled set. */
+export interface PolicyVersionTable {
+  id: number;
+  version: number;
 }
 
 /** Tokens (issue 4). `key_enc` holds the AES-256-GCM encrypted secret, `pin_hash` the keyed PIN hash. */
@@ -247,6 +237,45 @@ export interface ChallengeTable {
   expires_at: number;
 }
 
+/** RADIUS server definitions (`/radiusserver/`); `secret` is encrypted, `options` JSON or null. */
+export interface RadiusServerTable {
+  id: Generated<number>;
+  identifier: string;
+  server: string;
+  port: number;
+  secret: string;
+  description: string;
+  dictionary: string;
+  retries: number;
+  timeout: number;
+  options: string | null;
+}
+
+/** Uploaded vendor-signed subscriptions (`/subscriptions/`); dates are midnight UTC in ms. */
+export interface SubscriptionTable {
+  id: Generated<number>;
+  application: string;
+  for_name: string;
+  for_address: string;
+  for_email: string;
+  for_phone: string;
+  for_url: string;
+  for_comment: string;
+  by_name: string;
+  by_email: string;
+  by_address: string;
+  by_phone: string;
+  by_url: string;
+  date_from: number;
+  date_till: number;
+  num_users: number;
+  num_tokens: number;
+  num_clients: number;
+  level: string;
+  signature: string;
+  updated_at: number;
+}
+
 /** Machine resolvers (`/machineresolver/`); `name_key` is the lower-cased, unique name. */
 export interface MachineResolverTable {
   id: Generated<number>;
@@ -280,33 +309,4 @@ export interface MachineTokenOptionTable {
   machinetoken_id: number;
   key: string;
   value: string;
-}
-
-/** Policies (`/policy/`); list fields are comma-separated strings, `conditions` JSON. */
-export interface PolicyTable {
-  id: Generated<number>;
-  name: string;
-  scope: string;
-  action: string;
-  active: number;
-  priority: number;
-  realm: string;
-  resolver: string;
-  user: string;
-  adminrealm: string;
-  adminuser: string;
-  pinode: string;
-  client: string;
-  time: string;
-  check_all_resolvers: number;
-  user_case_insensitive: number;
-  conditions: string;
-  description: string | null;
-  user_agents: string;
-}
-
-/** One row (id 1): bumped on every policy change so every node reloads its compiled set. */
-export interface PolicyVersionTable {
-  id: number;
-  version: number;
 }

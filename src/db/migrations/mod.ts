@@ -9,10 +9,10 @@ import * as m0001 from "./0001_foundation.ts";
 import * as m0002 from "./0002_users.ts";
 import * as m0003 from "./0003_tokens.ts";
 import * as m0004 from "./0004_policies.ts";
-import * as m0007 from "./0007_radius.ts";
-import * as m0008 from "./0008_machines.ts";
 import * as m0005 from "./0005_events.ts";
 import * as m0006 from "./0006_subscriptions.ts";
+import * as m0007 from "./0007_radius.ts";
+import * as m0008 from "./0008_machines.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
