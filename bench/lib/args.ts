@@ -60,7 +60,7 @@ export interface BenchOptions {
 
 /** Defaults: the whole run finishes within about two minutes on the 2-core machine. */
 export const DEFAULTS: BenchOptions = {
-  durationS: 6,
+  durationS: 5,
   warmupS: 1,
   connections: 32,
   threads: 1,
@@ -81,7 +81,7 @@ Starts Tessera on a fresh temporary data directory, enrols users and tokens
 through the API, and drives each scenario with wrk from a separate process.
 
 Options:
-  --duration <t>       measured time per scenario (6s; units ms, s, m)
+  --duration <t>       measured time per scenario (5s; units ms, s, m)
   --warmup <t>         warm-up per scenario, not counted (1s; 0 = none)
   --connections <n>    wrk connections (32)
   --threads <n>        wrk threads (1)
