@@ -93,18 +93,48 @@ export function verifyPin(pepper: Uint8Array, stored: string, pin: string): bool
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 
+/** How many scrypt hashes may run at once; each holds 16 MiB while it runs. */
+export const SCRYPT_CONCURRENCY = 2;
+
+let scryptRunning = 0;
+const scryptWaiting: (() => void)[] = [];
+
+// Logins are unauthenticated: without a bound, N parallel POST /auth hold
+// N × 16 MiB, and running them together is no faster than in turn.
+async function withScryptSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (scryptRunning >= SCRYPT_CONCURRENCY) {
+    await new Promise<void>((resolve) => scryptWaiting.push(resolve));
+  } else {
+    scryptRunning++;
+  }
+  try {
+    return await work();
+  } finally {
+    const next = scryptWaiting.shift();
+    if (next) next();
+    else scryptRunning--;
+  }
+}
+
 function scrypt(password: string, salt: Uint8Array, opts: typeof SCRYPT): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => {
-    scryptCb(password, salt, opts.keylen, {
-      N: opts.N,
-      r: opts.r,
-      p: opts.p,
-      maxmem: 64 * 1024 * 1024,
-    }, (err, key) => {
-      if (err) reject(err);
-      else resolve(new Uint8Array(key));
-    });
-  });
+  return withScryptSlot(() =>
+    new Promise((resolve, reject) => {
+      scryptCb(password, salt, opts.keylen, {
+        N: opts.N,
+        r: opts.r,
+        p: opts.p,
+        maxmem: 64 * 1024 * 1024,
+      }, (err, key) => {
+        if (err) reject(err);
+        else resolve(new Uint8Array(key));
+      });
+    })
+  );
+}
+
+/** Number of scrypt hashes running now (tests). */
+export function scryptInFlight(): number {
+  return scryptRunning;
 }
 
 /** Hashes a password with scrypt: `$scrypt$ln=14,r=8,p=1$<salt b64>$<hash b64>`. */

@@ -5,6 +5,8 @@ import {
   hashPassword,
   hashPin,
   safeEqual,
+  SCRYPT_CONCURRENCY,
+  scryptInFlight,
   verifyPassword,
   verifyPin,
 } from "../../src/lib/crypto.ts";
@@ -44,4 +46,18 @@ Deno.test("safeEqual compares exactly", () => {
   assert.equal(safeEqual("abc", "abc"), true);
   assert.equal(safeEqual("abc", "abd"), false);
   assert.equal(safeEqual("abc", "abcd"), false);
+});
+
+Deno.test("at most SCRYPT_CONCURRENCY scrypt hashes run at once", async () => {
+  const hash = await hashPassword("pw-for-limit", secureRandom);
+  let peak = 0;
+  const timer = setInterval(() => peak = Math.max(peak, scryptInFlight()), 1);
+  const results = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => verifyPassword(hash, i === 0 ? "pw-for-limit" : "wrong")),
+  );
+  clearInterval(timer);
+  assert.deepEqual(results, [true, false, false, false, false, false]);
+  assert.ok(peak <= SCRYPT_CONCURRENCY, `peak ${peak}`);
+  assert.ok(peak >= 1);
+  assert.equal(scryptInFlight(), 0);
 });
