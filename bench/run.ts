@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { benchPolicies } from "./lib/policies.ts";
 import { ArgsError, type BenchOptions, parseBenchArgs, type Scenario, USAGE } from "./lib/args.ts";
 import { Api } from "./lib/api.ts";
 import {
@@ -234,7 +235,11 @@ class Bench {
     });
   }
 
-  async hotp(url: string, e: Enrolment, scenario: "hotp" | "signed"): Promise<WrkResult> {
+  async hotp(
+    url: string,
+    e: Enrolment,
+    scenario: "hotp" | "signed" | "policies",
+  ): Promise<WrkResult> {
     let sentOtps = 0;
     const { measured, all } = await this.load(
       scenario,
@@ -590,6 +595,15 @@ async function main(args: string[]): Promise<number> {
       bench.notes.push(
         `auth ran with ${bench.authConnections()} connections (a login is one scrypt password hash)`,
       );
+    }
+    if (bench.wants("policies")) {
+      await guarded(bench, "policies", async () => {
+        const policies = benchPolicies();
+        progress(`defining ${policies.length} policies through /policy/`);
+        for (const [i, p] of policies.entries()) await api.call("POST", `/policy/bench${i}`, p);
+        await bench.hotp(url, e, "policies");
+        for (let i = 0; i < policies.length; i++) await api.call("DELETE", `/policy/bench${i}`);
+      });
     }
     await server.stop();
     bench.report.peakRssBytes = server.peakRss();

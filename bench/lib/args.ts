@@ -14,6 +14,7 @@ export const SCENARIOS = [
   "tokenlist",
   "auth",
   "replay",
+  "policies",
   "signed",
 ] as const;
 
@@ -30,6 +31,7 @@ export const SCENARIO_TITLES: Record<Scenario, string> = {
   tokenlist: "GET /token/ (page of 15)",
   auth: "POST /auth (admin login)",
   replay: "replayed OTPs (correctness only)",
+  policies: "/validate/check correct HOTP, 50 policies",
   signed: "/validate/check HOTP, signing on",
 };
 

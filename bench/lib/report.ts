@@ -129,6 +129,19 @@ export function evaluateTargets(
       met: r?.ratio === undefined ? undefined : r.ratio >= goal,
     });
   }
+  const plain = row("hotp");
+  const withPolicies = row("policies");
+  const policyRatio = plain && withPolicies && plain.rps > 0
+    ? withPolicies.rps / plain.rps
+    : undefined;
+  targets.push({
+    name: "validate with 50 policies vs none",
+    goal: "≥ 80%",
+    actual: policyRatio === undefined
+      ? "not run"
+      : `${pct(policyRatio)} (${fmtRate(withPolicies!.rps)} vs ${fmtRate(plain!.rps)} req/s)`,
+    met: policyRatio === undefined ? undefined : policyRatio >= 0.8,
+  });
   const signed = row("signed");
   const rate = report.signRate ? Math.max(report.signRate.sequential, report.signRate.parallel) : 0;
   targets.push({

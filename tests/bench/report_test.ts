@@ -87,17 +87,33 @@ Deno.test("evaluateTargets: ratio targets, signing rate and RSS at 10,000 tokens
   assert.match(signed.actual, /^73\.5% \(250\.0 of 340\.0 signatures\/s\)$/);
   assert.equal(by("server peak RSS").met, true);
   assert.equal(by("server peak RSS").actual, "120.0 MB at 10000 tokens");
+  assert.equal(by("validate with 50 policies").met, undefined);
+});
+
+Deno.test("evaluateTargets compares validate with 50 policies to the plain run", () => {
+  const base = report();
+  const hotp = base.results.find((r) => r.scenario === "hotp")!;
+  const within = evaluateTargets(
+    report({ results: [...base.results, { ...hotp, scenario: "policies", rps: hotp.rps * 0.85 }] }),
+  );
+  const w = within.find((x) => x.name.startsWith("validate with 50 policies"))!;
+  assert.equal(w.met, true);
+  assert.match(w.actual, /^85\.0% /);
+  const slow = evaluateTargets(
+    report({ results: [...base.results, { ...hotp, scenario: "policies", rps: hotp.rps * 0.7 }] }),
+  );
+  assert.equal(slow.find((x) => x.name.startsWith("validate with 50 policies"))!.met, false);
 });
 
 Deno.test("evaluateTargets leaves targets open that the run did not measure", () => {
   const t = evaluateTargets(
     report({ results: [], signRate: undefined, peakRssBytes: 90e6, tokensInDb: 1000 }),
   );
-  assert.equal(t.length, 6);
+  assert.equal(t.length, 7);
   for (const x of t) assert.equal(x.met, undefined);
-  assert.match(t[5].actual, /run --tokens 10000/);
+  assert.match(t[6].actual, /run --tokens 10000/);
   const over = evaluateTargets(report({ peakRssBytes: 151e6 }));
-  assert.equal(over[5].met, false);
+  assert.equal(over[6].met, false);
 });
 
 Deno.test("number formatting helpers", () => {
