@@ -102,8 +102,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     if (!(err instanceof AppError)) {
       // the cause goes to the log, never to the client
       deps.log.error("Unhandled error", { path: c.req.path, error: err, stack: err.stack ?? "" });
-    } else if (c.var.audit) {
-      c.var.audit.info ||= err.message;
+    } else if (c.get("audit")) {
+      c.get("audit").info ||= err.message;
     }
     return await errorEnvelope(c, err);
   });

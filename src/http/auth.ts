@@ -9,7 +9,7 @@ import { AuthError } from "../errors.ts";
 import { verifyJwt } from "./jwt.ts";
 
 function tokenOf(c: Context<AppEnv>): string | undefined {
-  const prefix = c.var.deps.config.auth.headerPrefix;
+  const prefix = c.get("deps").config.auth.headerPrefix;
   const raw = (prefix ? c.req.header(`${prefix}-Authorization`) : undefined) ??
     c.req.header("Authorization");
   if (raw === undefined || raw.trim() === "") return undefined;
@@ -24,9 +24,9 @@ export async function authenticate(c: Context<AppEnv>): Promise<Identity> {
   if (token === undefined) {
     throw new AuthError("Authentication failure. Missing Authorization header.", 4033);
   }
-  const identity = await verifyJwt(c.var.deps, token);
+  const identity = await verifyJwt(c.get("deps"), token);
   c.set("identity", identity);
-  const audit = c.var.audit;
+  const audit = c.get("audit");
   if (identity.role === "admin") {
     audit.administrator = identity.username;
   } else {
@@ -52,7 +52,7 @@ export function requireRole(...roles: ("admin" | "user")[]): MiddlewareHandler<A
       );
     }
     if (identity.role === "user") {
-      const p = c.var.params;
+      const p = c.get("params");
       p.user = identity.username;
       p.realm = identity.realm;
       p.resolver = identity.resolver;

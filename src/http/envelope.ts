@@ -57,9 +57,9 @@ export async function ok(
     id: authStyle ? 2 : 1,
     jsonrpc: "2.0",
     result,
-    time: c.var.deps.clock.now() / 1000,
+    time: c.get("deps").clock.now() / 1000,
     version: `Tessera ${VERSION}`,
-    versionnumber: c.var.deps.config.compat.versionnumber,
+    versionnumber: c.get("deps").config.compat.versionnumber,
   };
   if (detail) body.detail = detail;
   if (options.extra) Object.assign(body, options.extra);
@@ -79,7 +79,7 @@ export async function errorEnvelope(c: Context<AppEnv>, err: unknown): Promise<R
     id: 1,
     jsonrpc: "2.0",
     result: { status: false, error: { code: errorCodeOf(err), message: errorMessageOf(err) } },
-    time: (c.var.deps?.clock.now() ?? Date.now()) / 1000,
+    time: (c.get("deps")?.clock.now() ?? Date.now()) / 1000,
     version: `Tessera ${VERSION}`,
   };
   return await send(c, body, httpStatusOf(err));
@@ -90,10 +90,10 @@ async function send(
   body: Record<string, unknown>,
   status: number,
 ): Promise<Response> {
-  const signer = c.var.deps?.signer;
+  const signer = c.get("deps")?.signer;
   let text: string;
   if (signer) {
-    const nonce = c.var.params?.nonce;
+    const nonce = c.get("params")?.nonce;
     if (typeof nonce === "string" && nonce !== "") body.nonce = nonce;
     const canonical = pythonJson(body);
     const signature = await signer.sign(canonical);

@@ -1,6 +1,6 @@
 /**
  * The event engine's Hono middleware (spec 05 §7): for endpoints with an event
- * name, `pre` handlers run before the route (and may change `c.var.params`),
+ * name, `pre` handlers run before the route (and may change `c.get("params")`),
  * `post` handlers run after a normal response and may change it.
  *
  * @module

@@ -19,7 +19,7 @@ import { getUserInfo, resolveUser, splitUser } from "../domain/user/mod.ts";
 import { findTokenBySerial, tokenView, type TokenWithInfo } from "../domain/token/mod.ts";
 
 function param(c: Context<AppEnv>, name: string): string | null {
-  const v = c.var.params[name];
+  const v = c.get("params")[name];
   return typeof v === "string" ? v : typeof v === "number" ? String(v) : null;
 }
 
@@ -33,7 +33,7 @@ function pathSerial(c: Context<AppEnv>): string | null {
  * secrets), and lazily the user acted on (`user`/`realm`) and the token of `serial`.
  */
 export function requestConditionData(c: Context<AppEnv>): ConditionData {
-  const deps = c.var.deps;
+  const deps = c.get("deps");
   let token: Promise<TokenWithInfo | undefined> | undefined;
   const loadToken = () => {
     const serial = param(c, "serial") ?? pathSerial(c);
@@ -44,10 +44,10 @@ export function requestConditionData(c: Context<AppEnv>): ConditionData {
     "HTTP Environment": {
       REQUEST_METHOD: c.req.method,
       PATH_INFO: c.req.path,
-      REMOTE_ADDR: c.var.clientIp,
-      HTTP_USER_AGENT: c.var.userAgent,
+      REMOTE_ADDR: c.get("clientIp"),
+      HTTP_USER_AGENT: c.get("userAgent"),
     },
-    "Request Data": c.var.params,
+    "Request Data": c.get("params"),
     userinfo: async () => {
       const given = param(c, "user");
       if (!given) return undefined;
@@ -81,8 +81,8 @@ export function rightContextOf(c: Context<AppEnv>): RightContext {
     realm: param(c, "realm")?.toLowerCase() ?? null,
     resolver: param(c, "resolver"),
     serial: param(c, "serial") ?? pathSerial(c),
-    client: c.var.clientIp,
-    userAgent: c.var.userAgent,
+    client: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
     conditions: requestConditionData(c),
   };
 }
@@ -106,7 +106,7 @@ export function requireRight(
   options: RightOptions = {},
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const identity = c.var.identity;
+    const identity = c.get("identity");
     if (!identity) {
       // requireRight must run after adminOnly / adminOrUser
       throw new AuthError("Authentication failure. Missing Authorization header.", 4033);
@@ -120,7 +120,7 @@ export function requireRight(
       ctx.resolver = null;
       ctx.serial = null;
     }
-    const granted = await checkRight(c.var.deps, identity, name, {
+    const granted = await checkRight(c.get("deps"), identity, name, {
       ...ctx,
       message: typeof options.message === "function"
         ? options.message(identity.role)
@@ -141,7 +141,7 @@ export function requireAdminRight(
 
 /** Appends policy names to the audit column `policies`. */
 export function addAuditPolicies(c: Context<AppEnv>, names: readonly string[]): void {
-  const audit = c.var.audit;
+  const audit = c.get("audit");
   const all = new Set(audit.policies ? audit.policies.split(",") : []);
   for (const n of names) all.add(n);
   audit.policies = [...all].join(",").slice(0, 1000);
@@ -156,9 +156,9 @@ export async function visibleRealms(
   action: string,
   requested: { realm?: string; realms?: string[] } = {},
 ): Promise<string[] | undefined> {
-  const identity = c.var.identity;
+  const identity = c.get("identity");
   if (!identity) return undefined;
-  const allowed = await allowedRealms(c.var.deps, identity, action, rightContextOf(c));
+  const allowed = await allowedRealms(c.get("deps"), identity, action, rightContextOf(c));
   if (allowed === undefined) return undefined;
   if (requested.realms) return allowed.filter((r) => requested.realms!.includes(r));
   if (requested.realm !== undefined) {
@@ -180,14 +180,14 @@ export async function serialsAllowed(
   action: string,
   serials: readonly string[],
 ): Promise<{ allowed: string[]; denied: string[] }> {
-  const identity = c.var.identity;
+  const identity = c.get("identity");
   if (!identity || serials.length === 0) return { allowed: [...serials], denied: [] };
   const allowed: string[] = [];
   const denied: string[] = [];
   const base = rightContextOf(c);
   for (const serial of serials) {
     try {
-      await checkRight(c.var.deps, identity, action, { ...base, serial });
+      await checkRight(c.get("deps"), identity, action, { ...base, serial });
       allowed.push(serial);
     } catch (err) {
       if (!(err instanceof PolicyError)) throw err;
@@ -208,14 +208,14 @@ export async function requestRightValue(
   c: Context<AppEnv>,
   action: string,
 ): Promise<string | undefined> {
-  const identity = c.var.identity;
+  const identity = c.get("identity");
   if (!identity) return undefined;
-  return await rightValue(c.var.deps, identity, action, rightContextOf(c));
+  return await rightValue(c.get("deps"), identity, action, rightContextOf(c));
 }
 
 /** The caller-scope values of a multi-valued action for this request (e.g. `hide_tokeninfo`). */
 export async function requestRightValues(c: Context<AppEnv>, action: string): Promise<string[]> {
-  const identity = c.var.identity;
+  const identity = c.get("identity");
   if (!identity) return [];
-  return await rightValues(c.var.deps, identity, action, rightContextOf(c));
+  return await rightValues(c.get("deps"), identity, action, rightContextOf(c));
 }

@@ -28,7 +28,7 @@ const lastWarnedByLog = new WeakMap<object, Map<string, number>>();
 
 /** Middleware for the whole app; cheap for every request that is not metered. */
 export const subscriptionCheck: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const deps = c.var.deps;
+  const deps = c.get("deps");
   if (deps.config.subscriptions.mode === "off") return await next();
   const path = c.req.path.length > 1 ? c.req.path.replace(/\/+$/, "") : c.req.path;
   if (!METERED_PATHS.has(path)) return await next();
@@ -40,7 +40,7 @@ export const subscriptionCheck: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (deps.config.subscriptions.mode === "enforce") {
     // token endpoints authenticate first, so an anonymous caller learns nothing about subscriptions
     if (ADMIN_PATHS.has(path)) await authenticate(c);
-    c.var.audit.info = note;
+    c.get("audit").info = note;
     throw result.refusal;
   }
   // the audit row records every case; the log gets one line per application and minute
@@ -61,7 +61,7 @@ export const subscriptionCheck: MiddlewareHandler<AppEnv> = async (c, next) => {
   try {
     await next();
   } finally {
-    const audit = c.var.audit;
+    const audit = c.get("audit");
     audit.info = audit.info ? `${note}; ${audit.info}` : note;
   }
 };

@@ -9,5 +9,5 @@ import { searchAudit } from "../../domain/audit/mod.ts";
 export const auditRoutes = new Hono<AppEnv>();
 
 auditRoutes.get("/", adminOnly, requireRight("auditlog", { ignoreUser: true }), async (c) => {
-  return ok(c, await searchAudit(c.var.deps, c.var.params));
+  return ok(c, await searchAudit(c.get("deps"), c.get("params")));
 });

@@ -14,26 +14,26 @@ export const authRoutes = new Hono<AppEnv>();
 
 authRoutes.post("/", async (c) => {
   c.set("authStyle", true);
-  const p = c.var.params;
-  const deps = c.var.deps;
+  const p = c.get("params");
+  const deps = c.get("deps");
   const result = await login(deps, {
     username: stringParam(p, "username") ?? "",
     password: stringParam(p, "password") ?? "",
     realm: stringParam(p, "realm"),
-    clientIp: c.var.clientIp,
-    userAgent: c.var.userAgent,
+    clientIp: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
   });
   const rights = await rightsOf(deps, result, {
-    client: c.var.clientIp,
-    userAgent: c.var.userAgent,
+    client: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
   });
   // webui policies: JWT lifetime (jwt_validity) and the WebUI settings below
   const web = await webuiSettings(deps, result, {
-    client: c.var.clientIp,
-    userAgent: c.var.userAgent,
+    client: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
   });
   const { token } = await issueJwt(deps, { ...result, rights }, web.jwtValidity);
-  const audit = c.var.audit;
+  const audit = c.get("audit");
   audit.user = result.username;
   audit.realm = result.realm;
   audit.resolver = result.resolver;
@@ -57,9 +57,9 @@ authRoutes.post("/", async (c) => {
 authRoutes.get("/rights", adminOrUser, async (c) => {
   // enrollable types: those with enroll<TYPE> among the caller's rights (spec 01 §6.4)
   const rights = new Set(
-    await rightsOf(c.var.deps, c.var.identity!, {
-      client: c.var.clientIp,
-      userAgent: c.var.userAgent,
+    await rightsOf(c.get("deps"), c.get("identity")!, {
+      client: c.get("clientIp"),
+      userAgent: c.get("userAgent"),
     }),
   );
   return ok(

@@ -12,15 +12,15 @@ export const defaultrealmRoutes = new Hono<AppEnv>();
 defaultrealmRoutes.use("*", adminOnly);
 
 defaultrealmRoutes.get("/", async (c) => {
-  return ok(c, await readDefaultRealm(c.var.deps));
+  return ok(c, await readDefaultRealm(c.get("deps")));
 });
 
 defaultrealmRoutes.post("/:realm", requireRight("resolverwrite"), async (c) => {
   const realm = pathParam(c, "realm");
-  c.var.audit.info = `realm ${realm}`;
-  return ok(c, await setDefaultRealm(c.var.deps, realm));
+  c.get("audit").info = `realm ${realm}`;
+  return ok(c, await setDefaultRealm(c.get("deps"), realm));
 });
 
 defaultrealmRoutes.delete("/", requireRight("resolverdelete"), async (c) => {
-  return ok(c, await clearDefaultRealm(c.var.deps));
+  return ok(c, await clearDefaultRealm(c.get("deps")));
 });

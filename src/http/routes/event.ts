@@ -27,38 +27,38 @@ eventRoutes.use(
   requireRight((c) => c.req.method === "GET" ? "eventhandling_read" : "eventhandling_write"),
 );
 
-eventRoutes.get("/", async (c) => ok(c, await listEventDefinitions(c.var.deps)));
+eventRoutes.get("/", async (c) => ok(c, await listEventDefinitions(c.get("deps"))));
 eventRoutes.get("/available", (c) => ok(c, availableEvents()));
 eventRoutes.get("/handlermodules", (c) => ok(c, handlerModuleNames()));
 
 eventRoutes.get("/actions/:module", async (c) => {
-  return ok(c, await moduleActions(c.var.deps, pathParam(c, "module")));
+  return ok(c, await moduleActions(c.get("deps"), pathParam(c, "module")));
 });
 eventRoutes.get("/conditions/:module", (c) => ok(c, moduleConditions(pathParam(c, "module"))));
 eventRoutes.get("/positions/:module", (c) => ok(c, modulePositions(pathParam(c, "module"))));
 eventRoutes.get("/defaults/:module", (c) => ok(c, moduleDefaults(pathParam(c, "module"))));
 
 eventRoutes.post("/", async (c) => {
-  const id = await saveEventDefinition(c.var.deps, c.var.params);
-  c.var.audit.info = `${id}`;
+  const id = await saveEventDefinition(c.get("deps"), c.get("params"));
+  c.get("audit").info = `${id}`;
   return ok(c, id);
 });
 
 eventRoutes.post("/enable/:id", async (c) => {
-  c.var.audit.info = pathParam(c, "id").slice(0, 50);
-  return ok(c, await setEventActive(c.var.deps, parseEventId(pathParam(c, "id")), true));
+  c.get("audit").info = pathParam(c, "id").slice(0, 50);
+  return ok(c, await setEventActive(c.get("deps"), parseEventId(pathParam(c, "id")), true));
 });
 
 eventRoutes.post("/disable/:id", async (c) => {
-  c.var.audit.info = pathParam(c, "id").slice(0, 50);
-  return ok(c, await setEventActive(c.var.deps, parseEventId(pathParam(c, "id")), false));
+  c.get("audit").info = pathParam(c, "id").slice(0, 50);
+  return ok(c, await setEventActive(c.get("deps"), parseEventId(pathParam(c, "id")), false));
 });
 
 eventRoutes.get("/:id", async (c) => {
-  return ok(c, await listEventDefinitions(c.var.deps, parseEventId(pathParam(c, "id"))));
+  return ok(c, await listEventDefinitions(c.get("deps"), parseEventId(pathParam(c, "id"))));
 });
 
 eventRoutes.delete("/:id", async (c) => {
-  c.var.audit.info = pathParam(c, "id").slice(0, 50);
-  return ok(c, await deleteEventDefinition(c.var.deps, parseEventId(pathParam(c, "id"))));
+  c.get("audit").info = pathParam(c, "id").slice(0, 50);
+  return ok(c, await deleteEventDefinition(c.get("deps"), parseEventId(pathParam(c, "id"))));
 });

@@ -10,9 +10,9 @@ healthzRoutes.get("/", (c) => ok(c, { status: "OK" }));
 healthzRoutes.get("/livez", (c) => ok(c, { status: "OK" }));
 
 async function ready(c: Context<AppEnv>): Promise<Response> {
-  const problem = await checkDatabase(c.var.deps);
+  const problem = await checkDatabase(c.get("deps"));
   if (problem) {
-    c.var.deps.log.warn("Readiness check failed", { reason: problem });
+    c.get("deps").log.warn("Readiness check failed", { reason: problem });
     return ok(c, { status: "NOT OK", database: "unreachable" }, { status: 503 });
   }
   return ok(c, { status: "OK", database: "OK" });

@@ -50,14 +50,14 @@ function machineParams(params: Params) {
 }
 
 function auditSerial(c: Context<AppEnv>, serial: string | undefined): void {
-  if (serial) c.var.audit.serial = serial.slice(0, 40);
+  if (serial) c.get("audit").serial = serial.slice(0, 40);
 }
 
 machineRoutes.get("/", adminOnly, machinelist, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   return ok(
     c,
-    await listMachines(c.var.deps, {
+    await listMachines(c.get("deps"), {
       hostname: optional(p, "hostname"),
       ip: optional(p, "ip"),
       id: optional(p, "id"),
@@ -68,12 +68,12 @@ machineRoutes.get("/", adminOnly, machinelist, async (c) => {
 });
 
 machineRoutes.post("/token", adminOnly, manageTokens, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const serial = requireString(p, "serial");
   const application = requireString(p, "application");
   auditSerial(c, serial);
-  c.var.audit.info = application.slice(0, 900);
-  const id = await attachToken(c.var.deps, {
+  c.get("audit").info = application.slice(0, 900);
+  const id = await attachToken(c.get("deps"), {
     serial,
     application,
     ...machineParams(p),
@@ -83,13 +83,13 @@ machineRoutes.post("/token", adminOnly, manageTokens, async (c) => {
 });
 
 machineRoutes.get("/token", adminOnly, manageTokens, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const serial = optional(p, "serial");
   auditSerial(c, serial);
   const { resolver, ...m } = machineParams(p);
   return ok(
     c,
-    await listBindings(c.var.deps, {
+    await listBindings(c.get("deps"), {
       serial,
       application: optional(p, "application"),
       ...m,
@@ -110,7 +110,7 @@ machineRoutes.delete(
     auditSerial(c, serial);
     return ok(
       c,
-      await detachToken(c.var.deps, {
+      await detachToken(c.get("deps"), {
         serial,
         machineid: pathParam(c, "machineid"),
         resolver: pathParam(c, "resolver"),
@@ -125,17 +125,17 @@ machineRoutes.delete("/token/:serial/:application/:mtid", adminOnly, manageToken
   const raw = pathParam(c, "mtid");
   const mtid = intParam({ mtid: raw }, "mtid", undefined, 1, Number.MAX_SAFE_INTEGER);
   if (mtid === undefined) throw new ParameterError("Missing parameter: mtid");
-  return ok(c, await detachBinding(c.var.deps, mtid));
+  return ok(c, await detachBinding(c.get("deps"), mtid));
 });
 
 machineRoutes.post("/tokenoption", adminOnly, manageTokens, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const serial = optional(p, "serial");
   auditSerial(c, serial);
   const { resolver, ...m } = machineParams(p);
   return ok(
     c,
-    await setBindingOptions(c.var.deps, {
+    await setBindingOptions(c.get("deps"), {
       mtid: intParam(p, "mtid", undefined, 1, Number.MAX_SAFE_INTEGER),
       serial,
       application: optional(p, "application"),
@@ -147,19 +147,19 @@ machineRoutes.post("/tokenoption", adminOnly, manageTokens, async (c) => {
 });
 
 async function authItems(c: Context<AppEnv>, application: string | undefined) {
-  const p = c.var.params;
+  const p = c.get("params");
   const hostname = requireString(p, "hostname");
-  c.var.audit.info = `hostname: ${hostname}`.slice(0, 900);
+  c.get("audit").info = `hostname: ${hostname}`.slice(0, 900);
   return ok(
     c,
-    await getAuthItems(c.var.deps, {
+    await getAuthItems(c.get("deps"), {
       hostname,
       application,
       challenge: optional(p, "challenge"),
       serial: optional(p, "serial"),
       filters: rest(p, ["hostname", "challenge", "application", "serial", ...IGNORED]),
-      userAgent: c.var.userAgent,
-      mangle: { client: c.var.clientIp, userAgent: c.var.userAgent },
+      userAgent: c.get("userAgent"),
+      mangle: { client: c.get("clientIp"), userAgent: c.get("userAgent") },
     }),
   );
 }

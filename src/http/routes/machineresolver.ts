@@ -15,27 +15,27 @@ import {
 export const machineresolverRoutes = new Hono<AppEnv>();
 
 machineresolverRoutes.get("/", adminOnly, requireRight("mresolverread"), async (c) => {
-  const type = stringParam(c.var.params, "type") || undefined;
-  return ok(c, await listMachineResolvers(c.var.deps, { type }));
+  const type = stringParam(c.get("params"), "type") || undefined;
+  return ok(c, await listMachineResolvers(c.get("deps"), { type }));
 });
 
 machineresolverRoutes.post("/test", adminOnly, requireRight("mresolverwrite"), async (c) => {
-  const result = await testMachineResolver(c.var.deps, c.var.params);
+  const result = await testMachineResolver(c.get("deps"), c.get("params"));
   return ok(c, result.ok, { detail: { description: result.description } });
 });
 
 machineresolverRoutes.get("/:name", adminOnly, requireRight("mresolverread"), async (c) => {
-  return ok(c, await listMachineResolvers(c.var.deps, { name: pathParam(c, "name") }));
+  return ok(c, await listMachineResolvers(c.get("deps"), { name: pathParam(c, "name") }));
 });
 
 machineresolverRoutes.post("/:name", adminOnly, requireRight("mresolverwrite"), async (c) => {
   const name = pathParam(c, "name");
-  c.var.audit.info = name.slice(0, 900);
-  return ok(c, await saveMachineResolver(c.var.deps, name, c.var.params));
+  c.get("audit").info = name.slice(0, 900);
+  return ok(c, await saveMachineResolver(c.get("deps"), name, c.get("params")));
 });
 
 machineresolverRoutes.delete("/:name", adminOnly, requireRight("mresolverdelete"), async (c) => {
   const name = pathParam(c, "name");
-  c.var.audit.info = name.slice(0, 900);
-  return ok(c, await deleteMachineResolver(c.var.deps, name));
+  c.get("audit").info = name.slice(0, 900);
+  return ok(c, await deleteMachineResolver(c.get("deps"), name));
 });

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam, requireString, stringParam } from "../params.ts";
@@ -28,23 +28,23 @@ export const policyRoutes = new Hono<AppEnv>();
 const read = requireRight("policyread");
 const write = requireRight("policywrite");
 
-policyRoutes.get("/defs", adminOnly, read, async (c) => ok(c, await policyDefs(c.var.deps)));
+policyRoutes.get("/defs", adminOnly, read, async (c) => ok(c, await policyDefs(c.get("deps"))));
 policyRoutes.get("/defs/conditions", adminOnly, read, (c) => ok(c, conditionDefs()));
-policyRoutes.get("/defs/pinodes", adminOnly, read, (c) => ok(c, policyNodes(c.var.deps)));
+policyRoutes.get("/defs/pinodes", adminOnly, read, (c) => ok(c, policyNodes(c.get("deps"))));
 policyRoutes.get("/defs/:scope", adminOnly, read, async (c) => {
-  return ok(c, await policyDefs(c.var.deps, pathParam(c, "scope")));
+  return ok(c, await policyDefs(c.get("deps"), pathParam(c, "scope")));
 });
 
 policyRoutes.get("/check", adminOnly, read, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   return ok(
     c,
-    await checkPolicy(c.var.deps, {
+    await checkPolicy(c.get("deps"), {
       user: requireString(p, "user"),
       realm: requireString(p, "realm"),
       scope: requireString(p, "scope"),
       action: requireString(p, "action"),
-      client: stringParam(p, "client") ?? c.var.clientIp,
+      client: stringParam(p, "client") ?? c.get("clientIp"),
       resolver: stringParam(p, "resolver"),
     }),
   );
@@ -53,8 +53,8 @@ policyRoutes.get("/check", adminOnly, read, async (c) => {
 policyRoutes.get("/export/:fn", adminOnly, read, async (c) => {
   // the file name is only a label: keep it to safe characters for the header
   const fn = pathParam(c, "fn").replace(/[^A-Za-z0-9_.\-]/g, "_").replace(/^\.+/, "_");
-  c.var.audit.info = fn;
-  const body = await exportPolicies(c.var.deps);
+  c.get("audit").info = fn;
+  const body = await exportPolicies(c.get("deps"));
   return new Response(body, {
     status: 200,
     headers: {
@@ -66,25 +66,25 @@ policyRoutes.get("/export/:fn", adminOnly, read, async (c) => {
 });
 
 policyRoutes.post("/import/:fn", adminOnly, write, async (c) => {
-  const file = c.var.params.file;
+  const file = c.get("params").file;
   let content: Uint8Array | string;
   if (file instanceof File) content = new Uint8Array(await file.arrayBuffer());
   else if (typeof file === "string") content = file;
   else throw missingParameter("file");
-  c.var.audit.info = pathParam(c, "fn");
-  return ok(c, await importPolicies(c.var.deps, content));
+  c.get("audit").info = pathParam(c, "fn");
+  return ok(c, await importPolicies(c.get("deps"), content));
 });
 
 policyRoutes.post("/enable/:name", adminOnly, write, async (c) => {
   const name = pathParam(c, "name");
-  c.var.audit.info = name;
-  return ok(c, await setPolicyActive(c.var.deps, name, true));
+  c.get("audit").info = name;
+  return ok(c, await setPolicyActive(c.get("deps"), name, true));
 });
 
 policyRoutes.post("/disable/:name", adminOnly, write, async (c) => {
   const name = pathParam(c, "name");
-  c.var.audit.info = name;
-  return ok(c, await setPolicyActive(c.var.deps, name, false));
+  c.get("audit").info = name;
+  return ok(c, await setPolicyActive(c.get("deps"), name, false));
 });
 
 function filterOf(params: Record<string, unknown>): PolicyFilter {
@@ -107,37 +107,37 @@ function filterOf(params: Record<string, unknown>): PolicyFilter {
   return filter;
 }
 
-function shape(c: { var: AppEnv["Variables"] }, policies: Policy[]): unknown {
-  if (c.var.deps.config.compat.policyList) return policies;
+function shape(c: Context<AppEnv>, policies: Policy[]): unknown {
+  if (c.get("deps").config.compat.policyList) return policies;
   return Object.fromEntries(policies.map((p) => [p.name, p]));
 }
 
 policyRoutes.get("/", adminOnly, read, async (c) => {
-  return ok(c, shape(c, await listPolicies(c.var.deps, filterOf(c.var.params))));
+  return ok(c, shape(c, await listPolicies(c.get("deps"), filterOf(c.get("params")))));
 });
 
 policyRoutes.get("/:name", adminOnly, read, async (c) => {
-  const filter = { ...filterOf(c.var.params), name: pathParam(c, "name") };
-  return ok(c, shape(c, await listPolicies(c.var.deps, filter)));
+  const filter = { ...filterOf(c.get("params")), name: pathParam(c, "name") };
+  return ok(c, shape(c, await listPolicies(c.get("deps"), filter)));
 });
 
 policyRoutes.post("/:name", adminOnly, write, async (c) => {
   const name = pathParam(c, "name");
-  c.var.audit.info = name;
-  const id = await savePolicy(c.var.deps, name, c.var.params);
+  c.get("audit").info = name;
+  const id = await savePolicy(c.get("deps"), name, c.get("params"));
   return ok(c, { [`setPolicy ${name}`]: id });
 });
 
 policyRoutes.patch("/:name", adminOnly, write, async (c) => {
   const oldName = pathParam(c, "name");
-  const newName = stringParam(c.var.params, "name");
+  const newName = stringParam(c.get("params"), "name");
   if (newName === undefined || newName === "") throw missingParameter("name");
-  c.var.audit.info = `${oldName} -> ${newName}`;
-  return ok(c, await renamePolicy(c.var.deps, oldName, newName));
+  c.get("audit").info = `${oldName} -> ${newName}`;
+  return ok(c, await renamePolicy(c.get("deps"), oldName, newName));
 });
 
 policyRoutes.delete("/:name", adminOnly, requireRight("policydelete"), async (c) => {
   const name = pathParam(c, "name");
-  c.var.audit.info = name;
-  return ok(c, await deletePolicy(c.var.deps, name));
+  c.get("audit").info = name;
+  return ok(c, await deletePolicy(c.get("deps"), name));
 });

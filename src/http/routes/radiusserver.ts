@@ -29,14 +29,14 @@ function settings(p: Params) {
 }
 
 radiusserverRoutes.get("/", adminOnly, read, async (c) => {
-  return ok(c, await listRadiusServers(c.var.deps));
+  return ok(c, await listRadiusServers(c.get("deps")));
 });
 
 radiusserverRoutes.post("/test_request", adminOnly, write, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const identifier = requireString(p, "identifier");
-  c.var.audit.info = identifier.slice(0, 200);
-  const value = await testRadiusRequest(c.var.deps, {
+  c.get("audit").info = identifier.slice(0, 200);
+  const value = await testRadiusRequest(c.get("deps"), {
     identifier,
     server: requireString(p, "server"),
     secret: requireString(p, "secret"),
@@ -48,10 +48,10 @@ radiusserverRoutes.post("/test_request", adminOnly, write, async (c) => {
 });
 
 radiusserverRoutes.post("/:identifier", adminOnly, write, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const identifier = pathParam(c, "identifier");
-  c.var.audit.info = identifier.slice(0, 200);
-  const value = await setRadiusServer(c.var.deps, identifier, {
+  c.get("audit").info = identifier.slice(0, 200);
+  const value = await setRadiusServer(c.get("deps"), identifier, {
     server: requireString(p, "server"),
     secret: requireString(p, "secret"),
     description: stringParam(p, "description"),
@@ -62,6 +62,6 @@ radiusserverRoutes.post("/:identifier", adminOnly, write, async (c) => {
 
 radiusserverRoutes.delete("/:identifier", adminOnly, write, async (c) => {
   const identifier = pathParam(c, "identifier");
-  c.var.audit.info = identifier.slice(0, 200);
-  return ok(c, await deleteRadiusServer(c.var.deps, identifier));
+  c.get("audit").info = identifier.slice(0, 200);
+  return ok(c, await deleteRadiusServer(c.get("deps"), identifier));
 });

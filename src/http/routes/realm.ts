@@ -19,11 +19,11 @@ export const realmRoutes = new Hono<AppEnv>();
 realmRoutes.use("*", adminOnly);
 
 realmRoutes.get("/", async (c) => {
-  return ok(c, await listRealms(c.var.deps));
+  return ok(c, await listRealms(c.get("deps")));
 });
 
 realmRoutes.get("/superuser", (c) => {
-  return ok(c, c.var.deps.config.auth.superuserRealms);
+  return ok(c, c.get("deps").config.auth.superuserRealms);
 });
 
 /** `resolvers` as CSV string or JSON list of strings. */
@@ -39,9 +39,9 @@ function resolverList(raw: unknown): string[] {
 }
 
 realmRoutes.post("/:realm", requireRight("resolverwrite"), async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const realm = pathParam(c, "realm");
-  c.var.audit.info = `realm ${realm}`;
+  c.get("audit").info = `realm ${realm}`;
   const priorities: Record<string, number> = {};
   for (const [key, value] of Object.entries(p)) {
     // only JSON integers count; form strings are ignored (spec 03 §7)
@@ -51,7 +51,7 @@ realmRoutes.post("/:realm", requireRight("resolverwrite"), async (c) => {
   }
   return ok(
     c,
-    await setRealm(c.var.deps, realm, { resolvers: resolverList(p.resolvers), priorities }),
+    await setRealm(c.get("deps"), realm, { resolvers: resolverList(p.resolvers), priorities }),
   );
 });
 
@@ -74,18 +74,18 @@ function nodeEntries(raw: unknown): NodeResolverEntry[] {
 
 realmRoutes.post("/:realm/node/:node", requireRight("resolverwrite"), async (c) => {
   const realm = pathParam(c, "realm");
-  c.var.audit.info = `realm ${realm}`;
-  const entries = nodeEntries(c.var.params.resolver);
-  return ok(c, await setRealmNodeResolvers(c.var.deps, realm, pathParam(c, "node"), entries));
+  c.get("audit").info = `realm ${realm}`;
+  const entries = nodeEntries(c.get("params").resolver);
+  return ok(c, await setRealmNodeResolvers(c.get("deps"), realm, pathParam(c, "node"), entries));
 });
 
 realmRoutes.delete("/:realm", requireRight("resolverdelete"), async (c) => {
   const realm = pathParam(c, "realm");
-  c.var.audit.info = `realm ${realm}`;
+  c.get("audit").info = `realm ${realm}`;
   return ok(
     c,
-    await deleteRealm(c.var.deps, realm, {
-      deleteCustomAttributes: boolParam(c.var.params, "delete_custom_attributes"),
+    await deleteRealm(c.get("deps"), realm, {
+      deleteCustomAttributes: boolParam(c.get("params"), "delete_custom_attributes"),
     }),
   );
 });

@@ -18,16 +18,16 @@ export const resolverRoutes = new Hono<AppEnv>();
 resolverRoutes.use("*", adminOnly);
 
 resolverRoutes.get("/", requireRight("resolverread"), async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const editable = p.editable === undefined || p.editable === ""
     ? undefined
     : boolParam(p, "editable");
-  return ok(c, await listResolvers(c.var.deps, { type: stringParam(p, "type"), editable }));
+  return ok(c, await listResolvers(c.get("deps"), { type: stringParam(p, "type"), editable }));
 });
 
 resolverRoutes.post("/test", requireRight("resolverwrite"), async (c) => {
-  const p = c.var.params;
-  const result = await testResolver(c.var.deps, {
+  const p = c.get("params");
+  const result = await testResolver(c.get("deps"), {
     type: requireString(p, "type"),
     params: p,
     resolver: stringParam(p, "resolver") || undefined,
@@ -40,21 +40,21 @@ resolverRoutes.get("/:type/default", (c) => {
 });
 
 resolverRoutes.get("/:name", requireRight("resolverread"), async (c) => {
-  return ok(c, await listResolvers(c.var.deps, { name: pathParam(c, "name") }));
+  return ok(c, await listResolvers(c.get("deps"), { name: pathParam(c, "name") }));
 });
 
 resolverRoutes.post("/:name", requireRight("resolverwrite"), async (c) => {
   const name = pathParam(c, "name");
-  c.var.audit.info = `resolver ${name}`;
-  const id = await saveResolver(c.var.deps, name, {
-    type: requireString(c.var.params, "type"),
-    params: c.var.params,
+  c.get("audit").info = `resolver ${name}`;
+  const id = await saveResolver(c.get("deps"), name, {
+    type: requireString(c.get("params"), "type"),
+    params: c.get("params"),
   });
   return ok(c, id);
 });
 
 resolverRoutes.delete("/:name", requireRight("resolverdelete"), async (c) => {
   const name = pathParam(c, "name");
-  c.var.audit.info = `resolver ${name}`;
-  return ok(c, await deleteResolver(c.var.deps, name));
+  c.get("audit").info = `resolver ${name}`;
+  return ok(c, await deleteResolver(c.get("deps"), name));
 });

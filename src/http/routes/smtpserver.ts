@@ -20,24 +20,24 @@ smtpServerRoutes.use(
   requireRight((c) => c.req.method === "GET" ? "smtpserver_read" : "smtpserver_write"),
 );
 
-smtpServerRoutes.get("/", async (c) => ok(c, await listSmtpServers(c.var.deps)));
+smtpServerRoutes.get("/", async (c) => ok(c, await listSmtpServers(c.get("deps"))));
 
 smtpServerRoutes.post("/send_test_email", async (c) => {
-  return ok(c, await sendTestEmail(c.var.deps, c.var.params));
+  return ok(c, await sendTestEmail(c.get("deps"), c.get("params")));
 });
 
 smtpServerRoutes.get("/:identifier", async (c) => {
-  return ok(c, await listSmtpServers(c.var.deps, pathParam(c, "identifier")));
+  return ok(c, await listSmtpServers(c.get("deps"), pathParam(c, "identifier")));
 });
 
 smtpServerRoutes.post("/:identifier", async (c) => {
   const identifier = pathParam(c, "identifier");
-  c.var.audit.info = identifier.slice(0, 200);
-  return ok(c, await saveSmtpServer(c.var.deps, identifier, c.var.params));
+  c.get("audit").info = identifier.slice(0, 200);
+  return ok(c, await saveSmtpServer(c.get("deps"), identifier, c.get("params")));
 });
 
 smtpServerRoutes.delete("/:identifier", async (c) => {
   const identifier = pathParam(c, "identifier");
-  c.var.audit.info = identifier.slice(0, 200);
-  return ok(c, await deleteSmtpServer(c.var.deps, identifier));
+  c.get("audit").info = identifier.slice(0, 200);
+  return ok(c, await deleteSmtpServer(c.get("deps"), identifier));
 });

@@ -19,11 +19,11 @@ export const subscriptionRoutes = new Hono<AppEnv>();
 subscriptionRoutes.use("*", adminOnly, requireRight("managesubscription"));
 
 subscriptionRoutes.get("/", async (c) => {
-  return ok(c, await listSubscriptions(c.var.deps));
+  return ok(c, await listSubscriptions(c.get("deps")));
 });
 
 subscriptionRoutes.post("/", async (c) => {
-  const file = c.var.params.file;
+  const file = c.get("params").file;
   let text: string;
   if (file instanceof File) {
     if (file.size > MAX_FILE_BYTES) {
@@ -43,17 +43,17 @@ subscriptionRoutes.post("/", async (c) => {
   } else {
     throw new ParameterError('Cannot parse parameter "file": expected a file or a string');
   }
-  const id = await uploadSubscription(c.var.deps, text);
-  c.var.audit.info = `subscription id ${id}`;
+  const id = await uploadSubscription(c.get("deps"), text);
+  c.get("audit").info = `subscription id ${id}`;
   return ok(c, id);
 });
 
 subscriptionRoutes.get("/:application", async (c) => {
-  return ok(c, await listSubscriptions(c.var.deps, pathParam(c, "application")));
+  return ok(c, await listSubscriptions(c.get("deps"), pathParam(c, "application")));
 });
 
 subscriptionRoutes.delete("/:application", async (c) => {
   const application = pathParam(c, "application");
-  c.var.audit.info = application.slice(0, 900);
-  return ok(c, await deleteSubscription(c.var.deps, application));
+  c.get("audit").info = application.slice(0, 900);
+  return ok(c, await deleteSubscription(c.get("deps"), application));
 });

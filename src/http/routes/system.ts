@@ -10,21 +10,21 @@ import { deleteSystemConfig, readSystemConfig, setSystemConfig } from "../../dom
 export const systemRoutes = new Hono<AppEnv>();
 
 systemRoutes.get("/", adminOrUser, requireAdminRight("configread"), async (c) => {
-  return ok(c, await readSystemConfig(c.var.deps, stringParam(c.var.params, "key")));
+  return ok(c, await readSystemConfig(c.get("deps"), stringParam(c.get("params"), "key")));
 });
 
 systemRoutes.post("/setConfig", adminOnly, requireRight("configwrite"), async (c) => {
-  const result = await setSystemConfig(c.var.deps, c.var.params);
-  c.var.audit.info = Object.keys(result).join(", ").slice(0, 900);
+  const result = await setSystemConfig(c.get("deps"), c.get("params"));
+  c.get("audit").info = Object.keys(result).join(", ").slice(0, 900);
   return ok(c, result);
 });
 
 systemRoutes.delete("/:key", adminOnly, requireRight("configdelete"), async (c) => {
   const key = pathParam(c, "key");
-  c.var.audit.info = key.slice(0, 900);
-  return ok(c, await deleteSystemConfig(c.var.deps, key));
+  c.get("audit").info = key.slice(0, 900);
+  return ok(c, await deleteSystemConfig(c.get("deps"), key));
 });
 
 systemRoutes.get("/:key", adminOrUser, requireAdminRight("configread"), async (c) => {
-  return ok(c, await readSystemConfig(c.var.deps, pathParam(c, "key")));
+  return ok(c, await readSystemConfig(c.get("deps"), pathParam(c, "key")));
 });

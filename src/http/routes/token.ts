@@ -49,16 +49,16 @@ type C = Context<AppEnv>;
 /** `serial` from the path or the parameters. */
 function serialOf(c: C): string | undefined {
   const fromPath = pathParam(c, "serial");
-  return fromPath !== "" ? fromPath : stringParam(c.var.params, "serial") || undefined;
+  return fromPath !== "" ? fromPath : stringParam(c.get("params"), "serial") || undefined;
 }
 
 /** A selector from `serial` and/or `user`/`realm`/`resolver`. */
 function selectorOf(c: C): TokenSelector {
-  const p = c.var.params;
+  const p = c.get("params");
   const serial = serialOf(c);
   const login = stringParam(p, "user") || undefined;
   if (!serial && !login) throw missingParameter("serial");
-  c.var.audit.serial = serial ?? "";
+  c.get("audit").serial = serial ?? "";
   return {
     serial,
     login,
@@ -69,7 +69,7 @@ function selectorOf(c: C): TokenSelector {
 
 /** Serial list from `serials` (list or CSV) or a CSV `serial`; undefined for one serial. */
 function serialListOf(c: C): string[] | undefined {
-  const p = c.var.params;
+  const p = c.get("params");
   const raw = p.serials;
   if (Array.isArray(raw)) {
     if (!raw.every((s) => typeof s === "string")) {
@@ -84,10 +84,10 @@ function serialListOf(c: C): string[] | undefined {
 }
 
 async function ownerOf(c: C): Promise<UserRef | undefined> {
-  const p = c.var.params;
+  const p = c.get("params");
   const login = stringParam(p, "user");
   if (!login) return undefined;
-  return await resolveOwner(c.var.deps, login, {
+  return await resolveOwner(c.get("deps"), login, {
     realm: stringParam(p, "realm"),
     resolver: stringParam(p, "resolver"),
   });
@@ -95,7 +95,7 @@ async function ownerOf(c: C): Promise<UserRef | undefined> {
 
 /** enroll<TYPE> for the requested type (default hotp), with the spec's enrolment message. */
 const enrollRight = requireRight(
-  (c) => `enroll${(stringParam(c.var.params, "type") || "hotp").toUpperCase()}`,
+  (c) => `enroll${(stringParam(c.get("params"), "type") || "hotp").toUpperCase()}`,
   {
     message: (role) =>
       `${
@@ -105,27 +105,27 @@ const enrollRight = requireRight(
 );
 
 function isUserCaller(c: C): boolean {
-  return c.var.identity?.role === "user";
+  return c.get("identity")?.role === "user";
 }
 
 tokenRoutes.post("/init", adminOrUser, enrollRight, async (c) => {
-  const p = c.var.params;
-  const identity = c.var.identity;
-  const res = await initToken(c.var.deps, p, {
+  const p = c.get("params");
+  const identity = c.get("identity");
+  const res = await initToken(c.get("deps"), p, {
     user: await ownerOf(c),
     realm: stringParam(p, "realm") || undefined,
     caller: identity
       ? { role: identity.role, username: identity.username, realm: identity.realm }
       : undefined,
   });
-  const audit = c.var.audit;
+  const audit = c.get("audit");
   audit.serial = res.serial;
   audit.tokenType = res.type;
   return ok(c, true, { detail: res.detail });
 });
 
 tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const csv = (name: string) => stringParam(p, name)?.split(",").map((s) => s.trim());
   const serial = stringParam(p, "serial");
   const triState = (name: string) => {
@@ -164,7 +164,7 @@ tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
   const container = stringParam(p, "container_serial");
   if (container !== undefined && container !== "") q.serials = []; // no containers in Tessera
   if (stringParam(p, "outform") === "csv") {
-    const all = await listTokens(c.var.deps, { ...q, page: 1, pagesize: 100_000 });
+    const all = await listTokens(c.get("deps"), { ...q, page: 1, pagesize: 100_000 });
     return new Response(tokensCsv(all.tokens), {
       headers: {
         "content-type": "text/csv; charset=utf-8",
@@ -182,18 +182,18 @@ tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
   // hide_tokeninfo policies hide these info keys from the caller
   const hidden = await requestRightValues(c, "hide_tokeninfo");
   if (hidden.length > 0) q.hiddenInfo = [...(q.hiddenInfo ?? []), ...hidden];
-  return ok(c, await listTokens(c.var.deps, q));
+  return ok(c, await listTokens(c.get("deps"), q));
 });
 
 tokenRoutes.post("/assign", adminOrUser, requireRight("assign"), async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const serial = requireString(p, "serial");
-  c.var.audit.serial = serial;
+  c.get("audit").serial = serial;
   const user = await ownerOf(c);
   if (!user) throw missingParameter("user");
   return ok(
     c,
-    await assignToken(c.var.deps, serial, user, {
+    await assignToken(c.get("deps"), serial, user, {
       pin: stringParam(p, "pin"),
       isUserCaller: isUserCaller(c),
     }),
@@ -208,12 +208,12 @@ async function bulkOrSingle(
   const list = serialListOf(c);
   if (list) {
     const owner = isUserCaller(c) ? await ownerOf(c) : undefined;
-    c.var.audit.serial = list.join(",").slice(0, 40);
+    c.get("audit").serial = list.join(",").slice(0, 40);
     // serials outside the caller's policy realms are dropped, not fatal
     const { allowed, denied } = right
       ? await serialsAllowed(c, right, list)
       : { allowed: list, denied: [] };
-    const result = await forEachSerial(c.var.deps, allowed, owner, action);
+    const result = await forEachSerial(c.get("deps"), allowed, owner, action);
     result.unauthorized.push(...denied);
     return ok(c, result);
   }
@@ -221,56 +221,56 @@ async function bulkOrSingle(
 }
 
 tokenRoutes.post("/unassign", adminOrUser, requireRight("unassign"), async (c) => {
-  return await bulkOrSingle(c, (sel) => unassignTokens(c.var.deps, sel), "unassign");
+  return await bulkOrSingle(c, (sel) => unassignTokens(c.get("deps"), sel), "unassign");
 });
 
 for (const path of ["/enable", "/enable/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("enable"), async (c) => {
-    return ok(c, await enableTokens(c.var.deps, selectorOf(c)));
+    return ok(c, await enableTokens(c.get("deps"), selectorOf(c)));
   });
 }
 
 for (const path of ["/disable", "/disable/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("disable"), async (c) => {
-    return ok(c, await disableTokens(c.var.deps, selectorOf(c)));
+    return ok(c, await disableTokens(c.get("deps"), selectorOf(c)));
   });
 }
 
 for (const path of ["/revoke", "/revoke/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("revoke"), async (c) => {
-    return ok(c, await revokeTokens(c.var.deps, selectorOf(c)));
+    return ok(c, await revokeTokens(c.get("deps"), selectorOf(c)));
   });
 }
 
 for (const path of ["/reset", "/reset/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("reset"), async (c) => {
-    return ok(c, await resetTokens(c.var.deps, selectorOf(c)));
+    return ok(c, await resetTokens(c.get("deps"), selectorOf(c)));
   });
 }
 
 for (const path of ["/resync", "/resync/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("resync"), async (c) => {
-    const p = c.var.params;
+    const p = c.get("params");
     const otp1 = requireString(p, "otp1");
     const otp2 = requireString(p, "otp2");
-    return ok(c, await resyncToken(c.var.deps, selectorOf(c), otp1, otp2));
+    return ok(c, await resyncToken(c.get("deps"), selectorOf(c), otp1, otp2));
   });
 }
 
 for (const path of ["/setpin", "/setpin/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("setpin"), async (c) => {
-    const p = c.var.params;
+    const p = c.get("params");
     const pin = stringParam(p, "otppin") ?? stringParam(p, "userpin") ??
       stringParam(p, "sopin");
     if (pin === undefined) throw missingParameter("otppin");
-    return ok(c, await setPin(c.var.deps, selectorOf(c), pin));
+    return ok(c, await setPin(c.get("deps"), selectorOf(c), pin));
   });
 }
 
 for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("setrandompin"), async (c) => {
     const length = await requestRightValue(c, "otp_pin_set_random");
-    const res = await setRandomPin(c.var.deps, selectorOf(c), {
+    const res = await setRandomPin(c.get("deps"), selectorOf(c), {
       length: length === undefined ? undefined : Number(length),
     });
     return ok(c, res.count, { detail: { pin: res.pin } });
@@ -279,19 +279,19 @@ for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
 
 for (const path of ["/description", "/description/:serial"]) {
   tokenRoutes.post(path, adminOrUser, requireRight("setdescription"), async (c) => {
-    const description = stringParam(c.var.params, "description");
+    const description = stringParam(c.get("params"), "description");
     if (description === undefined) throw missingParameter("description");
-    return ok(c, (await setDescription(c.var.deps, selectorOf(c), description)) >= 0);
+    return ok(c, (await setDescription(c.get("deps"), selectorOf(c), description)) >= 0);
   });
 }
 
 for (const path of ["/set", "/set/:serial"]) {
   tokenRoutes.post(path, adminOnly, requireRight("set"), async (c) => {
-    const p = c.var.params;
+    const p = c.get("params");
     const int = (name: string) => intParam(p, name, undefined, 0, 1_000_000_000);
     return ok(
       c,
-      await setTokenFields(c.var.deps, selectorOf(c), {
+      await setTokenFields(c.get("deps"), selectorOf(c), {
         description: stringParam(p, "description"),
         countWindow: int("count_window"),
         syncWindow: int("sync_window"),
@@ -308,35 +308,35 @@ for (const path of ["/set", "/set/:serial"]) {
 
 tokenRoutes.post("/realm/:serial", adminOnly, requireRight("tokenrealms"), async (c) => {
   const serial = pathParam(c, "serial");
-  c.var.audit.serial = serial;
-  const raw = c.var.params.realms;
+  c.get("audit").serial = serial;
+  const raw = c.get("params").realms;
   let realms: string[];
   if (Array.isArray(raw)) realms = raw.map((r) => String(r));
-  else realms = (stringParam(c.var.params, "realms") ?? "").split(",");
-  return ok(c, await setTokenRealms(c.var.deps, serial, realms));
+  else realms = (stringParam(c.get("params"), "realms") ?? "").split(",");
+  return ok(c, await setTokenRealms(c.get("deps"), serial, realms));
 });
 
 tokenRoutes.post("/info/:serial/:key", adminOnly, requireRight("settokeninfo"), async (c) => {
   const serial = pathParam(c, "serial");
-  c.var.audit.serial = serial;
-  const value = stringParam(c.var.params, "value");
+  c.get("audit").serial = serial;
+  const value = stringParam(c.get("params"), "value");
   if (value === undefined) throw missingParameter("value");
-  return ok(c, await setTokenInfo(c.var.deps, serial, pathParam(c, "key"), value));
+  return ok(c, await setTokenInfo(c.get("deps"), serial, pathParam(c, "key"), value));
 });
 
 tokenRoutes.delete("/info/:serial/:key", adminOnly, requireRight("settokeninfo"), async (c) => {
   const serial = pathParam(c, "serial");
-  c.var.audit.serial = serial;
-  return ok(c, await deleteTokenInfo(c.var.deps, serial, pathParam(c, "key")));
+  c.get("audit").serial = serial;
+  return ok(c, await deleteTokenInfo(c.get("deps"), serial, pathParam(c, "key")));
 });
 
 for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
   tokenRoutes.get(path, adminOnly, requireRight("getchallenges"), async (c) => {
-    const p = c.var.params;
+    const p = c.get("params");
     const serial = pathParam(c, "serial") || stringParam(p, "serial") || undefined;
     return ok(
       c,
-      await listChallenges(c.var.deps, serial, {
+      await listChallenges(c.get("deps"), serial, {
         page: intParam(p, "page", 1, 1, 1_000_000),
         pagesize: intParam(p, "pagesize", 15, 1, 10_000),
       }),
@@ -346,22 +346,22 @@ for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
 
 for (const path of ["/", "/:serial"]) {
   tokenRoutes.delete(path, adminOrUser, requireRight("delete"), async (c) => {
-    return await bulkOrSingle(c, (sel) => deleteTokens(c.var.deps, sel), "delete");
+    return await bulkOrSingle(c, (sel) => deleteTokens(c.get("deps"), sel), "delete");
   });
 }
 
 tokenRoutes.post("/lost/:serial", adminOrUser, async (c) => {
   const serial = pathParam(c, "serial");
-  c.var.audit.serial = serial;
+  c.get("audit").serial = serial;
   const user = isUserCaller(c) ? await ownerOf(c) : undefined;
-  return ok(c, await lostToken(c.var.deps, serial, { user }));
+  return ok(c, await lostToken(c.get("deps"), serial, { user }));
 });
 
 tokenRoutes.get("/getserial/:otp", adminOnly, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   return ok(
     c,
-    await getSerialByOtp(c.var.deps, pathParam(c, "otp"), {
+    await getSerialByOtp(c.get("deps"), pathParam(c, "otp"), {
       type: stringParam(p, "type") || undefined,
       serial: stringParam(p, "serial") || undefined,
       assigned: boolParam(p, "assigned"),

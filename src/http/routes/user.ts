@@ -34,8 +34,8 @@ const CONTROL_KEYS = new Set([
 ]);
 
 function callerOf(c: Context<AppEnv>): Caller {
-  const id = c.var.identity!;
-  return { role: id.role, username: id.username, realm: id.realm, client: c.var.clientIp };
+  const id = c.get("identity")!;
+  return { role: id.role, username: id.username, realm: id.realm, client: c.get("clientIp") };
 }
 
 function csv(value: string | undefined): string[] {
@@ -54,29 +54,29 @@ function extraStrings(p: Params): Record<string, string> {
 }
 
 function selectorOf(c: Context<AppEnv>, user: string): UserSelector {
-  const p = c.var.params;
+  const p = c.get("params");
   const who = { user, realm: stringParam(p, "realm"), resolver: stringParam(p, "resolver") };
-  c.var.audit.user = user;
-  c.var.audit.realm = who.realm ?? "";
+  c.get("audit").user = user;
+  c.get("audit").realm = who.realm ?? "";
   return who;
 }
 
 userRoutes.get("/", adminOrUser, requireRight("userlist"), async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const common = {
     attributes: csv(stringParam(p, "attributes")),
     includeCustomAttributes: boolParam(p, "include_custom_attributes", true),
   };
-  if (c.var.identity!.role === "user") {
+  if (c.get("identity")!.role === "user") {
     // a user sees only himself (params were forced to the caller in adminOrUser)
     const only = selectorOf(c, requireString(p, "user"));
-    return ok(c, await listUsers(c.var.deps, { ...common, search: {}, only }));
+    return ok(c, await listUsers(c.get("deps"), { ...common, search: {}, only }));
   }
   const search = extraStrings(p);
   search.username = stringParam(p, "user") || stringParam(p, "username") || "*";
   return ok(
     c,
-    await listUsers(c.var.deps, {
+    await listUsers(c.get("deps"), {
       ...common,
       realms: csv(stringParam(p, "realm")),
       resolver: stringParam(p, "resolver") || undefined,
@@ -86,12 +86,12 @@ userRoutes.get("/", adminOrUser, requireRight("userlist"), async (c) => {
 });
 
 userRoutes.post("/", adminOnly, requireRight("adduser"), async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const login = requireString(p, "user");
   const resolver = requireString(p, "resolver");
-  c.var.audit.user = login;
-  c.var.audit.resolver = resolver;
-  const uid = await createUser(c.var.deps, {
+  c.get("audit").user = login;
+  c.get("audit").resolver = resolver;
+  const uid = await createUser(c.get("deps"), {
     login,
     resolver,
     password: stringParam(p, "password"),
@@ -101,12 +101,12 @@ userRoutes.post("/", adminOnly, requireRight("adduser"), async (c) => {
 });
 
 userRoutes.put("/", adminOrUser, requireRight("updateuser"), async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const login = requireString(p, "user");
   const resolver = requireString(p, "resolver");
-  c.var.audit.user = login;
-  c.var.audit.resolver = resolver;
-  const changed = await updateUser(c.var.deps, {
+  c.get("audit").user = login;
+  c.get("audit").resolver = resolver;
+  const changed = await updateUser(c.get("deps"), {
     login,
     resolver,
     userid: stringParam(p, "userid") || undefined,
@@ -117,11 +117,11 @@ userRoutes.put("/", adminOrUser, requireRight("updateuser"), async (c) => {
 });
 
 userRoutes.post("/attribute", adminOrUser, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const who = selectorOf(c, requireString(p, "user"));
   const key = requireString(p, "key");
-  c.var.audit.info = `attribute ${key}`;
-  const id = await setCustomAttribute(c.var.deps, who, {
+  c.get("audit").info = `attribute ${key}`;
+  const id = await setCustomAttribute(c.get("deps"), who, {
     key,
     value: requireString(p, "value"),
     type: stringParam(p, "type"),
@@ -131,29 +131,29 @@ userRoutes.post("/attribute", adminOrUser, async (c) => {
 });
 
 userRoutes.get("/attribute", adminOrUser, async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const who = selectorOf(c, requireString(p, "user"));
-  return ok(c, await readCustomAttributes(c.var.deps, who, stringParam(p, "key")));
+  return ok(c, await readCustomAttributes(c.get("deps"), who, stringParam(p, "key")));
 });
 
 userRoutes.delete("/attribute/:key/:user/:realm", adminOrUser, async (c) => {
   const key = pathParam(c, "key");
   const who = { user: pathParam(c, "user"), realm: pathParam(c, "realm") };
-  c.var.audit.user = who.user;
-  c.var.audit.realm = who.realm;
-  c.var.audit.info = `attribute ${key}`;
-  return ok(c, await deleteCustomAttribute(c.var.deps, who, { key, caller: callerOf(c) }));
+  c.get("audit").user = who.user;
+  c.get("audit").realm = who.realm;
+  c.get("audit").info = `attribute ${key}`;
+  return ok(c, await deleteCustomAttribute(c.get("deps"), who, { key, caller: callerOf(c) }));
 });
 
 userRoutes.get("/editable_attributes", adminOrUser, async (c) => {
-  const who = selectorOf(c, requireString(c.var.params, "user"));
-  return ok(c, await editableAttributes(c.var.deps, who, callerOf(c)));
+  const who = selectorOf(c, requireString(c.get("params"), "user"));
+  return ok(c, await editableAttributes(c.get("deps"), who, callerOf(c)));
 });
 
 userRoutes.delete("/:resolver/:user", adminOnly, requireRight("deleteuser"), async (c) => {
   const resolver = pathParam(c, "resolver");
   const login = pathParam(c, "user");
-  c.var.audit.user = login;
-  c.var.audit.resolver = resolver;
-  return ok(c, await deleteUser(c.var.deps, resolver, login));
+  c.get("audit").user = login;
+  c.get("audit").resolver = resolver;
+  return ok(c, await deleteUser(c.get("deps"), resolver, login));
 });

@@ -28,7 +28,7 @@ function passOf(p: Record<string, unknown>): string {
 
 /** The check request from the parameters (`state` is an alias of `transaction_id`). */
 function checkRequestOf(c: C): CheckRequest {
-  const p = c.var.params;
+  const p = c.get("params");
   return {
     user: stringParam(p, "user"),
     realm: stringParam(p, "realm"),
@@ -39,13 +39,13 @@ function checkRequestOf(c: C): CheckRequest {
     transactionId: stringParam(p, "transaction_id") || stringParam(p, "state") || undefined,
     otponly: boolParam(p, "otponly"),
     type: stringParam(p, "type") || undefined,
-    clientIp: c.var.clientIp,
-    userAgent: c.var.userAgent,
+    clientIp: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
   };
 }
 
 function auditCheck(c: C, r: CheckResult): void {
-  const audit = c.var.audit;
+  const audit = c.get("audit");
   audit.serial = r.serial ?? audit.serial;
   audit.tokenType = r.tokenType ?? audit.tokenType;
   audit.user = r.login ?? r.user?.login ?? audit.user;
@@ -59,13 +59,13 @@ function auditCheck(c: C, r: CheckResult): void {
 async function check(c: C): Promise<Response> {
   c.set("authStyle", true);
   const req = checkRequestOf(c);
-  c.var.audit.serial = req.serial ?? "";
-  c.var.audit.user = req.user ?? "";
-  const result = await validateCheck(c.var.deps, req);
+  c.get("audit").serial = req.serial ?? "";
+  c.get("audit").user = req.user ?? "";
+  const result = await validateCheck(c.get("deps"), req);
   auditCheck(c, result);
   // spec 07 §5.4: a token with an offline binding gets fresh offline values (machine module)
   const authItems = result.value && result.serial
-    ? await offlineAuthItems(c.var.deps, result.serial, {
+    ? await offlineAuthItems(c.get("deps"), result.serial, {
       password: req.pass,
       userAgent: req.userAgent,
     })
@@ -81,7 +81,7 @@ validateRoutes.post("/check", check);
 
 async function radiusCheck(c: C): Promise<Response> {
   c.set("authStyle", true);
-  const result = await validateCheck(c.var.deps, checkRequestOf(c));
+  const result = await validateCheck(c.get("deps"), checkRequestOf(c));
   auditCheck(c, result);
   // success → 204, failed authentication → 400, both with an empty body
   return new Response(null, { status: result.value ? 204 : 400 });
@@ -92,7 +92,7 @@ validateRoutes.post("/radiuscheck", radiusCheck);
 
 async function saml(c: C): Promise<Response> {
   c.set("authStyle", true);
-  const { value, result } = await samlCheck(c.var.deps, checkRequestOf(c));
+  const { value, result } = await samlCheck(c.get("deps"), checkRequestOf(c));
   auditCheck(c, result);
   return ok(c, value, { detail: result.detail });
 }
@@ -102,17 +102,17 @@ validateRoutes.post("/samlcheck", saml);
 
 async function trigger(c: C): Promise<Response> {
   c.set("authStyle", true);
-  const p = c.var.params;
-  const res = await triggerChallenge(c.var.deps, {
+  const p = c.get("params");
+  const res = await triggerChallenge(c.get("deps"), {
     user: stringParam(p, "user") || undefined,
     realm: stringParam(p, "realm"),
     resolver: stringParam(p, "resolver"),
     serial: stringParam(p, "serial") || undefined,
     type: stringParam(p, "type") || undefined,
-    clientIp: c.var.clientIp,
-    userAgent: c.var.userAgent,
+    clientIp: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
   });
-  const audit = c.var.audit;
+  const audit = c.get("audit");
   audit.serial = res.serial ?? stringParam(p, "serial") ?? "";
   audit.tokenType = res.tokenType ?? "";
   audit.user = res.user?.login ?? "";
@@ -128,10 +128,11 @@ validateRoutes.post("/triggerchallenge", adminOnly, requireRight("triggerchallen
 
 async function poll(c: C): Promise<Response> {
   c.set("authStyle", true);
-  const tid = pathParam(c, "transaction_id") || stringParam(c.var.params, "transaction_id") || "";
-  const res = await pollTransaction(c.var.deps, tid);
-  c.var.audit.info = `transaction_id: ${tid.slice(0, 64)}`;
-  c.var.audit.outcome = res.isAnswered;
+  const tid = pathParam(c, "transaction_id") || stringParam(c.get("params"), "transaction_id") ||
+    "";
+  const res = await pollTransaction(c.get("deps"), tid);
+  c.get("audit").info = `transaction_id: ${tid.slice(0, 64)}`;
+  c.get("audit").outcome = res.isAnswered;
   return ok(c, res.isAnswered, { detail: { challenge_status: res.status } });
 }
 

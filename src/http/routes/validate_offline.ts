@@ -9,18 +9,18 @@ import { offlineRefill } from "../../domain/machine/mod.ts";
 export const offlineRoutes = new Hono<AppEnv>();
 
 offlineRoutes.post("/offlinerefill", async (c) => {
-  const p = c.var.params;
+  const p = c.get("params");
   const serial = requireString(p, "serial");
   const refilltoken = requireString(p, "refilltoken");
   // pass may not be empty for HOTP, but its presence is what the API requires
   const pass = stringParam(p, "pass");
   if (pass === undefined) throw missingParameter("pass");
-  c.var.audit.serial = serial.slice(0, 40);
-  const item = await offlineRefill(c.var.deps, {
+  c.get("audit").serial = serial.slice(0, 40);
+  const item = await offlineRefill(c.get("deps"), {
     serial,
     refilltoken,
     pass,
-    userAgent: c.var.userAgent,
+    userAgent: c.get("userAgent"),
   });
   return ok(c, true, { extra: { auth_items: { offline: [item] } } });
 });
