@@ -128,20 +128,9 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     ? await findTokenBySerial(deps, serial, { withRealms: false })
     : undefined;
   if (serial !== "" && !serialToken) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
-  let policies = await validatePolicies(deps, {
-    login,
-    realm,
-    user,
-    resolver: user?.resolver ?? req.resolver,
-    serial: serial || undefined,
-    token: serialToken,
-    clientIp: req.clientIp,
-    userAgent: req.userAgent,
-  });
-  if (policies.setrealm && userParam !== "" && policies.setrealm !== realm) {
-    realm = policies.setrealm;
-    user = await resolveUser(deps, login, realm, req.resolver || undefined);
-    policies = await validatePolicies(deps, {
+  // reads realm and user at call time: setrealm below changes both
+  const policiesOfRequest = () =>
+    validatePolicies(deps, {
       login,
       realm,
       user,
@@ -151,6 +140,11 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
       clientIp: req.clientIp,
       userAgent: req.userAgent,
     });
+  let policies = await policiesOfRequest();
+  if (policies.setrealm && userParam !== "" && policies.setrealm !== realm) {
+    realm = policies.setrealm;
+    user = await resolveUser(deps, login, realm, req.resolver || undefined);
+    policies = await policiesOfRequest();
   }
   const env: CheckEnv = { deps, system, policies, user, now: deps.clock.now() };
 
