@@ -13,6 +13,7 @@ import * as m0005 from "./0005_events.ts";
 import * as m0006 from "./0006_subscriptions.ts";
 import * as m0007 from "./0007_radius.ts";
 import * as m0008 from "./0008_machines.ts";
+import * as m0009 from "./0009_token_owner_uid.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0006_subscriptions": m0006,
   "0007_radius": m0007,
   "0008_machines": m0008,
+  "0009_token_owner_uid": m0009,
 };
