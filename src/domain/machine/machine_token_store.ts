@@ -3,7 +3,9 @@
  *
  * @module
  */
+import { sql } from "kysely";
 import type { Db } from "../../db/schema.ts";
+import { runCached } from "../../db/compiled.ts";
 
 /** A binding with its token serial/type, resolver name and options. */
 export interface BindingRow {
@@ -74,6 +76,23 @@ export async function deleteOption(db: Db, id: number, key: string): Promise<num
   const res = await db.deleteFrom("machinetokenoption")
     .where("machinetoken_id", "=", id).where("key", "=", key).executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+/** Whether token `serial` has at least one binding for `application` (one cheap query). */
+export async function hasBinding(db: Db, serial: string, application: string): Promise<boolean> {
+  const { rows } = await runCached(
+    db,
+    "hasBinding",
+    (s, app) =>
+      db.selectFrom("machinetoken as mt")
+        .innerJoin("token as t", "t.id", "mt.token_id")
+        .select("mt.id")
+        .where("t.serial", "=", s as string)
+        .where("mt.application", "=", app as string)
+        .limit(sql.lit(1)),
+    [serial, application],
+  );
+  return rows.length > 0;
 }
 
 /** Bindings matching `filter` in id order, with serial, token type, resolver name and options. */

@@ -175,7 +175,8 @@ export async function offlineAuthItems(
   serial: string,
   req: { password?: string; userAgent?: string } = {},
 ): Promise<{ offline: OfflineItem[] } | undefined> {
-  // one query on the hot path when the token has no offline binding
+  // one precompiled query on the hot path when the token has no offline binding
+  if (!await bindingStore.hasBinding(deps.db, serial, "offline")) return undefined;
   const bindings = await bindingStore.findBindings(deps.db, { serial, application: "offline" });
   if (bindings.length === 0) return undefined;
   const token = await findTokenBySerial(deps, serial);

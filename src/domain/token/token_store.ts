@@ -4,47 +4,13 @@
  *
  * @module
  */
-import {
-  type Compilable,
-  CompiledQuery,
-  type Expression,
-  type ExpressionBuilder,
-  sql,
-  type SqlBool,
-} from "kysely";
+import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kysely";
 import type { Database, Db, TokenTable } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
+import { runCached } from "../../db/compiled.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo } from "./model.ts";
 
 type TokenRow = Omit<TokenTable, "id"> & { id: number };
-
-// Hot-path statements (validate) are compiled once per database and shape and
-// then run with fresh parameters: building a Kysely query costs more than
-// running it on SQLite. `build` is called once with sentinel parameters to
-// learn where each argument lands in the compiled parameter list.
-const compiledCache = new WeakMap<object, Map<string, { sql: string; order: number[] }>>();
-
-async function runCached<R>(
-  db: Db,
-  key: string,
-  build: (...args: unknown[]) => Compilable,
-  args: unknown[],
-): Promise<{ rows: R[]; numAffectedRows?: bigint }> {
-  let byKey = compiledCache.get(db);
-  if (byKey === undefined) compiledCache.set(db, byKey = new Map());
-  let entry = byKey.get(key);
-  if (entry === undefined) {
-    const sentinels = args.map((_, i) => `\u0000arg${i}\u0000`);
-    const compiled = build(...sentinels).compile();
-    const order = compiled.parameters.map((p) => sentinels.indexOf(p as string));
-    if (order.some((i) => i < 0)) throw new Error(`cannot cache statement ${key}`);
-    entry = { sql: compiled.sql, order };
-    byKey.set(key, entry);
-  }
-  const params = entry.order.map((i) => args[i]);
-  const res = await db.executeQuery<R>(CompiledQuery.raw(entry.sql, params));
-  return { rows: res.rows, numAffectedRows: res.numAffectedRows };
-}
 
 /** Columns a token row is written with. */
 export type TokenFields = Partial<Omit<TokenTable, "id">>;
