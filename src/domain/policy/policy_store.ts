@@ -5,6 +5,7 @@
  * @module
  */
 import { sql } from "kysely";
+import { runCached } from "../../db/compiled.ts";
 import type { Db, PolicyTable } from "../../db/schema.ts";
 
 /** A stored policy: list fields as comma-separated strings, conditions as JSON text. */
@@ -91,9 +92,14 @@ async function bump(db: Db): Promise<void> {
 
 /** The current policy version (one tiny row). */
 export async function readVersion(db: Db): Promise<number> {
-  const row = await db.selectFrom("policy_version").select("version").where("id", "=", 1)
-    .executeTakeFirst();
-  return Number(row?.version ?? 0);
+  // read on every request that evaluates policies: compiled once per db handle
+  const { rows } = await runCached<{ version: number }>(
+    db,
+    "policyVersion",
+    () => db.selectFrom("policy_version").select("version").where("id", "=", sql.lit(1)),
+    [],
+  );
+  return Number(rows[0]?.version ?? 0);
 }
 
 /** Every policy in id order, with the version read in the same transaction. */

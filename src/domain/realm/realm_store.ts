@@ -4,6 +4,7 @@
  * @module
  */
 import { sql } from "kysely";
+import { runCached } from "../../db/compiled.ts";
 import type { Db } from "../../db/schema.ts";
 import type { ResolverRecord } from "../resolver/resolver_store.ts";
 
@@ -159,20 +160,31 @@ export async function resolversOfRealm(
   db: Db,
   realm: string,
 ): Promise<{ record: ResolverRecord; priority: number | null; node: string }[]> {
-  const rows = await db.selectFrom("realm_resolver")
-    .innerJoin("realm", "realm.id", "realm_resolver.realm_id")
-    .innerJoin("resolver", "resolver.id", "realm_resolver.resolver_id")
-    .select([
-      "resolver.id as id",
-      "resolver.name as name",
-      "resolver.type as type",
-      "resolver.config as config",
-      "resolver.meta as meta",
-      "resolver.updated_at as updatedAt",
-      "realm_resolver.priority as priority",
-      "realm_resolver.node as node",
-    ])
-    .where("realm.name", "=", realm).execute();
+  // read on every /validate/check: compiled once per db handle
+  const { rows } = await runCached<{
+    id: number;
+    name: string;
+    type: string;
+    config: string;
+    meta: string;
+    updatedAt: number;
+    priority: number | null;
+    node: string;
+  }>(db, "resolversOfRealm", (name) =>
+    db.selectFrom("realm_resolver")
+      .innerJoin("realm", "realm.id", "realm_resolver.realm_id")
+      .innerJoin("resolver", "resolver.id", "realm_resolver.resolver_id")
+      .select([
+        "resolver.id as id",
+        "resolver.name as name",
+        "resolver.type as type",
+        "resolver.config as config",
+        "resolver.meta as meta",
+        "resolver.updated_at as updatedAt",
+        "realm_resolver.priority as priority",
+        "realm_resolver.node as node",
+      ])
+      .where("realm.name", "=", name as string), [realm]);
   return rows.map((r) => ({
     record: {
       id: Number(r.id),

@@ -170,7 +170,7 @@ export class SystemConfig {
 
 /** Reads the whole system config (one small query). */
 export async function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
-  const rows = await store.allEntries(deps.db);
+  const rows = await store.allValues(deps.db);
   return new SystemConfig(new Map(rows.map((r) => [r.key, r.value])));
 }
 

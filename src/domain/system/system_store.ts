@@ -1,4 +1,5 @@
 import type { Db } from "../../db/schema.ts";
+import { runCached } from "../../db/compiled.ts";
 
 /** One stored system config entry. */
 export interface ConfigEntry {
@@ -8,9 +9,15 @@ export interface ConfigEntry {
   description: string;
 }
 
-/** All stored entries. */
-export async function allEntries(db: Db): Promise<ConfigEntry[]> {
-  return await db.selectFrom("config").selectAll().orderBy("key").execute();
+/** Key and value of every stored entry, ordered by key (read on every check request). */
+export async function allValues(db: Db): Promise<{ key: string; value: string }[]> {
+  const { rows } = await runCached<{ key: string; value: string }>(
+    db,
+    "configValues",
+    () => db.selectFrom("config").select(["key", "value"]).orderBy("key"),
+    [],
+  );
+  return rows;
 }
 
 /** Inserts or updates several entries atomically. */
