@@ -315,9 +315,24 @@ export async function getResolver(deps: Deps, name: string): Promise<UserResolve
   return rec ? instanceOf(deps, rec) : undefined;
 }
 
+// Instances built from a record read in this request, reused while the record is
+// the same: a pure function of the stored row (id, type, config, updated_at) and
+// the process config, so every request still reads the row from the database.
+const INSTANCES = new WeakMap<
+  Deps,
+  Map<string, { key: string; db: object; instance: UserResolver }>
+>();
+
 /** The instance of a loaded resolver record. */
 export function instanceOf(deps: Deps, rec: store.ResolverRecord): UserResolver {
-  return buildInstance(deps, { ...rec, config: decryptConfig(deps, rec) });
+  let byName = INSTANCES.get(deps);
+  if (byName === undefined) INSTANCES.set(deps, byName = new Map());
+  const key = `${rec.id}\0${rec.type}\0${rec.updatedAt}\0${JSON.stringify(rec.config)}`;
+  const cached = byName.get(rec.name);
+  if (cached !== undefined && cached.key === key && cached.db === deps.db) return cached.instance;
+  const instance = buildInstance(deps, { ...rec, config: decryptConfig(deps, rec) });
+  byName.set(rec.name, { key, db: deps.db, instance });
+  return instance;
 }
 
 /** Whether the stored resolver `name` exists. */

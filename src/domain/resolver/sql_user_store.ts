@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Kysely, type RawBuilder, sql, type SqlBool, SqliteDialect } from "kysely";
+import { CompiledQuery, Kysely, type RawBuilder, sql, type SqlBool, SqliteDialect } from "kysely";
 import { NodeSqliteDatabase } from "../../db/sqlite_adapter.ts";
 import { likeStar } from "../../db/like.ts";
 
@@ -75,6 +75,16 @@ export async function userTableExists(db: UserDb, table: string): Promise<boolea
   return tables.some((x) => x.name === table || `${x.schema}.${x.name}` === table);
 }
 
+// User lookups run on every /validate/check: the statement is compiled once per
+// table description (a resolver instance keeps its own) and column, with the
+// looked-up value's position remembered; the other parameters come from the
+// resolver config, which the table description fixes.
+const FIND_QUERIES = new WeakMap<
+  UserTable,
+  Map<string, { db: UserDb; sql: string; params: unknown[]; at: number }>
+>();
+const VALUE_SLOT: unknown = Object.freeze({});
+
 /** The first row whose `column` equals `value`. */
 export async function findUserRow(
   db: UserDb,
@@ -82,8 +92,24 @@ export async function findUserRow(
   column: string,
   value: string,
 ): Promise<Record<string, unknown> | undefined> {
-  return await baseQuery(db, t).where(sql<SqlBool>`${sql.ref(column)} = ${value}`).limit(1)
-    .executeTakeFirst();
+  let byColumn = FIND_QUERIES.get(t);
+  if (byColumn === undefined) FIND_QUERIES.set(t, byColumn = new Map());
+  let entry = byColumn.get(column);
+  if (entry === undefined || entry.db !== db) {
+    const compiled = baseQuery(db, t).where(sql<SqlBool>`${sql.ref(column)} = ${VALUE_SLOT}`)
+      .limit(1).compile();
+    const params = [...compiled.parameters];
+    const at = params.indexOf(VALUE_SLOT);
+    if (at < 0 || params.lastIndexOf(VALUE_SLOT) !== at) {
+      throw new Error("cannot cache user lookup");
+    }
+    entry = { db, sql: compiled.sql, params, at };
+    byColumn.set(column, entry);
+  }
+  const params = entry.params.slice();
+  params[entry.at] = value;
+  const res = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(entry.sql, params));
+  return res.rows[0];
 }
 
 /** Rows matching every `column → pattern` filter (`*` wildcard), at most `limit`. */
