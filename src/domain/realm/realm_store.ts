@@ -185,18 +185,48 @@ export async function resolversOfRealm(
         "realm_resolver.node as node",
       ])
       .where("realm.name", "=", name as string), [realm]);
+  let parsed = RECORDS.get(db);
+  if (parsed === undefined) RECORDS.set(db, parsed = new Map());
   return rows.map((r) => ({
-    record: {
-      id: Number(r.id),
-      name: r.name,
-      type: r.type,
-      config: safeParse(r.config),
-      meta: safeParse(r.meta),
-      updatedAt: Number(r.updatedAt),
-    },
+    record: recordOf(parsed, r),
     priority: r.priority === null ? null : Number(r.priority),
     node: r.node,
   }));
+}
+
+interface ResolverRow {
+  id: number;
+  name: string;
+  type: string;
+  config: string;
+  meta: string;
+  updatedAt: number;
+}
+
+// Parsed (frozen) records, reused while the stored row text is the same, so the
+// JSON is not parsed on every check and resolver instances can be reused by identity.
+const RECORDS = new WeakMap<Db, Map<number, { row: ResolverRow; record: ResolverRecord }>>();
+
+function recordOf(
+  parsed: Map<number, { row: ResolverRow; record: ResolverRecord }>,
+  r: ResolverRow,
+): ResolverRecord {
+  const id = Number(r.id);
+  const hit = parsed.get(id);
+  if (
+    hit !== undefined && hit.row.name === r.name && hit.row.type === r.type &&
+    hit.row.config === r.config && hit.row.meta === r.meta && hit.row.updatedAt === r.updatedAt
+  ) return hit.record;
+  const record: ResolverRecord = Object.freeze({
+    id,
+    name: r.name,
+    type: r.type,
+    config: Object.freeze(safeParse(r.config)),
+    meta: Object.freeze(safeParse(r.meta)),
+    updatedAt: Number(r.updatedAt),
+  });
+  parsed.set(id, { row: r, record });
+  return record;
 }
 
 // deno-lint-ignore no-explicit-any

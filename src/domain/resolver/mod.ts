@@ -323,15 +323,28 @@ const INSTANCES = new WeakMap<
   Map<string, { key: string; db: object; instance: UserResolver }>
 >();
 
+const BY_RECORD = new WeakMap<
+  store.ResolverRecord,
+  { deps: Deps; db: object; instance: UserResolver }
+>();
+
 /** The instance of a loaded resolver record. */
 export function instanceOf(deps: Deps, rec: store.ResolverRecord): UserResolver {
+  // the realm store hands out the same frozen record while the row is unchanged
+  const same = BY_RECORD.get(rec);
+  if (same !== undefined && same.deps === deps && same.db === deps.db) return same.instance;
   let byName = INSTANCES.get(deps);
   if (byName === undefined) INSTANCES.set(deps, byName = new Map());
   const key = `${rec.id}\0${rec.type}\0${rec.updatedAt}\0${JSON.stringify(rec.config)}`;
   const cached = byName.get(rec.name);
-  if (cached !== undefined && cached.key === key && cached.db === deps.db) return cached.instance;
-  const instance = buildInstance(deps, { ...rec, config: decryptConfig(deps, rec) });
-  byName.set(rec.name, { key, db: deps.db, instance });
+  let instance: UserResolver;
+  if (cached !== undefined && cached.key === key && cached.db === deps.db) {
+    instance = cached.instance;
+  } else {
+    instance = buildInstance(deps, { ...rec, config: decryptConfig(deps, rec) });
+    byName.set(rec.name, { key, db: deps.db, instance });
+  }
+  if (Object.isFrozen(rec)) BY_RECORD.set(rec, { deps, db: deps.db, instance });
   return instance;
 }
 
