@@ -168,13 +168,16 @@ export async function offlineItem(
 /**
  * Offline data for `/validate/check` (spec 07 §5.4): when token `serial` has an
  * `offline` binding, `{offline: [item]}` with `serial` set and the binding
- * options merged; undefined otherwise. Call after a successful check.
+ * options merged; undefined otherwise. Call after a successful check; `tokenType`,
+ * when given, is the type of token `serial`.
  */
 export async function offlineAuthItems(
   deps: Deps,
   serial: string,
-  req: { password?: string; userAgent?: string } = {},
+  req: { password?: string; userAgent?: string; tokenType?: string } = {},
 ): Promise<{ offline: OfflineItem[] } | undefined> {
+  // a type without offline values never gets items (offlineItem), binding or not: no query
+  if (req.tokenType !== undefined && !OFFLINE_TYPES.includes(req.tokenType)) return undefined;
   // one precompiled query on the hot path when the token has no offline binding
   if (!await bindingStore.hasBinding(deps.db, serial, "offline")) return undefined;
   const bindings = await bindingStore.findBindings(deps.db, { serial, application: "offline" });

@@ -68,6 +68,7 @@ async function check(c: C): Promise<Response> {
     ? await offlineAuthItems(c.get("deps"), result.serial, {
       password: req.pass,
       userAgent: req.userAgent,
+      tokenType: result.tokenType,
     })
     : undefined;
   return ok(c, result.value, {
