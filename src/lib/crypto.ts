@@ -38,10 +38,12 @@ export function decryptSecret(key: Uint8Array, value: string): Uint8Array {
   const all = fromHex(ctHex);
   const decipher = createDecipheriv("aes-256-gcm", key, iv);
   decipher.setAuthTag(all.subarray(all.length - 16));
-  return new Uint8Array([
-    ...decipher.update(all.subarray(0, all.length - 16)),
-    ...decipher.final(),
-  ]);
+  const head = decipher.update(all.subarray(0, all.length - 16));
+  const tail = decipher.final();
+  const out = new Uint8Array(head.length + tail.length);
+  out.set(head, 0);
+  out.set(tail, head.length);
+  return out;
 }
 
 /** Decrypts a value made by {@link encryptSecret} into a UTF-8 string. */
