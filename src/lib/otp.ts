@@ -75,6 +75,16 @@ export function totpAt(
 /** Constant-time comparison of two OTP strings of equal length. */
 export function otpEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
+  // ASCII (every OTP): compare code units without early exit; no encoder, no native call
+  let diff = 0;
+  let high = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    diff |= x ^ y;
+    high |= x | y;
+  }
+  if (high < 0x80) return diff === 0;
   return timingSafeEqual(new TextEncoder().encode(a), new TextEncoder().encode(b));
 }
 
