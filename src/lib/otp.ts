@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 
 /** Hash algorithms an OTP token may use. */
 export type OtpHash = "sha1" | "sha256" | "sha512";
@@ -75,17 +75,11 @@ export function totpAt(
 /** Constant-time comparison of two OTP strings of equal length. */
 export function otpEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
-  // ASCII (every OTP): compare code units without early exit; no encoder, no native call
+  // equal UTF-16 code units ⇔ equal strings; every unit is compared (no early exit),
+  // with no encoder and no native call
   let diff = 0;
-  let high = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    diff |= x ^ y;
-    high |= x | y;
-  }
-  if (high < 0x80) return diff === 0;
-  return timingSafeEqual(new TextEncoder().encode(a), new TextEncoder().encode(b));
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 /**

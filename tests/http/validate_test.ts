@@ -556,3 +556,18 @@ Deno.test("expired challenges of a token are removed when it gets a new challeng
   assert.equal(rows.length, 1);
   await t.close();
 });
+
+Deno.test("POST /validate/check: a non-ASCII pass of the right length is a plain reject, not an error", async () => {
+  const t = await createTestApp();
+  const init = await t.asAdmin("POST", "/token/init", {
+    body: { type: "pw", serial: "PWASCII", otpkey: "abc" },
+  });
+  assert.equal(init.status, 200);
+  await init.body?.cancel();
+  const res = await jsonOf(await t.post("/validate/check", { serial: "PWASCII", pass: "äbc" }));
+  assert.equal(res.status, 200);
+  assert.equal(res.body.result.value, false);
+  const good = await jsonOf(await t.post("/validate/check", { serial: "PWASCII", pass: "abc" }));
+  assert.equal(good.body.result.value, true);
+  await t.close();
+});

@@ -5,6 +5,7 @@ import {
   findHotpCounter,
   hotpAt,
   hotpRange,
+  otpEqual,
   searchHotp,
   totpAt,
   totpStepAt,
@@ -91,4 +92,14 @@ Deno.test("hotpRange equals node:crypto HMAC for key lengths around the block si
       }
     }
   }
+});
+
+Deno.test("otpEqual compares whole strings, also non-ASCII ones of equal length", () => {
+  assert.equal(otpEqual("123456", "123456"), true);
+  assert.equal(otpEqual("123456", "123457"), false);
+  assert.equal(otpEqual("12345", "123456"), false);
+  assert.equal(otpEqual("pässwörd", "pässwörd"), true);
+  // same UTF-16 length, different UTF-8 length: must be false, not an exception
+  assert.equal(otpEqual("ä", "a"), false);
+  assert.equal(otpEqual("€1", "ab"), false);
 });
