@@ -580,3 +580,34 @@ Deno.test("/user/ refuses wrongly typed JSON parameters with 905 and changes not
     await t.close();
   }
 });
+
+Deno.test("GET /user/ shows a realm-restricted admin only the users of his realms", async () => {
+  const t = await createTestApp();
+  try {
+    await createUsers(t.deps, { realm: "north", resolver: "rn", users: [{ login: "nora" }] });
+    await createUsers(t.deps, { realm: "south", resolver: "rs", users: [{ login: "sam" }] });
+    const before = await jsonOf(await t.asAdmin("GET", "/user/"));
+    assert.deepEqual(before.body.result.value.map((u: { username: string }) => u.username).sort(), [
+      "nora",
+      "sam",
+    ]);
+    const pol = await t.asAdmin("POST", "/policy/north-admins", {
+      body: { scope: "admin", action: "userlist", realm: "north" },
+    });
+    assert.equal(pol.status, 200);
+    await pol.body?.cancel();
+    const all = await jsonOf(await t.asAdmin("GET", "/user/"));
+    assert.equal(all.status, 200);
+    assert.deepEqual(all.body.result.value.map((u: { username: string }) => u.username), ["nora"]);
+    // asking for the other realm by name is refused by the policy itself
+    const south = await jsonOf(await t.asAdmin("GET", "/user/", { query: { realm: "south" } }));
+    assert.equal(south.status, 403);
+    assert.equal(south.body.result.error.code, 303);
+    const byResolver = await jsonOf(
+      await t.asAdmin("GET", "/user/", { query: { resolver: "rs" } }),
+    );
+    assert.deepEqual(byResolver.body.result.value, []);
+  } finally {
+    await t.close();
+  }
+});

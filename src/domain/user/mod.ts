@@ -159,6 +159,8 @@ export interface ListUsersOptions {
   includeCustomAttributes?: boolean;
   /** Only this user (user-role callers see only themselves); unknown → []. */
   only?: UserSelector;
+  /** Realms the caller may see (realm-restricted admin policies); undefined: all. */
+  allowedRealms?: string[];
 }
 
 /** `GET /user/`: users of the selected realms/resolvers, deduplicated per (username, realm). */
@@ -212,8 +214,10 @@ export async function listUsers(
   if (realms.length === 0 && !options.resolver) {
     for (const r of await realmNames(deps)) pairs.push({ realm: r });
   }
+  const allowed = options.allowedRealms && new Set(options.allowedRealms);
   const done = new Set<string>();
   for (const pair of pairs) {
+    if (allowed && !allowed.has(pair.realm)) continue;
     const members = await orderedResolversOfRealm(deps, pair.realm);
     const seen = new Set<string>();
     for (const m of members) {

@@ -3,7 +3,7 @@ import type { AppEnv, Params } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam, requireString, stringParam } from "../params.ts";
 import { adminOnly, adminOrUser } from "../auth.ts";
-import { requireRight } from "../rights.ts";
+import { requireRight, visibleRealms } from "../rights.ts";
 import {
   type Caller,
   createUser,
@@ -81,6 +81,8 @@ userRoutes.get("/", adminOrUser, requireRight("userlist"), async (c) => {
       realms: csv(stringParam(p, "realm")),
       resolver: stringParam(p, "resolver") || undefined,
       search,
+      // realm-restricted admin policies: only the users of those realms (spec 03 §5)
+      allowedRealms: await visibleRealms(c, "userlist"),
     }),
   );
 });
