@@ -6,34 +6,14 @@
 import { sql } from "kysely";
 import type { Db } from "../../db/schema.ts";
 import type { SubscriptionData } from "./file.ts";
+import { SIGNED_FIELDS } from "./signature.ts";
 
 /** A stored subscription with its id. */
 export interface StoredSubscription extends SubscriptionData {
   id: number;
 }
 
-const COLUMNS = [
-  "id",
-  "application",
-  "for_name",
-  "for_address",
-  "for_email",
-  "for_phone",
-  "for_url",
-  "for_comment",
-  "by_name",
-  "by_email",
-  "by_address",
-  "by_phone",
-  "by_url",
-  "date_from",
-  "date_till",
-  "num_users",
-  "num_tokens",
-  "num_clients",
-  "level",
-  "signature",
-] as const;
+const COLUMNS = ["id", ...SIGNED_FIELDS, "signature"] as const;
 
 function toStored(row: Record<(typeof COLUMNS)[number], unknown>): StoredSubscription {
   return {
