@@ -6,35 +6,13 @@
  * @module
  */
 import { createApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
-import { migrateToLatest, openDatabase } from "../src/db/database.ts";
-import { AuditWriter } from "../src/domain/audit/mod.ts";
-import { keysFromKeyFile } from "../src/domain/keys.ts";
-import { systemClock } from "../src/lib/clock.ts";
-import { createLogger } from "../src/lib/logger.ts";
-import { secureRandom } from "../src/lib/random.ts";
-import type { Deps } from "../src/deps.ts";
+import { benchDeps } from "./lib/deps.ts";
 
 const N = Number(Deno.args[0] ?? 20000);
 
 async function measure(dropAudit: boolean): Promise<number> {
-  const dir = await Deno.makeTempDir();
-  const config = loadConfig({ overrides: { dataDir: dir } });
-  const db = openDatabase(config.storage.databaseUrl);
-  await migrateToLatest(db);
-  const log = createLogger("error");
-  const audit = new AuditWriter(db, log);
-  if (dropAudit) audit.write = () => {};
-  const deps: Deps = {
-    config,
-    db,
-    clock: systemClock,
-    random: secureRandom,
-    keys: keysFromKeyFile(secureRandom.bytes(96)),
-    log,
-    audit,
-    nodeName: "bench",
-  };
+  const { deps, dir } = await benchDeps();
+  if (dropAudit) deps.audit.write = () => {};
   const app = createApp(deps);
   const run = async (n: number) => {
     for (let i = 0; i < n; i++) await (await app.request("/healthz/?x=1")).arrayBuffer();
@@ -42,9 +20,9 @@ async function measure(dropAudit: boolean): Promise<number> {
   await run(2000);
   const t0 = performance.now();
   await run(N);
-  await audit.flush();
+  await deps.audit.flush();
   const ms = performance.now() - t0;
-  await db.destroy();
+  await deps.db.destroy();
   await Deno.remove(dir, { recursive: true });
   return N / (ms / 1000);
 }

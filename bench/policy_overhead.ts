@@ -13,14 +13,8 @@
 import { cpuUsage } from "node:process";
 import type { Hono } from "hono";
 import { createApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
-import { migrateToLatest, openDatabase } from "../src/db/database.ts";
-import { AuditWriter } from "../src/domain/audit/mod.ts";
-import { keysFromKeyFile } from "../src/domain/keys.ts";
-import { systemClock } from "../src/lib/clock.ts";
-import { createLogger } from "../src/lib/logger.ts";
-import { secureRandom } from "../src/lib/random.ts";
 import type { Deps } from "../src/deps.ts";
+import { benchDeps } from "./lib/deps.ts";
 import type { AppEnv } from "../src/http/context.ts";
 import { initToken } from "../src/domain/token/mod.ts";
 import { savePolicy } from "../src/domain/policy/mod.ts";
@@ -40,21 +34,7 @@ interface Subject {
 }
 
 async function subject(name: string, withPolicies: boolean): Promise<Subject> {
-  const dir = await Deno.makeTempDir();
-  const config = loadConfig({ overrides: { dataDir: dir } });
-  const db = openDatabase(config.storage.databaseUrl);
-  await migrateToLatest(db);
-  const log = createLogger("error");
-  const deps: Deps = {
-    config,
-    db,
-    clock: systemClock,
-    random: secureRandom,
-    keys: keysFromKeyFile(secureRandom.bytes(96)),
-    log,
-    audit: new AuditWriter(db, log),
-    nodeName: "bench",
-  };
+  const { deps, dir } = await benchDeps();
   await initToken(deps, { type: "spass", serial: "BENCH1", pin: "1234" });
   if (withPolicies) {
     for (const [i, p] of benchPolicies().entries()) await savePolicy(deps, `bench${i}`, p);
