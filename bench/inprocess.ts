@@ -16,11 +16,13 @@ import { Kysely, SqliteDialect } from "kysely";
 import type { SqliteDatabase, SqliteStatement } from "kysely";
 import { NodeSqliteDatabase } from "../src/db/sqlite_adapter.ts";
 import type { Database } from "../src/db/schema.ts";
+import { attachDirect, type DirectAccess } from "../src/db/direct.ts";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { openRuntime } from "../src/runtime.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { ensureInitialAdmin } from "../src/domain/admin/mod.ts";
+import { AuditWriter } from "../src/domain/audit/mod.ts";
 import { createResponseSigner, generateSigningKeyPem } from "../src/domain/signing/mod.ts";
 import { Api } from "./lib/api.ts";
 import { enrol, type OtpUser, validateBody } from "./lib/enrol.ts";
@@ -34,9 +36,11 @@ import { Session } from "node:inspector/promises";
  * sums the time SQLite spends executing them (precompiled statements included;
  * Kysely's query building is not part of it).
  */
-class CountingSqlite implements SqliteDatabase {
+class CountingSqlite implements SqliteDatabase, DirectAccess {
   counts = new Map<string, number>();
   execMs = 0;
+  /** Per statement text: executions and ms (for --sql). */
+  byStatement = new Map<string, { n: number; ms: number }>();
   constructor(readonly inner: NodeSqliteDatabase) {}
   /** When set, statements are also collected here (for --sql). */
   trace?: string[];
@@ -48,7 +52,13 @@ class CountingSqlite implements SqliteDatabase {
     try {
       return fn();
     } finally {
-      this.execMs += performance.now() - t;
+      const ms = performance.now() - t;
+      this.execMs += ms;
+      const e = this.byStatement.get(sqlText);
+      if (e) {
+        e.n++;
+        e.ms += ms;
+      } else this.byStatement.set(sqlText, { n: 1, ms });
     }
   }
   prepare(sqlText: string): SqliteStatement {
@@ -63,9 +73,16 @@ class CountingSqlite implements SqliteDatabase {
   close(): void {
     this.inner.close();
   }
+  inTransaction(): boolean {
+    return this.inner.inTransaction();
+  }
+  epoch(): number {
+    return this.inner.epoch();
+  }
   take(): { counts: Map<string, number>; sqlMs: number } {
-    const out = { counts: this.counts, sqlMs: this.execMs };
+    const out = { counts: this.counts, sqlMs: this.execMs, byStatement: this.byStatement };
     this.counts = new Map();
+    this.byStatement = new Map();
     this.execMs = 0;
     return out;
   }
@@ -94,6 +111,11 @@ const counter = new CountingSqlite(
   new NodeSqliteDatabase(config.storage.databaseUrl.replace(/^sqlite:/, "")),
 );
 deps.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: counter }) });
+attachDirect(deps.db, counter);
+// as in the server, the audit writer shares the request's connection (another connection's
+// commits would empty this connection's page cache before every request)
+await deps.audit.flush();
+deps.audit = new AuditWriter(deps.db, createLogger("warn"));
 const password = (await ensureInitialAdmin(deps))!;
 const app = createApp(deps);
 const api = new Api("http://bench.local", (url, init) => Promise.resolve(app.request(url, init)));
@@ -146,6 +168,14 @@ async function measure(
     printProfile(name, profile, n);
   }
   const q = counter.take();
+  if (showSql) {
+    const lines = [...q.byStatement].sort((a, b) => b[1].ms - a[1].ms).map(([text, v]) =>
+      `  ${((v.ms * 1000) / v.n).toFixed(1).padStart(7)} µs × ${(v.n / n).toFixed(2)}/req  ${
+        text.replace(/\s+/g, " ").slice(0, 110)
+      }`
+    );
+    console.error(`--- SQL time per statement in "${name}":\n${lines.join("\n")}`);
+  }
   rows.push({
     name,
     meanUs: total / n,

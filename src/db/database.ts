@@ -6,6 +6,7 @@
 import { Kysely, SqliteDialect } from "kysely";
 import { type MigrationResultSet, Migrator } from "kysely/migration";
 import { NodeSqliteDatabase } from "./sqlite_adapter.ts";
+import { attachDirect } from "./direct.ts";
 import { MIGRATIONS } from "./migrations/mod.ts";
 import type { Database, Db } from "./schema.ts";
 
@@ -15,9 +16,10 @@ export function openDatabase(url: string): Db {
   if (url === ":memory:" || url === "sqlite::memory:") path = ":memory:";
   else if (url.startsWith("sqlite:")) path = url.slice("sqlite:".length);
   else throw new Error(`Unsupported database URL "${url}": expected sqlite:<path>`);
-  return new Kysely<Database>({
-    dialect: new SqliteDialect({ database: new NodeSqliteDatabase(path) }),
-  });
+  const raw = new NodeSqliteDatabase(path);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  attachDirect(db, raw);
+  return db;
 }
 
 /** Thrown when the database holds migrations this build does not know. */

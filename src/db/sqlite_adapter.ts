@@ -6,6 +6,7 @@
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { SqliteDatabase, SqliteStatement } from "kysely";
+import { type DirectAccess, movesEpoch } from "./direct.ts";
 
 type SqlValue = null | number | bigint | string | Uint8Array;
 
@@ -25,19 +26,25 @@ function bindable(params: ReadonlyArray<unknown>): SqlValue[] {
 class CachedStatement implements SqliteStatement {
   readonly reader: boolean;
   readonly #stmt: StatementSync;
-  constructor(stmt: StatementSync) {
+  /** Called before each run when the statement may change cached data. */
+  readonly #onWrite: (() => void) | undefined;
+  constructor(stmt: StatementSync, onWrite: (() => void) | undefined) {
     this.#stmt = stmt;
     this.reader = stmt.columns().length > 0;
+    this.#onWrite = onWrite;
   }
   all(parameters: ReadonlyArray<unknown>): unknown[] {
+    this.#onWrite?.();
     return this.#stmt.all(...bindable(parameters));
   }
   run(
     parameters: ReadonlyArray<unknown>,
   ): { changes: number | bigint; lastInsertRowid: number | bigint } {
+    this.#onWrite?.();
     return this.#stmt.run(...bindable(parameters));
   }
   iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
+    this.#onWrite?.();
     return this.#stmt.iterate(...bindable(parameters)) as IterableIterator<unknown>;
   }
 }
@@ -45,9 +52,16 @@ class CachedStatement implements SqliteStatement {
 const CACHE_LIMIT = 500;
 
 /** A `node:sqlite` database that Kysely's `SqliteDialect` can drive. */
-export class NodeSqliteDatabase implements SqliteDatabase {
+export class NodeSqliteDatabase implements SqliteDatabase, DirectAccess {
   readonly raw: DatabaseSync;
   readonly #cache = new Map<string, CachedStatement>();
+  // see direct.ts: moved by our own writes and by other connections' commits
+  #generation = 0;
+  #dataVersion: StatementSync | undefined;
+  #lastDataVersion: unknown = undefined;
+  readonly #moveEpoch = () => {
+    this.#generation++;
+  };
 
   /** Opens `path` (or `:memory:`) with WAL, foreign keys and a busy timeout. */
   constructor(path: string) {
@@ -61,12 +75,29 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   prepare(sql: string): SqliteStatement {
     let stmt = this.#cache.get(sql);
     if (stmt === undefined) {
-      stmt = new CachedStatement(this.raw.prepare(sql));
+      stmt = new CachedStatement(
+        this.raw.prepare(sql),
+        movesEpoch(sql) ? this.#moveEpoch : undefined,
+      );
       // statements built from varying IN-lists could grow the cache without bound
       if (this.#cache.size >= CACHE_LIMIT) this.#cache.delete(this.#cache.keys().next().value!);
       this.#cache.set(sql, stmt);
     }
     return stmt;
+  }
+
+  inTransaction(): boolean {
+    return this.raw.isTransaction;
+  }
+
+  epoch(): number {
+    this.#dataVersion ??= this.raw.prepare("PRAGMA data_version");
+    const version = (this.#dataVersion.get() as { data_version: unknown }).data_version;
+    if (version !== this.#lastDataVersion) {
+      this.#lastDataVersion = version;
+      this.#generation++;
+    }
+    return this.#generation;
   }
 
   close(): void {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import type { Db } from "../../db/schema.ts";
 import type { AuditEntry } from "../audit/mod.ts";
@@ -57,15 +58,20 @@ function compile(version: number, rows: EventRow[]): Compiled {
   return { version, byEvent };
 }
 
-/** The active definitions for `event`, or undefined when none: one small query per call. */
+const CURRENT = new EpochCache<"events", Compiled>();
+
+/** The active definitions for `event`, or undefined when none (kept until the database changes). */
 export async function eventPlan(deps: Deps, event: string): Promise<EventPlan | undefined> {
-  const version = await configVersion(deps.db);
-  let compiled = CACHE.get(deps.db);
-  if (!compiled || compiled.version !== version) {
-    const loaded = await loadAll(deps.db);
-    compiled = compile(loaded.version, loaded.rows);
-    CACHE.set(deps.db, compiled);
-  }
+  const compiled = await CURRENT.get(deps.db, "events", async () => {
+    const version = await configVersion(deps.db);
+    let known = CACHE.get(deps.db);
+    if (!known || known.version !== version) {
+      const loaded = await loadAll(deps.db);
+      known = compile(loaded.version, loaded.rows);
+      CACHE.set(deps.db, known);
+    }
+    return known;
+  });
   return compiled.byEvent.get(event);
 }
 

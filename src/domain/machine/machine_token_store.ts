@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { EpochCache } from "../../db/direct.ts";
 import { sql } from "kysely";
 import type { Db } from "../../db/schema.ts";
 import { runCached } from "../../db/compiled.ts";
@@ -78,8 +79,26 @@ export async function deleteOption(db: Db, id: number, key: string): Promise<num
   return Number(res.numDeletedRows);
 }
 
-/** Whether token `serial` has at least one binding for `application` (one cheap query). */
+const anyOfApplication = new EpochCache<string, boolean>();
+
+/**
+ * Whether token `serial` has at least one binding for `application`: no query
+ * at all while the application has no bindings (kept until the database
+ * changes), else one cheap query.
+ */
 export async function hasBinding(db: Db, serial: string, application: string): Promise<boolean> {
+  const any = await anyOfApplication.get(db, application, async () => {
+    const { rows } = await runCached(
+      db,
+      "anyBinding",
+      (app) =>
+        db.selectFrom("machinetoken").select("id").where("application", "=", app as string)
+          .limit(sql.lit(1)),
+      [application],
+    );
+    return rows.length > 0;
+  });
+  if (!any) return false;
   const { rows } = await runCached(
     db,
     "hasBinding",

@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import {
   ConfigAdminError,
@@ -544,24 +545,28 @@ export function policyNodes(deps: Deps): string[] {
 }
 
 const cache = new WeakMap<object, PolicySet>();
+const current = new EpochCache<"policies", PolicySet>();
 
 /**
- * The compiled policy set of the current version. Reads the one-row version
- * counter and reuses the compiled set while it is unchanged.
+ * The compiled policy set of the current version: kept while the database
+ * is unchanged; after a change, the one-row version counter decides whether
+ * the compiled set is still current.
  */
-export async function loadPolicySet(deps: Deps): Promise<PolicySet> {
-  const version = await store.readVersion(deps.db);
-  const cached = cache.get(deps.db);
-  if (cached && cached.version === version) return cached;
-  const loaded = await store.loadAll(deps.db);
-  const set = new PolicySet(loaded.rows.map(toPolicy), {
-    version: loaded.version,
-    nodeName: deps.nodeName,
-    now: () => deps.clock.now(),
-    warn: (msg, fields) => deps.log.warn(msg, fields),
+export function loadPolicySet(deps: Deps): Promise<PolicySet> {
+  return current.get(deps.db, "policies", async () => {
+    const version = await store.readVersion(deps.db);
+    const cached = cache.get(deps.db);
+    if (cached && cached.version === version) return cached;
+    const loaded = await store.loadAll(deps.db);
+    const set = new PolicySet(loaded.rows.map(toPolicy), {
+      version: loaded.version,
+      nodeName: deps.nodeName,
+      now: () => deps.clock.now(),
+      warn: (msg, fields) => deps.log.warn(msg, fields),
+    });
+    cache.set(deps.db, set);
+    return set;
   });
-  cache.set(deps.db, set);
-  return set;
 }
 
 /** The caller of an admin or user request (structurally the JWT identity). */

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import { AppError, ParameterError, ResourceNotFoundError, UserError } from "../../errors.ts";
 import * as resolverStore from "../resolver/resolver_store.ts";
@@ -239,11 +240,20 @@ export async function realmNames(deps: Deps): Promise<string[]> {
 }
 
 /** Resolvers of a realm in lookup order (spec 03 §4), for nodes other than pinned ones. */
-export async function orderedResolversOfRealm(
+export function orderedResolversOfRealm(
   deps: Deps,
   realm: string,
-): Promise<{ record: resolverStore.ResolverRecord; priority: number | null }[]> {
-  const rows = await store.resolversOfRealm(deps.db, normaliseRealmName(realm));
+): Promise<readonly RealmResolver[]> {
+  const name = normaliseRealmName(realm);
+  return resolverLists.get(deps.db, name, async () => Object.freeze(await loadOrdered(deps, name)));
+}
+
+type RealmResolver = { record: resolverStore.ResolverRecord; priority: number | null };
+// read by every /validate/check; shared between requests, never mutated
+const resolverLists = new EpochCache<string, readonly RealmResolver[]>();
+
+async function loadOrdered(deps: Deps, name: string): Promise<RealmResolver[]> {
+  const rows = await store.resolversOfRealm(deps.db, name);
   const mine = rows.filter((r) => r.node === "" || r.node === deps.nodeName);
   // a node-pinned entry for this node replaces the general entry of the same resolver
   const byResolver = new Map<string, (typeof mine)[number]>();

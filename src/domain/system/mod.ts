@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import { ParameterError } from "../../errors.ts";
 import * as store from "./system_store.ts";
@@ -168,10 +169,14 @@ export class SystemConfig {
   }
 }
 
-/** Reads the whole system config (one small query). */
-export async function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
-  const rows = await store.allValues(deps.db);
-  return new SystemConfig(new Map(rows.map((r) => [r.key, r.value])));
+const configCache = new EpochCache<"config", SystemConfig>();
+
+/** The whole system config (one small query, kept until the database changes). */
+export function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
+  return configCache.get(deps.db, "config", async () => {
+    const rows = await store.allValues(deps.db);
+    return new SystemConfig(new Map(rows.map((r) => [r.key, r.value])));
+  });
 }
 
 /** `GET /system/`: every stored key, or one value when `key` is given (null if unset). */

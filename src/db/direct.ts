@@ -1,0 +1,84 @@
+/**
+ * Synchronous access to a SQLite handle's own connection, and an epoch that
+ * moves whenever data a cache may depend on can have changed.
+ *
+ * Two uses on the hot path:
+ * - {@link runCached} runs precompiled statements directly on the connection
+ *   when no transaction is open on it, skipping Kysely's async driver (the
+ *   mutex, the connection provider and several promise hops per statement).
+ *   Inside another request's open transaction it goes through Kysely, which
+ *   waits for the commit as before.
+ * - {@link EpochCache} keeps data that changes rarely (system config, policy
+ *   and event definitions, realm resolvers, machine assignments) until the
+ *   epoch moves. The epoch moves when this connection runs a write that may
+ *   touch such data (every write except the hot-path writes to `audit`,
+ *   `tokeninfo`, `challenge` and `update "token"`), on every rollback, and
+ *   when SQLite's `PRAGMA data_version` says another connection (another
+ *   process, the CLI) committed anything.
+ *
+ * A database that is not SQLite (or a Kysely transaction handle) has no
+ * direct access: statements go through Kysely and caches always load.
+ *
+ * @module
+ */
+import type { SqliteStatement } from "kysely";
+
+/** What the hot path needs from a connection, beyond Kysely. */
+export interface DirectAccess {
+  /** A prepared statement, run synchronously. */
+  prepare(sql: string): SqliteStatement;
+  /** True while a transaction is open on the connection. */
+  inTransaction(): boolean;
+  /** Moves whenever cacheable data may have changed (see module doc). */
+  epoch(): number;
+}
+
+const attached = new WeakMap<object, DirectAccess>();
+
+/** Registers `access` as the direct path of the Kysely handle `db`. */
+export function attachDirect(db: object, access: DirectAccess): void {
+  attached.set(db, access);
+}
+
+/** The direct path of `db`, if it has one. */
+export function directOf(db: object): DirectAccess | undefined {
+  return attached.get(db);
+}
+
+// writes that never change cached data: audit rows, token info, challenges and
+// token row updates (counters, fail counters; updates cascade nowhere)
+const QUIET_WRITE =
+  /^\s*(?:(?:insert\s+into|update|delete\s+from)\s+"?(?:audit|tokeninfo|challenge)"?[\s(]|update\s+"?token"?\s)/i;
+const READ_ONLY = /^\s*(?:select|pragma\s+data_version|begin|commit|end|savepoint|release)\b/i;
+
+/** Whether running `sql` may change data an {@link EpochCache} holds. */
+export function movesEpoch(sql: string): boolean {
+  return !READ_ONLY.test(sql) && !QUIET_WRITE.test(sql);
+}
+
+/** Bound on entries per cache and database; a full cache starts over. */
+const MAX_ENTRIES = 1000;
+
+/**
+ * Values loaded from the database, kept per database handle until its epoch
+ * moves. Values are shared between requests: callers must not mutate them.
+ */
+export class EpochCache<K, V> {
+  readonly #byDb = new WeakMap<object, Map<K, { epoch: number; value: V }>>();
+
+  /** The cached value of `key`, or what `load` returns (then cached). */
+  async get(db: object, key: K, load: () => Promise<V>): Promise<V> {
+    const access = attached.get(db);
+    if (access === undefined) return await load();
+    // taken before loading: a write that lands while loading moves it again
+    const epoch = access.epoch();
+    let entries = this.#byDb.get(db);
+    const hit = entries?.get(key);
+    if (hit !== undefined && hit.epoch === epoch) return hit.value;
+    const value = await load();
+    if (entries === undefined) this.#byDb.set(db, entries = new Map());
+    if (entries.size >= MAX_ENTRIES && !entries.has(key)) entries.clear();
+    entries.set(key, { epoch, value });
+    return value;
+  }
+}
