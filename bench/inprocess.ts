@@ -79,7 +79,11 @@ class CountingSqlite implements SqliteDatabase, DirectAccess {
   epoch(): number {
     return this.inner.epoch();
   }
-  take(): { counts: Map<string, number>; sqlMs: number } {
+  take(): {
+    counts: Map<string, number>;
+    sqlMs: number;
+    byStatement: Map<string, { n: number; ms: number }>;
+  } {
     const out = { counts: this.counts, sqlMs: this.execMs, byStatement: this.byStatement };
     this.counts = new Map();
     this.byStatement = new Map();
@@ -204,6 +208,8 @@ function printProfile(name: string, profile: CpuProfile, requests: number): void
       } µs per request (sampling adds some)`,
       " by file (self):",
       ...s.files.slice(0, 12).map(fmt),
+      " by function (self):",
+      ...s.functions.filter(real).slice(0, 25).map(fmt),
       " by function (inclusive):",
       ...[...s.functions].filter(real).sort((a, b) => b.totalMs - a.totalMs).slice(0, 40)
         .map(fmt),

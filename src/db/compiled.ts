@@ -9,7 +9,7 @@
  */
 import { type Compilable, CompiledQuery } from "kysely";
 import type { Db } from "./schema.ts";
-import { directOf } from "./direct.ts";
+import { executeDirect } from "./direct.ts";
 
 const compiledCache = new WeakMap<object, Map<string, { sql: string; order: number[] }>>();
 
@@ -39,13 +39,9 @@ export async function runCached<R>(
   const order = entry.order;
   const params = new Array(order.length);
   for (let i = 0; i < order.length; i++) params[i] = args[order[i]];
-  const direct = directOf(db);
-  if (direct !== undefined && !direct.inTransaction()) {
-    // no transaction open on the connection: run it now, without Kysely's async driver
-    const stmt = direct.prepare(entry.sql);
-    if (stmt.reader) return { rows: stmt.all(params) as R[] };
-    return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
-  }
+  // no transaction open on the connection: run it now, without Kysely's async driver
+  const now = executeDirect<R>(db, entry.sql, params);
+  if (now !== undefined) return now;
   const res = await db.executeQuery<R>(CompiledQuery.raw(entry.sql, params));
   return { rows: res.rows, numAffectedRows: res.numAffectedRows };
 }

@@ -14,7 +14,9 @@
  *   touch such data (every write except the hot-path writes to `audit`,
  *   `tokeninfo`, `challenge` and `update "token"`), on every rollback, and
  *   when SQLite's `PRAGMA data_version` says another connection (another
- *   process, the CLI) committed anything.
+ *   process, the CLI) committed anything. That pragma is read at most once a
+ *   millisecond, so another process's change is seen by requests that start
+ *   1 ms after its commit; this process's own changes are seen at once.
  *
  * A database that is not SQLite (or a Kysely transaction handle) has no
  * direct access: statements go through Kysely and caches always load.
@@ -43,6 +45,23 @@ export function attachDirect(db: object, access: DirectAccess): void {
 /** The direct path of `db`, if it has one. */
 export function directOf(db: object): DirectAccess | undefined {
   return attached.get(db);
+}
+
+/**
+ * Runs a compiled statement on `db`'s connection right now, when `db` has
+ * direct access and no transaction is open on it; undefined otherwise (the
+ * caller then goes through Kysely).
+ */
+export function executeDirect<R>(
+  db: object,
+  sql: string,
+  params: readonly unknown[],
+): { rows: R[]; numAffectedRows?: bigint } | undefined {
+  const direct = attached.get(db);
+  if (direct === undefined || direct.inTransaction()) return undefined;
+  const stmt = direct.prepare(sql);
+  if (stmt.reader) return { rows: stmt.all(params) as R[] };
+  return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
 }
 
 // writes that never change cached data: audit rows, token info, challenges and

@@ -13,6 +13,7 @@ import {
   timingSafeEqual,
 } from "node:crypto";
 import type { Random } from "./random.ts";
+import { KeyedHmacSha256 } from "./otp.ts";
 import { fromHex, toHex } from "./random.ts";
 
 const ENC_PREFIX = "g1:";
@@ -80,17 +81,27 @@ export function safeEqual(a: string, b: string): boolean {
 
 const PIN_PREFIX = "hmac256$";
 
+// the pepper is fixed for the process: its HMAC pad states are computed once
+const pinMacs = new WeakMap<Uint8Array, KeyedHmacSha256>();
+const utf8 = new TextEncoder();
+
+function pinMac(pepper: Uint8Array, salt: string, pin: string): string {
+  let mac = pinMacs.get(pepper);
+  if (mac === undefined) pinMacs.set(pepper, mac = new KeyedHmacSha256(pepper));
+  return toHex(mac.mac(utf8.encode(salt + ":" + pin)));
+}
+
 /** Keyed hash of a PIN: `hmac256$<salt hex>$<hmac hex>` (see DESIGN.md on why not a slow KDF). */
 export function hashPin(pepper: Uint8Array, pin: string, random: Random): string {
   const salt = toHex(random.bytes(16));
-  return `${PIN_PREFIX}${salt}$${toHex(hmacSha256(pepper, salt + ":" + pin))}`;
+  return `${PIN_PREFIX}${salt}$${pinMac(pepper, salt, pin)}`;
 }
 
 /** Checks `pin` against a {@link hashPin} value in constant time. */
 export function verifyPin(pepper: Uint8Array, stored: string, pin: string): boolean {
   if (!stored.startsWith(PIN_PREFIX)) return false;
   const [salt, mac] = stored.slice(PIN_PREFIX.length).split("$");
-  return safeEqual(toHex(hmacSha256(pepper, salt + ":" + pin)), mac ?? "");
+  return safeEqual(pinMac(pepper, salt, pin), mac ?? "");
 }
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };

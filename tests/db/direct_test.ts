@@ -5,6 +5,7 @@ import { migrateToLatest, openDatabase } from "../../src/db/database.ts";
 import { directOf, EpochCache, movesEpoch } from "../../src/db/direct.ts";
 import { runCached } from "../../src/db/compiled.ts";
 import type { Db } from "../../src/db/schema.ts";
+import { EXTERNAL_CHECK_MS } from "../../src/db/sqlite_adapter.ts";
 
 async function withTwoConnections(fn: (a: Db, b: Db) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "tessera-direct-" });
@@ -60,6 +61,7 @@ Deno.test("epoch: moves on this connection's config writes and on another connec
     const e1 = direct.epoch();
     assert.notEqual(e1, e0);
     await b.updateTable("config").set({ value: "w" }).where("key", "=", "k").execute();
+    await new Promise((r) => setTimeout(r, EXTERNAL_CHECK_MS + 1));
     assert.notEqual(direct.epoch(), e1, "another connection's commit moves it");
   });
 });
@@ -80,6 +82,7 @@ Deno.test("EpochCache: reloads after a change from either connection, not before
     assert.equal(loads, 1);
     await b.insertInto("config").values({ key: "k", value: "from b", type: "", description: "" })
       .execute();
+    await new Promise((r) => setTimeout(r, EXTERNAL_CHECK_MS + 1));
     assert.equal(await read(), "from b");
     await a.updateTable("config").set({ value: "from a" }).where("key", "=", "k").execute();
     assert.equal(await read(), "from a");

@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { Buffer } from "node:buffer";
 import {
   base32Decode,
   base32Encode,
   findHotpCounter,
   hotpAt,
   hotpRange,
+  KeyedHmacSha256,
   otpEqual,
   searchHotp,
   totpAt,
@@ -102,4 +105,24 @@ Deno.test("otpEqual compares whole strings, also non-ASCII ones of equal length"
   // same UTF-16 length, different UTF-8 length: must be false, not an exception
   assert.equal(otpEqual("ä", "a"), false);
   assert.equal(otpEqual("€1", "ab"), false);
+});
+
+Deno.test("KeyedHmacSha256 equals node:crypto HMAC-SHA-256 for every message length up to 3 blocks", () => {
+  for (const keyLen of [0, 16, 32, 64, 65, 100]) {
+    const key = new Uint8Array(keyLen).map((_, i) => (i * 7 + keyLen) & 0xff);
+    const mac = new KeyedHmacSha256(key);
+    for (let n = 0; n <= 200; n++) {
+      const data = new Uint8Array(n).map((_, i) => (i * 31 + n) & 0xff);
+      const want = createHmac("sha256", key).update(data).digest("hex");
+      assert.equal(Buffer.from(mac.mac(data)).toString("hex"), want, `key ${keyLen}, length ${n}`);
+    }
+  }
+});
+
+Deno.test("searchHotp stops at the first match and still finds every offset of the window", async () => {
+  for (let offset = 0; offset < 10; offset++) {
+    const otp = hotpAt(SEED20, 5 + offset, 6, "sha1");
+    assert.equal(await searchHotp(SEED20, otp, 5, 10, 6, "sha1"), 5 + offset);
+  }
+  assert.equal(await searchHotp(SEED20, hotpAt(SEED20, 15, 6, "sha1"), 5, 10, 6, "sha1"), -1);
 });

@@ -8,6 +8,7 @@
 import { CompiledQuery, Kysely, type RawBuilder, sql, type SqlBool, SqliteDialect } from "kysely";
 import { NodeSqliteDatabase } from "../../db/sqlite_adapter.ts";
 import { likeStar } from "../../db/like.ts";
+import { attachDirect, executeDirect } from "../../db/direct.ts";
 
 /** A connection to a resolver's user database. */
 // deno-lint-ignore no-explicit-any
@@ -30,7 +31,10 @@ export interface UserTable {
 
 /** Opens (and creates, if `create`) a SQLite user database file. */
 export function openSqliteUserDb(path: string): UserDb {
-  return new Kysely({ dialect: new SqliteDialect({ database: new NodeSqliteDatabase(path) }) });
+  const raw = new NodeSqliteDatabase(path);
+  const db = new Kysely({ dialect: new SqliteDialect({ database: raw }) });
+  attachDirect(db, raw);
+  return db;
 }
 
 function whereOf(t: UserTable): RawBuilder<SqlBool>[] {
@@ -108,7 +112,8 @@ export async function findUserRow(
   }
   const params = entry.params.slice();
   params[entry.at] = value;
-  const res = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(entry.sql, params));
+  const res = executeDirect<Record<string, unknown>>(db, entry.sql, params) ??
+    await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(entry.sql, params));
   return res.rows[0];
 }
 

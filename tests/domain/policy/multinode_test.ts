@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config.ts";
 import { migrateToLatest, openDatabase } from "../../../src/db/database.ts";
+import { EXTERNAL_CHECK_MS } from "../../../src/db/sqlite_adapter.ts";
 import { AuditWriter } from "../../../src/domain/audit/mod.ts";
 import { keysFromKeyFile } from "../../../src/domain/keys.ts";
 import { FixedClock } from "../../../src/lib/clock.ts";
@@ -31,6 +32,9 @@ function node(file: string, dir: string, name: string): Deps {
   };
 }
 
+// another process's commit is noticed within EXTERNAL_CHECK_MS (src/db/direct.ts)
+const settle = () => new Promise((r) => setTimeout(r, EXTERNAL_CHECK_MS + 1));
+
 Deno.test("a policy change on one node is seen by another node on its next request", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tessera-multinode-" });
   const file = join(dir, "shared.sqlite");
@@ -43,8 +47,10 @@ Deno.test("a policy change on one node is seen by another node on its next reque
     assert.equal((await loadPolicySet(b)).hasActivePolicies("admin"), false);
     assert.deepEqual(await checkRight(b, admin, "delete"), []);
     await savePolicy(a, "p", { scope: "admin", action: "enable" });
+    await settle();
     await assert.rejects(() => checkRight(b, admin, "delete"), /action delete is not allowed/);
     await setPolicyActive(a, "p", false);
+    await settle();
     assert.deepEqual(await checkRight(b, admin, "delete"), []);
   } finally {
     await a.db.destroy();
