@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { shippedRuntime } from "./server.ts";
 import { type Scenario, SCENARIO_TITLES } from "./args.ts";
 import type { WrkResult } from "./stats.ts";
 
@@ -207,6 +208,14 @@ export function formatReport(report: BenchReport): string {
   lines.push(
     `wrk -t${o.threads} -c${o.connections}, ${o.durationS}s per scenario after ${o.warmupS}s warm-up; ${o.users} users per validate scenario, ${report.tokensInDb} tokens`,
   );
+  const shipped = shippedRuntime();
+  const runtime = [
+    ...Object.entries(shipped.env).map(([k, v]) => `${k}=${v}`),
+    ...shipped.denoFlags,
+  ];
+  if (runtime.length > 0) {
+    lines.push(`servers run as \`deno task start\` does: ${runtime.join(" ")}`);
+  }
   const env = Object.entries(o.serverEnv ?? {});
   if (env.length > 0) {
     lines.push(`server environment: ${env.map(([k, v]) => `${k}=${v}`).join(" ")}`);

@@ -27,6 +27,34 @@ export function freePort(): number {
   return port;
 }
 
+/**
+ * The runtime settings of `deno task start` in `startTask` (deno.json's):
+ * its leading `NAME=value` environment assignments and its `--v8-flags=…`.
+ * Every server the benchmark starts runs with them, so it measures Tessera as
+ * the README's run command starts it.
+ */
+export function startTaskRuntime(startTask: string): {
+  env: Record<string, string>;
+  denoFlags: string[];
+} {
+  const words = startTask.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  let i = 0;
+  for (; i < words.length && /^[A-Z_][A-Z0-9_]*=/.test(words[i]); i++) {
+    const at = words[i].indexOf("=");
+    env[words[i].slice(0, at)] = words[i].slice(at + 1);
+  }
+  return { env, denoFlags: words.slice(i).filter((w) => w.startsWith("--v8-flags=")) };
+}
+
+/** {@link startTaskRuntime} of this checkout's deno.json. */
+export function shippedRuntime(): { env: Record<string, string>; denoFlags: string[] } {
+  const config = JSON.parse(
+    Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)),
+  ) as { tasks?: Record<string, string> };
+  return startTaskRuntime(config.tasks?.start ?? "");
+}
+
 /** The command that runs `tessera <args>`: a binary, or deno run on main.ts. */
 export function serverCommand(
   args: string[],
@@ -62,10 +90,15 @@ export async function startServer(options: {
   readyPath: string;
   timeoutMs?: number;
 }): Promise<ServerProcess> {
-  const { cmd, args } = serverCommand(options.args, options.binary, options.denoFlags);
+  // as `deno task start` runs it (a compiled binary has its V8 flags built in)
+  const shipped = shippedRuntime();
+  const { cmd, args } = serverCommand(options.args, options.binary, [
+    ...shipped.denoFlags,
+    ...(options.denoFlags ?? []),
+  ]);
   const child = new Deno.Command(cmd, {
     args,
-    env: options.env,
+    env: { ...shipped.env, ...options.env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
