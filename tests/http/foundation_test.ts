@@ -166,6 +166,11 @@ Deno.test("JWTs with alg none, a foreign key or past expiry are refused", async 
     assert.equal(status, 401);
     assert.equal(body.result.error.code, 4304);
   }
+  // a token already accepted (its verified payload is kept) still expires, and a
+  // token differing from it in the signature alone is still refused
+  assert.equal((await jsonOf(await t.get("/system/", { token }))).status, 200);
+  const tampered = token.slice(0, -2) + (token.endsWith("AA") ? "BB" : "AA");
+  assert.equal((await jsonOf(await t.get("/system/", { token: tampered }))).status, 401);
   t.clock.advance(3601_000);
   const { status, body } = await jsonOf(await t.get("/system/", { token }));
   assert.equal(status, 401);
