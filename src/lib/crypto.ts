@@ -106,8 +106,12 @@ export function verifyPin(pepper: Uint8Array, stored: string, pin: string): bool
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 
-/** How many scrypt hashes may run at once; each holds 16 MiB while it runs. */
-export const SCRYPT_CONCURRENCY = 2;
+/**
+ * How many scrypt hashes may run at once; each holds 16 MiB while it runs.
+ * One: an unauthenticated login flood then uses at most one core and 16 MiB,
+ * and the other core stays free for /validate/check.
+ */
+export const SCRYPT_CONCURRENCY = 1;
 
 let scryptRunning = 0;
 const scryptWaiting: (() => void)[] = [];
