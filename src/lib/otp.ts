@@ -227,6 +227,33 @@ function sha256Compress(state: Uint32Array, block: Uint32Array, out: Uint32Array
   out[7] = state[7] + h;
 }
 
+/**
+ * The hash states after the HMAC key's inner (0x36) and outer (0x5c) pad
+ * blocks: what every MAC under that key starts from (RFC 2104).
+ */
+function padStates(
+  key: Uint8Array,
+  hash: "sha1" | "sha256",
+  w: Uint32Array,
+): [Uint32Array, Uint32Array] {
+  const compress = hash === "sha1" ? sha1Compress : sha256Compress;
+  const iv = Uint32Array.from(hash === "sha1" ? SHA1_IV : SHA256_IV);
+  // keys longer than the block are hashed first
+  const k = new Uint8Array(64);
+  k.set(key.length > 64 ? createHash(hash).update(key).digest() : key);
+  const pad = (byte: number) => {
+    const block = new Uint32Array(16);
+    for (let i = 0; i < 16; i++) {
+      block[i] = (((k[4 * i] ^ byte) << 24) | ((k[4 * i + 1] ^ byte) << 16) |
+        ((k[4 * i + 2] ^ byte) << 8) | (k[4 * i + 3] ^ byte)) >>> 0;
+    }
+    const out = new Uint32Array(iv.length);
+    compress(iv, block, out, w);
+    return out;
+  };
+  return [pad(0x36), pad(0x5c)];
+}
+
 /** HMAC of 8-byte messages under one key, with the pad states computed once. */
 class CounterHmac {
   readonly #compress: Compress;
@@ -240,22 +267,7 @@ class CounterHmac {
   constructor(key: Uint8Array, hash: "sha1" | "sha256") {
     this.#compress = hash === "sha1" ? sha1Compress : sha256Compress;
     this.#words = hash === "sha1" ? 5 : 8;
-    const iv = Uint32Array.from(hash === "sha1" ? SHA1_IV : SHA256_IV);
-    // keys longer than the block are hashed first (RFC 2104)
-    const k = new Uint8Array(64);
-    k.set(key.length > 64 ? createHash(hash).update(key).digest() : key);
-    const pad = (byte: number) => {
-      const block = new Uint32Array(16);
-      for (let i = 0; i < 16; i++) {
-        block[i] = (((k[4 * i] ^ byte) << 24) | ((k[4 * i + 1] ^ byte) << 16) |
-          ((k[4 * i + 2] ^ byte) << 8) | (k[4 * i + 3] ^ byte)) >>> 0;
-      }
-      const out = new Uint32Array(this.#words);
-      this.#compress(iv, block, out, this.#w);
-      return out;
-    };
-    this.#inner = pad(0x36);
-    this.#outer = pad(0x5c);
+    [this.#inner, this.#outer] = padStates(key, hash, this.#w);
     this.#digest = new Uint32Array(this.#words);
   }
 
@@ -404,21 +416,7 @@ export class KeyedHmacSha256 {
   readonly #w = new Uint32Array(64);
 
   constructor(key: Uint8Array) {
-    const k = new Uint8Array(64);
-    k.set(key.length > 64 ? createHash("sha256").update(key).digest() : key);
-    const iv = Uint32Array.from(SHA256_IV);
-    const pad = (byte: number) => {
-      const block = new Uint32Array(16);
-      for (let i = 0; i < 16; i++) {
-        block[i] = (((k[4 * i] ^ byte) << 24) | ((k[4 * i + 1] ^ byte) << 16) |
-          ((k[4 * i + 2] ^ byte) << 8) | (k[4 * i + 3] ^ byte)) >>> 0;
-      }
-      const out = new Uint32Array(8);
-      sha256Compress(iv, block, out, this.#w);
-      return out;
-    };
-    this.#inner = pad(0x36);
-    this.#outer = pad(0x5c);
+    [this.#inner, this.#outer] = padStates(key, "sha256", this.#w);
   }
 
   /** The 32-byte MAC of `data`. */
