@@ -13,10 +13,9 @@
  */
 import { Hono } from "hono";
 import { Kysely, SqliteDialect } from "kysely";
-import type { SqliteDatabase, SqliteStatement } from "kysely";
 import { NodeSqliteDatabase } from "../src/db/sqlite_adapter.ts";
 import type { Database } from "../src/db/schema.ts";
-import { attachDirect, type DirectAccess } from "../src/db/direct.ts";
+import { attachDirect } from "../src/db/direct.ts";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { openRuntime } from "../src/runtime.ts";
@@ -32,52 +31,30 @@ import { type CpuProfile, type ProfileRow, summarize } from "./profile_summary.t
 import { Session } from "node:inspector/promises";
 
 /**
- * Wraps the SQLite connection: counts every statement by its first word and
- * sums the time SQLite spends executing them (precompiled statements included;
- * Kysely's query building is not part of it).
+ * Counts every statement of a connection by its first word and sums the time
+ * SQLite spends executing them (precompiled statements and the write group's
+ * begin/commit included; Kysely's query building is not part of it).
  */
-class CountingSqlite implements SqliteDatabase, DirectAccess {
+class StatementCounter {
   counts = new Map<string, number>();
   execMs = 0;
   /** Per statement text: executions and ms (for --sql). */
   byStatement = new Map<string, { n: number; ms: number }>();
-  constructor(readonly inner: NodeSqliteDatabase) {}
   /** When set, statements are also collected here (for --sql). */
   trace?: string[];
-  #timed<T>(sqlText: string, fn: () => T): T {
+  constructor(readonly inner: NodeSqliteDatabase) {
+    inner.observe = (sqlText, ms) => this.#seen(sqlText, ms);
+  }
+  #seen(sqlText: string, ms: number): void {
     this.trace?.push(sqlText);
     const verb = (sqlText.trimStart().match(/^\w+/)?.[0] ?? "?").toLowerCase();
     this.counts.set(verb, (this.counts.get(verb) ?? 0) + 1);
-    const t = performance.now();
-    try {
-      return fn();
-    } finally {
-      const ms = performance.now() - t;
-      this.execMs += ms;
-      const e = this.byStatement.get(sqlText);
-      if (e) {
-        e.n++;
-        e.ms += ms;
-      } else this.byStatement.set(sqlText, { n: 1, ms });
-    }
-  }
-  prepare(sqlText: string): SqliteStatement {
-    const st = this.inner.prepare(sqlText);
-    return {
-      reader: st.reader,
-      all: (p) => this.#timed(sqlText, () => st.all(p)),
-      run: (p) => this.#timed(sqlText, () => st.run(p)),
-      iterate: (p) => this.#timed(sqlText, () => st.iterate(p)),
-    };
-  }
-  close(): void {
-    this.inner.close();
-  }
-  inTransaction(): boolean {
-    return this.inner.inTransaction();
-  }
-  epoch(): number {
-    return this.inner.epoch();
+    this.execMs += ms;
+    const e = this.byStatement.get(sqlText);
+    if (e) {
+      e.n++;
+      e.ms += ms;
+    } else this.byStatement.set(sqlText, { n: 1, ms });
   }
   take(): {
     counts: Map<string, number>;
@@ -111,11 +88,10 @@ const config = loadConfig({
 });
 const deps = await openRuntime(config, createLogger("warn"));
 // a second connection to the same file, counted (the audit writer keeps the first)
-const counter = new CountingSqlite(
-  new NodeSqliteDatabase(config.storage.databaseUrl.replace(/^sqlite:/, "")),
-);
-deps.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: counter }) });
-attachDirect(deps.db, counter);
+const counted = new NodeSqliteDatabase(config.storage.databaseUrl.replace(/^sqlite:/, ""));
+const counter = new StatementCounter(counted);
+deps.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: counted }) });
+attachDirect(deps.db, counted.direct);
 // as in the server, the audit writer shares the request's connection (another connection's
 // commits would empty this connection's page cache before every request)
 await deps.audit.flush();

@@ -9,7 +9,7 @@
  */
 import { type Compilable, CompiledQuery } from "kysely";
 import type { Db } from "./schema.ts";
-import { executeDirect } from "./direct.ts";
+import { executeDirect, type PendingCommits } from "./direct.ts";
 
 const compiledCache = new WeakMap<object, Map<string, { sql: string; order: number[] }>>();
 
@@ -18,12 +18,17 @@ const compiledCache = new WeakMap<object, Map<string, { sql: string; order: numb
  * `build` is called once with sentinel parameters to learn where each
  * argument lands in the compiled parameter list; every argument must be
  * bound exactly as passed (no argument may shape the SQL).
+ *
+ * A hot-path write that joins the connection's write group is committed when
+ * this returns, unless `pending` is given: then its commit is added there and
+ * the caller must settle `pending` before it relies on the write.
  */
 export async function runCached<R>(
   db: Db,
   key: string,
   build: (...args: unknown[]) => Compilable,
   args: unknown[],
+  pending?: PendingCommits,
 ): Promise<{ rows: R[]; numAffectedRows?: bigint }> {
   let byKey = compiledCache.get(db);
   if (byKey === undefined) compiledCache.set(db, byKey = new Map());
@@ -41,7 +46,14 @@ export async function runCached<R>(
   for (let i = 0; i < order.length; i++) params[i] = args[order[i]];
   // no transaction open on the connection: run it now, without Kysely's async driver
   const now = executeDirect<R>(db, entry.sql, params);
-  if (now !== undefined) return now;
+  if (now !== undefined) {
+    // a write that joined the write group counts once the group has committed
+    if (now.committed !== undefined) {
+      if (pending !== undefined) pending.add(now.committed);
+      else await now.committed;
+    }
+    return now;
+  }
   const res = await db.executeQuery<R>(CompiledQuery.raw(entry.sql, params));
   return { rows: res.rows, numAffectedRows: res.numAffectedRows };
 }

@@ -18,8 +18,16 @@ export function openDatabase(url: string): Db {
   else throw new Error(`Unsupported database URL "${url}": expected sqlite:<path>`);
   const raw = new NodeSqliteDatabase(path);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
-  attachDirect(db, raw);
+  attachDirect(db, raw.direct);
+  connections.set(db, raw);
   return db;
+}
+
+const connections = new WeakMap<Db, NodeSqliteDatabase>();
+
+/** The SQLite connection under a handle {@link openDatabase} returned (tests, benchmarks). */
+export function sqliteConnectionOf(db: Db): NodeSqliteDatabase | undefined {
+  return connections.get(db);
 }
 
 /** Thrown when the database holds migrations this build does not know. */

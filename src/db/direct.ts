@@ -7,7 +7,10 @@
  *   when no transaction is open on it, skipping Kysely's async driver (the
  *   mutex, the connection provider and several promise hops per statement).
  *   Inside another request's open transaction it goes through Kysely, which
- *   waits for the commit as before.
+ *   waits for the commit as before. Its hot-path writes join the
+ *   connection's write group (group commit, see sqlite_adapter.ts): the
+ *   writes of concurrent requests share one transaction, and each caller
+ *   goes on only once that transaction has committed.
  * - {@link EpochCache} keeps data that changes rarely (system config, policy
  *   and event definitions, realm resolvers, machine assignments) until the
  *   epoch moves. The epoch moves when this connection runs a write that may
@@ -23,13 +26,26 @@
  *
  * @module
  */
-import type { SqliteStatement } from "kysely";
+/** What a direct statement returns. */
+export interface DirectResult {
+  rows: unknown[];
+  numAffectedRows?: bigint;
+  /**
+   * For a write that joined the connection's write group: settles when the
+   * group commits (rejects when it rolls back). Await it before answering.
+   */
+  committed?: Promise<void>;
+}
 
 /** What the hot path needs from a connection, beyond Kysely. */
 export interface DirectAccess {
-  /** A prepared statement, run synchronously. */
-  prepare(sql: string): SqliteStatement;
-  /** True while a transaction is open on the connection. */
+  /**
+   * Runs a statement on the connection synchronously. A quiet write (see
+   * {@link movesEpoch}) joins the write group; any other write commits an
+   * open group first and runs on its own.
+   */
+  execute(sql: string, params: readonly unknown[]): DirectResult;
+  /** True while a transaction other than the write group is open. */
   inTransaction(): boolean;
   /** Moves whenever cacheable data may have changed (see module doc). */
   epoch(): number;
@@ -49,26 +65,45 @@ export function directOf(db: object): DirectAccess | undefined {
 
 /**
  * Runs a compiled statement on `db`'s connection right now, when `db` has
- * direct access and no transaction is open on it; undefined otherwise (the
- * caller then goes through Kysely).
+ * direct access and no transaction other than the write group is open on it;
+ * undefined otherwise (the caller then goes through Kysely). A write's
+ * `committed` must be awaited before the caller relies on it.
  */
 export function executeDirect<R>(
   db: object,
   sql: string,
   params: readonly unknown[],
-): { rows: R[]; numAffectedRows?: bigint } | undefined {
+): (DirectResult & { rows: R[] }) | undefined {
   const direct = attached.get(db);
   if (direct === undefined || direct.inTransaction()) return undefined;
-  const stmt = direct.prepare(sql);
-  if (stmt.reader) return { rows: stmt.all(params) as R[] };
-  return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
+  return direct.execute(sql, params) as DirectResult & { rows: R[] };
+}
+
+/**
+ * The write-group commits a request's writes are waiting on. Hot-path code
+ * that makes several writes collects them here instead of waiting after
+ * each one (so they share one commit), then settles it before it answers.
+ */
+export class PendingCommits {
+  #list: Promise<void>[] = [];
+  /** Adds a write's `committed` promise. */
+  add(committed: Promise<void>): void {
+    if (this.#list[this.#list.length - 1] !== committed) this.#list.push(committed);
+  }
+  /** Waits for every collected commit; rejects when one of them failed. */
+  async settle(): Promise<void> {
+    const list = this.#list;
+    this.#list = [];
+    for (const committed of list) await committed;
+  }
 }
 
 // writes that never change cached data: audit rows, token info, challenges and
 // token row updates (counters, fail counters; updates cascade nowhere)
-const QUIET_WRITE =
+export const QUIET_WRITE =
   /^\s*(?:(?:insert\s+into|update|delete\s+from)\s+"?(?:audit|tokeninfo|challenge)"?[\s(]|update\s+"?token"?\s)/i;
-const READ_ONLY = /^\s*(?:select|pragma\s+data_version|begin|commit|end|savepoint|release)\b/i;
+export const READ_ONLY =
+  /^\s*(?:select|pragma\s+data_version|begin|commit|end|savepoint|release)\b/i;
 
 /** Whether running `sql` may change data an {@link EpochCache} holds. */
 export function movesEpoch(sql: string): boolean {

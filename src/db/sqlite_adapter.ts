@@ -1,12 +1,15 @@
 /**
  * Adapts Deno's built-in `node:sqlite` (`DatabaseSync`) to the small database
- * interface Kysely's `SqliteDialect` drives, with a prepared-statement cache.
+ * interface Kysely's `SqliteDialect` drives, with a prepared-statement cache,
+ * and gives the hot path its direct access (see direct.ts), including the
+ * write group: hot-path writes of concurrent requests share one transaction.
  *
  * @module
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { setImmediate } from "node:timers";
 import type { SqliteDatabase, SqliteStatement } from "kysely";
-import { type DirectAccess, movesEpoch } from "./direct.ts";
+import { type DirectAccess, type DirectResult, QUIET_WRITE, READ_ONLY } from "./direct.ts";
 
 type SqlValue = null | number | bigint | string | Uint8Array;
 
@@ -23,29 +26,65 @@ function bindable(params: ReadonlyArray<unknown>): SqlValue[] {
   return out;
 }
 
-class CachedStatement implements SqliteStatement {
+/** What a statement does, decided once from its text. */
+const enum Kind {
+  /** Reads, and transaction control. */
+  Read,
+  /** A hot-path write that changes no cached data: may join the write group. */
+  QuietWrite,
+  /** Any other write: commits an open write group first and moves the epoch. */
+  Write,
+}
+
+interface Prepared {
+  readonly sql: string;
+  readonly stmt: StatementSync;
   readonly reader: boolean;
-  readonly #stmt: StatementSync;
-  /** Called before each run when the statement may change cached data. */
-  readonly #onWrite: (() => void) | undefined;
-  constructor(stmt: StatementSync, onWrite: (() => void) | undefined) {
-    this.#stmt = stmt;
-    this.reader = stmt.columns().length > 0;
-    this.#onWrite = onWrite;
+  readonly kind: Kind;
+}
+
+/** Kysely's statements: each first commits an open write group (see {@link NodeSqliteDatabase}). */
+class KyselyStatement implements SqliteStatement {
+  readonly reader: boolean;
+  constructor(readonly p: Prepared, readonly db: NodeSqliteDatabase) {
+    this.reader = p.reader;
   }
   all(parameters: ReadonlyArray<unknown>): unknown[] {
-    this.#onWrite?.();
-    return this.#stmt.all(...bindable(parameters));
+    this.db.endWriteGroup();
+    return this.db.exec(this.p, bindable(parameters), true) as unknown[];
   }
   run(
     parameters: ReadonlyArray<unknown>,
   ): { changes: number | bigint; lastInsertRowid: number | bigint } {
-    this.#onWrite?.();
-    return this.#stmt.run(...bindable(parameters));
+    this.db.endWriteGroup();
+    return this.db.exec(this.p, bindable(parameters), false) as {
+      changes: number | bigint;
+      lastInsertRowid: number | bigint;
+    };
   }
   iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
-    this.#onWrite?.();
-    return this.#stmt.iterate(...bindable(parameters)) as IterableIterator<unknown>;
+    this.db.endWriteGroup();
+    if (this.p.kind !== Kind.Read) this.db.moveEpoch();
+    return this.p.stmt.iterate(...bindable(parameters)) as IterableIterator<unknown>;
+  }
+}
+
+/** One shared transaction of hot-path writes and the promise its members wait on. */
+class WriteGroup {
+  readonly committed: Promise<void>;
+  #resolve!: () => void;
+  #reject!: (err: unknown) => void;
+  constructor() {
+    this.committed = new Promise<void>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    // a group whose only write failed has nobody waiting: not an unhandled rejection
+    this.committed.catch(() => {});
+  }
+  settle(err?: unknown): void {
+    if (err === undefined) this.#resolve();
+    else this.#reject(err);
   }
 }
 
@@ -54,18 +93,36 @@ const CACHE_LIMIT = 500;
 /** How long a reading of `PRAGMA data_version` is reused (see direct.ts). */
 export const EXTERNAL_CHECK_MS = 1;
 
-/** A `node:sqlite` database that Kysely's `SqliteDialect` can drive. */
-export class NodeSqliteDatabase implements SqliteDatabase, DirectAccess {
+/**
+ * A `node:sqlite` database that Kysely's `SqliteDialect` can drive.
+ *
+ * Write group (group commit): a hot-path write that comes through
+ * {@link DirectAccess.execute} (counter and fail-counter updates, token info,
+ * challenges, audit) while no other transaction is open runs inside a
+ * transaction that stays open until the event loop has run every request
+ * that was ready (`setImmediate`), so the writes of concurrent requests
+ * share one commit. Each write's result is known at once; its `committed`
+ * promise settles when the group commits, and callers answer only after it
+ * (a write is as durable as before when the caller goes on). A failed
+ * commit rolls the group back and rejects every member. Any statement that
+ * comes through Kysely (its transactions included) and any other write
+ * commits the open group first, so they keep their own semantics.
+ */
+export class NodeSqliteDatabase implements SqliteDatabase {
   readonly raw: DatabaseSync;
-  readonly #cache = new Map<string, CachedStatement>();
+  /** The hot path's access (see direct.ts); attach it with `attachDirect`. */
+  readonly direct: DirectAccess;
+  /** When set, every statement's text and execution time (bench/inprocess.ts). */
+  observe: ((sql: string, ms: number) => void) | undefined = undefined;
+  readonly #cache = new Map<string, Prepared>();
   // see direct.ts: moved by our own writes and by other connections' commits
   #generation = 0;
   #dataVersion: StatementSync | undefined;
   #lastDataVersion: unknown = undefined;
   #checkedAt = -Infinity;
-  readonly #moveEpoch = () => {
-    this.#generation++;
-  };
+  #group: WriteGroup | undefined = undefined;
+  readonly #begin: Prepared;
+  readonly #commit: Prepared;
 
   /** Opens `path` (or `:memory:`) with WAL, foreign keys and a busy timeout. */
   constructor(path: string) {
@@ -74,24 +131,118 @@ export class NodeSqliteDatabase implements SqliteDatabase, DirectAccess {
     if (path !== ":memory:") this.raw.exec("PRAGMA journal_mode = WAL");
     this.raw.exec("PRAGMA synchronous = NORMAL");
     this.raw.exec("PRAGMA foreign_keys = ON");
+    this.#begin = this.#prepared("begin");
+    this.#commit = this.#prepared("commit");
+    this.direct = {
+      inTransaction: () => this.raw.isTransaction && this.#group === undefined,
+      epoch: () => this.epoch(),
+      execute: (sql, params) => this.#executeDirect(sql, params),
+    };
+  }
+
+  #prepared(sql: string): Prepared {
+    let p = this.#cache.get(sql);
+    if (p === undefined) {
+      const stmt = this.raw.prepare(sql);
+      p = {
+        sql,
+        stmt,
+        reader: stmt.columns().length > 0,
+        kind: READ_ONLY.test(sql)
+          ? Kind.Read
+          : QUIET_WRITE.test(sql)
+          ? Kind.QuietWrite
+          : Kind.Write,
+      };
+      // statements built from varying IN-lists could grow the cache without bound
+      if (this.#cache.size >= CACHE_LIMIT) this.#cache.delete(this.#cache.keys().next().value!);
+      this.#cache.set(sql, p);
+    }
+    return p;
   }
 
   prepare(sql: string): SqliteStatement {
-    let stmt = this.#cache.get(sql);
-    if (stmt === undefined) {
-      stmt = new CachedStatement(
-        this.raw.prepare(sql),
-        movesEpoch(sql) ? this.#moveEpoch : undefined,
-      );
-      // statements built from varying IN-lists could grow the cache without bound
-      if (this.#cache.size >= CACHE_LIMIT) this.#cache.delete(this.#cache.keys().next().value!);
-      this.#cache.set(sql, stmt);
-    }
-    return stmt;
+    return new KyselyStatement(this.#prepared(sql), this);
   }
 
-  inTransaction(): boolean {
-    return this.raw.isTransaction;
+  /** Runs a prepared statement (`all` or `run`); a write that is not quiet moves the epoch. */
+  exec(p: Prepared, args: SqlValue[], all: boolean): unknown {
+    if (p.kind === Kind.Write) this.#generation++;
+    const observe = this.observe;
+    if (observe === undefined) return all ? p.stmt.all(...args) : p.stmt.run(...args);
+    const t = performance.now();
+    try {
+      return all ? p.stmt.all(...args) : p.stmt.run(...args);
+    } finally {
+      observe(p.sql, performance.now() - t);
+    }
+  }
+
+  #executeDirect(sql: string, params: readonly unknown[]): DirectResult {
+    const p = this.#prepared(sql);
+    const args = bindable(params);
+    if (p.kind === Kind.QuietWrite) return this.#groupWrite(p, args);
+    // any other write keeps autocommit semantics
+    if (p.kind === Kind.Write) this.endWriteGroup();
+    return this.#result(p, args);
+  }
+
+  #result(p: Prepared, args: SqlValue[]): DirectResult {
+    if (p.reader) return { rows: this.exec(p, args, true) as unknown[] };
+    const res = this.exec(p, args, false) as { changes: number | bigint };
+    return { rows: [], numAffectedRows: BigInt(res.changes) };
+  }
+
+  #groupWrite(p: Prepared, args: SqlValue[]): DirectResult {
+    let group = this.#group;
+    if (group === undefined) {
+      this.exec(this.#begin, [], false);
+      const g = group = this.#group = new WriteGroup();
+      setImmediate(() => {
+        if (this.#group === g) this.endWriteGroup();
+      });
+    }
+    let res: DirectResult;
+    try {
+      res = this.#result(p, args);
+    } catch (err) {
+      // SQLite undoes a failed statement alone, unless the error ended the transaction
+      if (!this.raw.isTransaction) this.#failGroup(err);
+      throw err;
+    }
+    res.committed = group.committed;
+    return res;
+  }
+
+  /** Commits the open write group, if any, and settles its members. */
+  endWriteGroup(): void {
+    const group = this.#group;
+    if (group === undefined) return;
+    try {
+      this.exec(this.#commit, [], false);
+    } catch (err) {
+      this.#failGroup(err);
+      return;
+    }
+    this.#group = undefined;
+    group.settle();
+  }
+
+  #failGroup(err: unknown): void {
+    const group = this.#group!;
+    this.#group = undefined;
+    try {
+      if (this.raw.isTransaction) this.raw.exec("ROLLBACK");
+    } catch {
+      // the connection reports its own state on the next statement
+    }
+    this.#generation++;
+    group.settle(err);
+  }
+
+  /** Moves the epoch (a write whose effect a cache may hold). */
+  moveEpoch(): void {
+    this.#generation++;
   }
 
   epoch(): number {
@@ -111,6 +262,7 @@ export class NodeSqliteDatabase implements SqliteDatabase, DirectAccess {
   }
 
   close(): void {
+    this.endWriteGroup();
     this.#cache.clear();
     this.raw.close();
   }

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sql } from "kysely";
-import { migrateToLatest, openDatabase } from "../../src/db/database.ts";
-import { directOf, EpochCache, movesEpoch } from "../../src/db/direct.ts";
+import { migrateToLatest, openDatabase, sqliteConnectionOf } from "../../src/db/database.ts";
+import { directOf, EpochCache, movesEpoch, PendingCommits } from "../../src/db/direct.ts";
 import { runCached } from "../../src/db/compiled.ts";
 import type { Db } from "../../src/db/schema.ts";
 import { EXTERNAL_CHECK_MS } from "../../src/db/sqlite_adapter.ts";
@@ -133,5 +133,133 @@ Deno.test("runCached: never reads inside another request's open transaction", as
     release();
     assert.match(String(await writer), /abort/);
     assert.deepEqual((await reader).rows, [], "the rolled-back row was never visible");
+  });
+});
+
+/** A token row to write counters and info against; its id. */
+async function insertToken(db: Db, serial: string): Promise<number> {
+  const row = await db.insertInto("token").values(
+    { serial, tokentype: "hotp", created_at: 0 } as never,
+  )
+    .returning("id").executeTakeFirstOrThrow();
+  return Number(row.id);
+}
+
+const advance = (db: Db, id: number, to: number, pending?: PendingCommits) =>
+  runCached(
+    db,
+    "test-advance",
+    (c, i, c2) =>
+      db.updateTable("token").set({ count: c as number }).where("id", "=", i as number)
+        .where("count", "<", c2 as number),
+    [to, id, to],
+    pending,
+  );
+
+const infoWrite = (db: Db, id: number, key: string, pending?: PendingCommits) =>
+  runCached(
+    db,
+    "test-info",
+    (i, k) =>
+      db.insertInto("tokeninfo").values({
+        token_id: i as number,
+        key: k as string,
+        value: sql<string>`'v'`,
+        type: sql<string>`''`,
+      }),
+    [id, key],
+    pending,
+  );
+
+const rawOf = (db: Db) => sqliteConnectionOf(db)!;
+
+function statementsOf(db: Db): string[] {
+  const seen: string[] = [];
+  rawOf(db).observe = (text) => seen.push(text.trim().split(/\s+/)[0].toLowerCase());
+  return seen;
+}
+
+Deno.test("write group: parallel hot-path writes share one commit; each caller goes on after it", async () => {
+  await withTwoConnections(async (a, b) => {
+    const ids = [];
+    for (let i = 0; i < 10; i++) ids.push(await insertToken(a, `G${i}`));
+    const seen = statementsOf(a);
+    const results = await Promise.all(ids.map((id) => advance(a, id, 5)));
+    assert.deepEqual(results.map((r) => r.numAffectedRows), ids.map(() => 1n));
+    assert.deepEqual(seen.filter((s) => s === "begin" || s === "commit"), ["begin", "commit"]);
+    assert.equal(seen.filter((s) => s === "update").length, 10);
+    // committed when the callers went on: the other connection sees every write
+    const rows = await b.selectFrom("token").select("count").where("id", "in", ids).execute();
+    assert.deepEqual(rows.map((r) => r.count), ids.map(() => 5));
+    // the compare-and-set inside a group still refuses a counter already used
+    const again = await Promise.all([advance(a, ids[0], 5), advance(a, ids[0], 6)]);
+    assert.deepEqual(again.map((r) => r.numAffectedRows), [0n, 1n]);
+  });
+});
+
+Deno.test("write group: PendingCommits lets one request's writes share a commit, settled before it goes on", async () => {
+  await withTwoConnections(async (a, b) => {
+    const id = await insertToken(a, "P1");
+    const seen = statementsOf(a);
+    const pending = new PendingCommits();
+    await advance(a, id, 3, pending);
+    await infoWrite(a, id, "k1", pending);
+    assert.equal(seen.filter((s) => s === "commit").length, 0, "not committed yet");
+    await pending.settle();
+    assert.deepEqual(seen, ["begin", "update", "insert", "commit"]);
+    const info = await b.selectFrom("tokeninfo").select("key").where("token_id", "=", id)
+      .execute();
+    assert.deepEqual(info.map((r) => r.key), ["k1"]);
+  });
+});
+
+Deno.test("write group: a Kysely transaction or statement first commits the open group", async () => {
+  await withTwoConnections(async (a, b) => {
+    const id = await insertToken(a, "K1");
+    const pending = new PendingCommits();
+    await advance(a, id, 7, pending);
+    // would fail with "cannot start a transaction within a transaction" otherwise
+    await a.transaction().execute(async (trx) => {
+      await trx.updateTable("token").set({ description: "in trx" }).where("id", "=", id).execute();
+    });
+    const row = await b.selectFrom("token").select(["count", "description"]).where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual({ ...row }, { count: 7, description: "in trx" });
+    await pending.settle();
+    // a direct write while another request's Kysely transaction is open waits for it (no group)
+    let release!: () => void;
+    const held = new Promise<void>((r) => release = r);
+    let started!: () => void;
+    const inside = new Promise<void>((r) => started = r);
+    const trx = a.transaction().execute(async (t) => {
+      await t.updateTable("token").set({ description: "held" }).where("id", "=", id).execute();
+      started();
+      await held;
+    });
+    await inside;
+    const write = advance(a, id, 8);
+    release();
+    await trx;
+    assert.equal((await write).numAffectedRows, 1n);
+  });
+});
+
+Deno.test("write group: a failed commit rolls every member back and rejects each caller", async () => {
+  await withTwoConnections(async (a, b) => {
+    const id = await insertToken(a, "F1");
+    const first = new PendingCommits();
+    await advance(a, id, 9, first);
+    // foreign keys checked at commit: the next write (a missing token) makes the commit fail
+    rawOf(a).raw.exec("PRAGMA defer_foreign_keys = ON");
+    const second = new PendingCommits();
+    await infoWrite(a, 999_999, "orphan", second);
+    await assert.rejects(() => first.settle(), /FOREIGN KEY/);
+    await assert.rejects(() => second.settle(), /FOREIGN KEY/);
+    const row = await b.selectFrom("token").select("count").where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.count, 0, "the counter write of the failed group was rolled back");
+    assert.equal(rawOf(a).raw.isTransaction, false);
+    // the connection goes on working
+    assert.equal((await advance(a, id, 10)).numAffectedRows, 1n);
   });
 });

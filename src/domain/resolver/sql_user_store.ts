@@ -33,7 +33,7 @@ export interface UserTable {
 export function openSqliteUserDb(path: string): UserDb {
   const raw = new NodeSqliteDatabase(path);
   const db = new Kysely({ dialect: new SqliteDialect({ database: raw }) });
-  attachDirect(db, raw);
+  attachDirect(db, raw.direct);
   return db;
 }
 

@@ -24,6 +24,7 @@ import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./mode
 import { pinHashOf } from "./pin.ts";
 import { checkSerial, generateSerial } from "./serial.ts";
 import * as store from "./token_store.ts";
+import type { PendingCommits } from "../../db/direct.ts";
 import { type InitParams, tokenTypeOf, type TypeCheckContext } from "./types/mod.ts";
 import { realmExists, resolveUser, splitUser } from "./_users.ts";
 import { deleteChallengesOf } from "../challenge/mod.ts";
@@ -874,18 +875,26 @@ export async function updateTokenInfo(
 // ---------------------------------------------------------------------------
 // Authentication bookkeeping (used by validate)
 
-/** Moves a token's OTP counter to `counter` if still below it (compare-and-set). */
+/**
+ * Moves a token's OTP counter to `counter` if still below it (compare-and-set).
+ * With `pending`, the write's commit is added there (see runCached).
+ */
 export async function advanceTokenCounter(
   deps: Deps,
   tokenId: number,
   counter: number,
+  pending?: PendingCommits,
 ): Promise<boolean> {
-  return await store.advanceCounter(deps.db, tokenId, counter);
+  return await store.advanceCounter(deps.db, tokenId, counter, pending);
 }
 
 /** Raises the fail counters (capped at maxfail); writes `failcounter_exceeded` when reached. */
-export async function increaseFailcount(deps: Deps, tokens: Token[]): Promise<void> {
-  const maxed = await store.incrementFailcount(deps.db, tokens.map((t) => t.id));
+export async function increaseFailcount(
+  deps: Deps,
+  tokens: Token[],
+  pending?: PendingCommits,
+): Promise<void> {
+  const maxed = await store.incrementFailcount(deps.db, tokens.map((t) => t.id), pending);
   const stamp = validityStamp(deps.clock.now());
   for (const t of tokens) {
     // only the request whose increment reached the limit writes the time stamp
@@ -905,8 +914,9 @@ export async function recordAuthentication(
   deps: Deps,
   tokens: Token[],
   options: { isSuccess: boolean; countAuth: boolean; lastAuth?: string },
+  pending?: PendingCommits,
 ): Promise<void> {
-  await store.recordAuth(deps.db, tokens.map((t) => t.id), options);
+  await store.recordAuth(deps.db, tokens.map((t) => t.id), options, pending);
 }
 
 /** Deletes a token by id (registration tokens after their one use). */

@@ -8,6 +8,7 @@ import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kyse
 import type { Database, Db, TokenTable } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
 import { runCached } from "../../db/compiled.ts";
+import type { PendingCommits } from "../../db/direct.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo } from "./model.ts";
 
 type TokenRow = Omit<TokenTable, "id"> & { id: number };
@@ -233,7 +234,12 @@ export async function deleteTokens(db: Db, ids: number[]): Promise<number> {
  * Moves the OTP counter forward to `counter` only if it is still below it:
  * false when a parallel request already used this (or a later) OTP.
  */
-export async function advanceCounter(db: Db, id: number, counter: number): Promise<boolean> {
+export async function advanceCounter(
+  db: Db,
+  id: number,
+  counter: number,
+  pending?: PendingCommits,
+): Promise<boolean> {
   const res = await runCached(
     db,
     "advanceCounter",
@@ -241,6 +247,7 @@ export async function advanceCounter(db: Db, id: number, counter: number): Promi
       db.updateTable("token").set({ count: c as number }).where("id", "=", i as number)
         .where("count", "<", c2 as number),
     [counter, id, counter],
+    pending,
   );
   return Number(res.numAffectedRows ?? 0) === 1;
 }
@@ -249,7 +256,11 @@ export async function advanceCounter(db: Db, id: number, counter: number): Promi
  * Raises the fail counter of each token by one, never beyond maxfail, in one
  * statement; returns the ids whose counter reached maxfail with this increment.
  */
-export async function incrementFailcount(db: Db, ids: number[]): Promise<number[]> {
+export async function incrementFailcount(
+  db: Db,
+  ids: number[],
+  pending?: PendingCommits,
+): Promise<number[]> {
   if (ids.length === 0) return [];
   const { rows } = await runCached<{ id: number; failcount: number; maxfail: number }>(
     db,
@@ -259,6 +270,7 @@ export async function incrementFailcount(db: Db, ids: number[]): Promise<number[
         .where("id", "in", list as number[]).where(sql<SqlBool>`failcount < maxfail`)
         .returning(["id", "failcount", "maxfail"]),
     ids,
+    pending,
   );
   return rows.filter((r) => Number(r.failcount) >= Number(r.maxfail)).map((r) => Number(r.id));
 }
@@ -394,6 +406,7 @@ export async function recordAuth(
   db: Db,
   ids: number[],
   options: { isSuccess: boolean; countAuth: boolean; lastAuth?: string },
+  pending?: PendingCommits,
 ): Promise<void> {
   const keys: string[] = [];
   if (options.countAuth) keys.push("count_auth");
@@ -424,6 +437,7 @@ export async function recordAuth(
             })
           ),
       args,
+      pending,
     );
   }
 }

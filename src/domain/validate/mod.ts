@@ -50,6 +50,7 @@ import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
 import type { OtpCheck, TypeCheckContext } from "../token/types/mod.ts";
 import { countAuthAttempts } from "./validate_store.ts";
+import { PendingCommits } from "../../db/direct.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import { radiusPassthru } from "../radius/mod.ts";
 
@@ -100,6 +101,8 @@ interface CheckEnv {
   policies: ValidatePolicies;
   user?: UserRef;
   now: number;
+  /** Commits of this check's hot-path writes, settled before it answers. */
+  pending: PendingCommits;
 }
 
 /**
@@ -146,8 +149,32 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     user = await resolveUser(deps, login, realm, req.resolver || undefined);
     policies = await policiesOfRequest();
   }
-  const env: CheckEnv = { deps, system, policies, user, now: deps.clock.now() };
+  const env: CheckEnv = {
+    deps,
+    system,
+    policies,
+    user,
+    now: deps.clock.now(),
+    pending: new PendingCommits(),
+  };
+  try {
+    return await checkAndPost(env, req, serialToken, login, realm, userParam);
+  } finally {
+    // the counter, fail counter and auth-count writes share one commit; none is answered before it
+    await env.pending.settle();
+  }
+}
 
+/** The check itself, once user, policies and a serial's token are known; then the post-policies. */
+async function checkAndPost(
+  env: CheckEnv,
+  req: CheckRequest,
+  serialToken: TokenWithInfo | undefined,
+  login: string,
+  realm: string,
+  userParam: string,
+): Promise<CheckResult> {
+  const user = env.user;
   let result: CheckResult;
   if (serialToken) {
     const token = serialToken;
@@ -231,7 +258,10 @@ async function checkOtpOnly(
   if (!module || !module.authenticates || stateProblems(env, token).length > 0) return fail;
   const res = await module.checkOtp(checkContext(env.deps, env.system, token), pass);
   if (!res.isValid) return fail;
-  if (res.counter !== undefined && !(await advanceTokenCounter(env.deps, token.id, res.counter))) {
+  if (
+    res.counter !== undefined &&
+    !(await advanceTokenCounter(env.deps, token.id, res.counter, env.pending))
+  ) {
     return fail;
   }
   if (res.info) await updateTokenInfo(env.deps, token.id, res.info);
@@ -241,7 +271,7 @@ async function checkOtpOnly(
     isSuccess: true,
     countAuth: false,
     lastAuth: lastAuthStamp(env.now),
-  });
+  }, env.pending);
   return {
     value: true,
     detail: {
@@ -382,7 +412,8 @@ export async function checkTokenList(
       } else if (hasChallenge) res = await module.checkOtp(ctx, pass);
       if (
         res.isValid &&
-        (res.counter === undefined || await advanceTokenCounter(deps, t.id, res.counter))
+        (res.counter === undefined ||
+          await advanceTokenCounter(deps, t.id, res.counter, env.pending))
       ) {
         if (res.info) await updateTokenInfo(deps, t.id, res.info);
         responses.push(t);
@@ -423,7 +454,7 @@ export async function checkTokenList(
     const res = await module.checkOtp(ctx, split.otp);
     if (
       res.isValid &&
-      (res.counter === undefined || await advanceTokenCounter(deps, t.id, res.counter))
+      (res.counter === undefined || await advanceTokenCounter(deps, t.id, res.counter, env.pending))
     ) {
       if (res.info) await updateTokenInfo(deps, t.id, res.info);
       valid.push(t);
@@ -444,7 +475,7 @@ export async function checkTokenList(
       isSuccess: true,
       countAuth,
       lastAuth: lastAuthStamp(env.now),
-    });
+    }, env.pending);
     const detail: Record<string, unknown> = { message: `matching ${valid.length} tokens` };
     const result: CheckResult = { value: true, detail };
     if (valid.length === 1) {
@@ -475,7 +506,7 @@ export async function checkTokenList(
         isSuccess: true,
         countAuth,
         lastAuth: lastAuthStamp(env.now),
-      });
+      }, env.pending);
       await closeTransaction(deps, transactionId!);
       for (const r of responses) {
         if (tokenTypeOf(r.type)?.deleteAfterSuccess) await deleteTokenById(deps, r.id);
@@ -492,7 +523,7 @@ export async function checkTokenList(
         tokenType: t.type,
       };
     }
-    await increaseFailcount(deps, responded);
+    await increaseFailcount(deps, responded, env.pending);
     if (reChallenged.length > 0) {
       // this attempt failed; a new challenge (new transaction, State, message) replaces the old
       await deleteChallengesOf(deps, reChallenged.map((t) => t.serial));
@@ -523,8 +554,8 @@ export async function checkTokenList(
     });
   }
   if (pinMatching.length > 0) {
-    await increaseFailcount(deps, pinMatching);
-    await recordAuthentication(deps, pinMatching, { isSuccess: false, countAuth });
+    await increaseFailcount(deps, pinMatching, env.pending);
+    await recordAuthentication(deps, pinMatching, { isSuccess: false, countAuth }, env.pending);
     let message = "wrong otp value";
     const detail: Record<string, unknown> = { message };
     const result: CheckResult = { value: false, detail };
@@ -539,7 +570,7 @@ export async function checkTokenList(
     return result;
   }
   if (invalid.length > 0) {
-    if (system.bool("IncFailCountOnFalsePin")) await increaseFailcount(deps, invalid);
+    if (system.bool("IncFailCountOnFalsePin")) await increaseFailcount(deps, invalid, env.pending);
     const result: CheckResult = { value: false, detail: { message: "wrong otp pin" } };
     if (invalid.length === 1) {
       result.serial = invalid[0].serial;
@@ -571,7 +602,7 @@ async function autoResync(
   const first = Number(t.info.otp1c?.value ?? "NaN");
   const due = Number(t.info.dueDate?.value ?? "0");
   if (first + 1 === counter && env.now <= due * 1000) {
-    if (!(await advanceTokenCounter(env.deps, t.id, counter + 1))) return false;
+    if (!(await advanceTokenCounter(env.deps, t.id, counter + 1, env.pending))) return false;
     await updateTokenInfo(env.deps, t.id, { otp1c: "", dueDate: "" });
     return true;
   }
@@ -612,7 +643,7 @@ export async function triggerChallenges(
     })),
     { extras, preferredClientMode: preferred },
   );
-  if (options.increaseFailcount) await increaseFailcount(deps, tokens);
+  if (options.increaseFailcount) await increaseFailcount(deps, tokens, env.pending);
   return {
     value: false,
     detail,
@@ -809,8 +840,15 @@ export async function triggerChallenge(
   if (tokens.length === 0) {
     return { count: 0, detail: { messages: [], multi_challenge: [], transaction_ids: [] }, user };
   }
-  const env: CheckEnv = { deps, system, policies, user, now: deps.clock.now() };
-  const res = await triggerChallenges(env, tokens);
+  const env: CheckEnv = {
+    deps,
+    system,
+    policies,
+    user,
+    now: deps.clock.now(),
+    pending: new PendingCommits(),
+  };
+  const res = await triggerChallenges(env, tokens).finally(() => env.pending.settle());
   return {
     count: res.count,
     detail: res.detail,
