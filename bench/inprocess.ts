@@ -88,7 +88,9 @@ const config = loadConfig({
 });
 const deps = await openRuntime(config, createLogger("warn"));
 // a second connection to the same file, counted (the audit writer keeps the first)
-const counted = new NodeSqliteDatabase(config.storage.databaseUrl.replace(/^sqlite:/, ""));
+const counted = new NodeSqliteDatabase(config.storage.databaseUrl.replace(/^sqlite:/, ""), {
+  hotPathTables: true,
+});
 const counter = new StatementCounter(counted);
 deps.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: counted }) });
 attachDirect(deps.db, counted.direct);

@@ -37,13 +37,17 @@ export function shortUrl(url: string): string {
 }
 
 /** Self and inclusive time per function and per file, biggest first. */
-export function summarize(profile: CpuProfile): {
+export function summarize(profile: CpuProfile, options: { skipMs?: number } = {}): {
   totalMs: number;
   functions: ProfileRow[];
   files: ProfileRow[];
 } {
   const selfUs = new Map<number, number>();
+  const skipUs = (options.skipMs ?? 0) * 1000;
+  let at = 0;
   profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < skipUs) return;
     selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));

@@ -480,17 +480,24 @@ class Bench {
   }
 }
 
-/** Prints the summary of the server's CPU profile (stderr). */
-async function printProfile(dir: string): Promise<void> {
+/**
+ * Prints the summary of the server's CPU profile (stderr), leaving out its
+ * first `skipMs` (start and enrolment).
+ */
+async function printProfile(dir: string, skipMs: number): Promise<void> {
   const files = [...Deno.readDirSync(dir)].filter((f) => f.name.endsWith(".cpuprofile"));
   if (files.length === 0) {
     progress(`no CPU profile in ${dir}`);
     return;
   }
   const path = `${dir}/${files[0].name}`;
-  const s = summarize(JSON.parse(await Deno.readTextFile(path)));
+  const s = summarize(JSON.parse(await Deno.readTextFile(path)), { skipMs });
   const busy = s.totalMs - (s.functions.find((r) => r.name.startsWith("(idle)"))?.selfMs ?? 0);
-  const lines = [`CPU profile ${path}: ${(busy / 1000).toFixed(1)} s busy; share of busy time:`];
+  const lines = [
+    `CPU profile ${path}, after start and enrolment: ${
+      (busy / 1000).toFixed(1)
+    } s busy; share of busy time:`,
+  ];
   const fmt = (r: ProfileRow) =>
     `  self ${((r.selfMs / busy) * 100).toFixed(1).padStart(5)}%  incl ${
       ((r.totalMs / busy) * 100).toFixed(1).padStart(5)
@@ -556,6 +563,7 @@ async function main(args: string[]): Promise<number> {
 
     progress(`starting Tessera (signing off) on ${dataDir}`);
     const profDir = `${tmp}/profile`;
+    const serverStarted = performance.now();
     server = await bench.tessera(
       dataDir,
       false,
@@ -571,6 +579,7 @@ async function main(args: string[]): Promise<number> {
     bench.notes.push(...e.notes);
     bench.report.tokensInDb = e.tokensInDb;
     bench.report.peakRssAfterEnrolBytes = server.peakRss();
+    const enrolledAfterMs = performance.now() - serverStarted;
     progress(
       `enrolled in ${
         ((performance.now() - enrolStarted) / 1000).toFixed(1)
@@ -608,7 +617,7 @@ async function main(args: string[]): Promise<number> {
     await server.stop();
     bench.report.peakRssBytes = server.peakRss();
     server = undefined;
-    if (o.profile) await printProfile(profDir);
+    if (o.profile) await printProfile(profDir, enrolledAfterMs);
     await bench.ceiling(true);
 
     if (bench.wants("signed")) {

@@ -14,7 +14,12 @@ export class AppError extends Error {
   readonly detail: Record<string, unknown> | undefined;
 
   constructor(message: string, code = 10, detail?: Record<string, unknown>) {
+    // an expected outcome (unknown user, bad parameter) answered in the envelope: capturing
+    // a stack trace would cost more than the rest of such a request's error path
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = new.target.name;
     this.code = code;
     this.detail = detail;

@@ -16,7 +16,7 @@ export function openDatabase(url: string): Db {
   if (url === ":memory:" || url === "sqlite::memory:") path = ":memory:";
   else if (url.startsWith("sqlite:")) path = url.slice("sqlite:".length);
   else throw new Error(`Unsupported database URL "${url}": expected sqlite:<path>`);
-  const raw = new NodeSqliteDatabase(path);
+  const raw = new NodeSqliteDatabase(path, { hotPathTables: true });
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
   attachDirect(db, raw.direct);
   connections.set(db, raw);

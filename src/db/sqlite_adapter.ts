@@ -124,8 +124,16 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   readonly #begin: Prepared;
   readonly #commit: Prepared;
 
-  /** Opens `path` (or `:memory:`) with WAL, foreign keys and a busy timeout. */
-  constructor(path: string) {
+  readonly #hasQuietWrites: boolean;
+
+  /**
+   * Opens `path` (or `:memory:`) with WAL, foreign keys and a busy timeout.
+   * `hotPathTables`: the file is Tessera's own database, whose hot-path writes
+   * (see direct.ts) join the write group and keep the epoch; on any other
+   * file (a resolver's user table) every write is an ordinary one.
+   */
+  constructor(path: string, options: { hotPathTables?: boolean } = {}) {
+    this.#hasQuietWrites = options.hotPathTables ?? false;
     this.raw = new DatabaseSync(path);
     this.raw.exec("PRAGMA busy_timeout = 5000");
     if (path !== ":memory:") this.raw.exec("PRAGMA journal_mode = WAL");
@@ -150,7 +158,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
         reader: stmt.columns().length > 0,
         kind: READ_ONLY.test(sql)
           ? Kind.Read
-          : QUIET_WRITE.test(sql)
+          : this.#hasQuietWrites && QUIET_WRITE.test(sql)
           ? Kind.QuietWrite
           : Kind.Write,
       };

@@ -8,7 +8,7 @@
 import { CompiledQuery, Kysely, type RawBuilder, sql, type SqlBool, SqliteDialect } from "kysely";
 import { NodeSqliteDatabase } from "../../db/sqlite_adapter.ts";
 import { likeStar } from "../../db/like.ts";
-import { attachDirect, executeDirect } from "../../db/direct.ts";
+import { attachDirect, EpochCache, executeDirect } from "../../db/direct.ts";
 
 /** A connection to a resolver's user database. */
 // deno-lint-ignore no-explicit-any
@@ -89,8 +89,29 @@ const FIND_QUERIES = new WeakMap<
 >();
 const VALUE_SLOT: unknown = Object.freeze({});
 
-/** The first row whose `column` equals `value`. */
-export async function findUserRow(
+// Rows found by findUserRow, per user database, until the database changes
+// (this process's writes to it, or another connection's commit: see
+// db/direct.ts). A database without direct access (not SQLite) is always asked.
+const FOUND_ROWS = new EpochCache<string, Readonly<Record<string, unknown>> | undefined>();
+
+/** The first row whose `column` equals `value` (shared between callers: read-only). */
+export function findUserRow(
+  db: UserDb,
+  t: UserTable,
+  column: string,
+  value: string,
+): Promise<Readonly<Record<string, unknown>> | undefined> {
+  return FOUND_ROWS.get(
+    db,
+    `${t.table}\u0000${column}\u0000${value}`,
+    async () => {
+      const row = await queryUserRow(db, t, column, value);
+      return row === undefined ? undefined : Object.freeze(row);
+    },
+  );
+}
+
+async function queryUserRow(
   db: UserDb,
   t: UserTable,
   column: string,

@@ -91,8 +91,9 @@ export async function getTokensOfUser(
   user: UserRef,
   options: { withRealms?: boolean } = {},
 ): Promise<TokenWithInfo[]> {
+  if (options.withRealms === false) return await store.findByOwnerWithInfo(deps.db, user);
   const tokens = await store.findByOwner(deps.db, user);
-  return await store.withInfo(deps.db, tokens, options.withRealms !== false);
+  return await store.withInfo(deps.db, tokens, true);
 }
 
 /** Resolves `user` (+`realm`, `resolver`) to a user; 904 when unknown. */

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { createTestApp } from "../../test_app.ts";
 import { getResolver, saveResolver } from "../../../src/domain/resolver/mod.ts";
 import { parseSqlConfig } from "../../../src/domain/resolver/sql.ts";
+import { EXTERNAL_CHECK_MS } from "../../../src/db/sqlite_adapter.ts";
+import { DatabaseSync } from "node:sqlite";
 
 const MAP = JSON.stringify({ userid: "id", username: "login", email: "mail", password: "pw" });
 
@@ -129,6 +131,37 @@ Deno.test("an sqlresolver may not point at Tessera's own database or key file", 
         /own database/,
       );
     }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("sqlresolver lookups are kept until the user database changes, also from another program", async () => {
+  const t = await createTestApp();
+  try {
+    await saveResolver(t.deps, "c", {
+      type: "sqlresolver",
+      params: { Database: "c.sqlite", Table: "people", Map: MAP, Editable: "1" },
+    });
+    const r = (await getResolver(t.deps, "c"))!;
+    const uid = await r.addUser({ username: "carl", email: "old@x.y" });
+    assert.equal((await r.getUserInfo(uid))?.email, "old@x.y");
+    assert.equal(await r.getUserId("nobody"), undefined);
+    // another program writes the same file (an application that owns the user table)
+    const other = new DatabaseSync(`${t.deps.config.storage.dataDir}/c.sqlite`);
+    try {
+      other.exec("PRAGMA busy_timeout = 5000");
+      other.prepare("update people set mail = 'new@x.y' where id = ?").run(Number(uid));
+      other.prepare("insert into people (login, mail) values ('nobody', 'n@x.y')").run();
+    } finally {
+      other.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, EXTERNAL_CHECK_MS + 1));
+    assert.equal((await r.getUserInfo(uid))?.email, "new@x.y");
+    assert.notEqual(await r.getUserId("nobody"), undefined);
+    // this process's own change is seen at once
+    assert.equal(await r.updateUser(uid, { email: "own@x.y" }), true);
+    assert.equal((await r.getUserInfo(uid))?.email, "own@x.y");
   } finally {
     await t.close();
   }
