@@ -149,9 +149,25 @@ export function isOwner(token: Token, user: UserRef): boolean {
 // ---------------------------------------------------------------------------
 // Secrets (for validate and the machine applications)
 
-/** The decrypted secret bytes of a token (empty when the type has none). */
+// Decrypted secrets of recently used tokens, per encryption key, by encrypted text (a new
+// secret has a new text). It spares an AES-GCM decryption (~20 µs) per check; the process
+// holds the key that decrypts them anyway. Bounded; the oldest entry goes first.
+const SECRETS = new WeakMap<Uint8Array, Map<string, Uint8Array>>();
+const MAX_SECRETS = 1000;
+
+/** The decrypted secret bytes of a token (empty when the type has none); do not modify. */
 export function tokenSecret(deps: Deps, token: Token): Uint8Array {
-  return token.keyEnc === "" ? new Uint8Array(0) : decryptSecret(deps.keys.token, token.keyEnc);
+  if (token.keyEnc === "") return new Uint8Array(0);
+  const key = deps.keys.token;
+  let byText = SECRETS.get(key);
+  if (byText === undefined) SECRETS.set(key, byText = new Map());
+  let secret = byText.get(token.keyEnc);
+  if (secret === undefined) {
+    secret = decryptSecret(key, token.keyEnc);
+    if (byText.size >= MAX_SECRETS) byText.delete(byText.keys().next().value!);
+    byText.set(token.keyEnc, secret);
+  }
+  return secret;
 }
 
 /** The OTP material of a token: key bytes, hash and length (for offline/machine use). */

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { createTestApp } from "../../test_app.ts";
 import * as store from "../../../src/domain/token/token_store.ts";
+import { tokenSecret } from "../../../src/domain/token/mod.ts";
+import type { Token } from "../../../src/domain/token/model.ts";
+import { encryptSecret } from "../../../src/lib/crypto.ts";
 
 Deno.test("findByOwnerWithInfo: one statement returns what findByOwner + withInfo return", async () => {
   const t = await createTestApp();
@@ -38,6 +41,27 @@ Deno.test("findByOwnerWithInfo: one statement returns what findByOwner + withInf
       (await store.findByOwnerWithInfo(db, { ...owner, resolver: "other" })).length,
       0,
     );
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("tokenSecret: a re-encrypted (new) secret is used at once; a tampered one still fails", async () => {
+  const t = await createTestApp();
+  try {
+    const key = t.deps.keys.token;
+    const enc = (s: string) => encryptSecret(key, new TextEncoder().encode(s), t.deps.random);
+    const token = (keyEnc: string) => ({ keyEnc }) as Token;
+    const first = enc("first secret");
+    assert.equal(new TextDecoder().decode(tokenSecret(t.deps, token(first))), "first secret");
+    assert.equal(new TextDecoder().decode(tokenSecret(t.deps, token(first))), "first secret");
+    assert.equal(
+      new TextDecoder().decode(tokenSecret(t.deps, token(enc("second secret")))),
+      "second secret",
+    );
+    const tampered = first.slice(0, -2) + (first.endsWith("00") ? "11" : "00");
+    assert.throws(() => tokenSecret(t.deps, token(tampered)));
+    assert.equal(tokenSecret(t.deps, token("")).length, 0);
   } finally {
     await t.close();
   }
