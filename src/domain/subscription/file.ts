@@ -8,30 +8,11 @@
  */
 import { parseDocument } from "yaml";
 import { ParameterError, SubscriptionError } from "../../errors.ts";
+import type { SubscriptionTable } from "../../db/schema.ts";
 import { isoDay, SIGNED_FIELDS, type SignedField, type SignedValues } from "./signature.ts";
 
 /** A subscription as stored (dates are midnight UTC in milliseconds). */
-export interface SubscriptionData {
-  application: string;
-  for_name: string;
-  for_address: string;
-  for_email: string;
-  for_phone: string;
-  for_url: string;
-  for_comment: string;
-  by_name: string;
-  by_email: string;
-  by_address: string;
-  by_phone: string;
-  by_url: string;
-  date_from: number;
-  date_till: number;
-  num_users: number;
-  num_tokens: number;
-  num_clients: number;
-  level: string;
-  signature: string;
-}
+export type SubscriptionData = Omit<SubscriptionTable, "id" | "updated_at">;
 
 /** Largest accepted subscription file in bytes. */
 export const MAX_FILE_BYTES = 64 * 1024;
