@@ -6,25 +6,46 @@
  * @module
  */
 
-/** Base class of every error Tessera raises on purpose. */
-export class AppError extends Error {
+/**
+ * Base class of every error Tessera raises on purpose.
+ *
+ * An AppError is an expected outcome (unknown user, bad parameter) answered
+ * in the envelope, so it captures no stack trace: its constructor does not
+ * run `Error`'s, whose capture costs 1-4 µs per error under Deno whatever
+ * `Error.stackTraceLimit` says (measured; V8 honours the limit, Deno's
+ * capture does not), more than the rest of such a request's error path.
+ * Its prototype chain still passes through `Error.prototype`, so
+ * `instanceof Error` holds (Hono's error handler and `node:assert` rely on
+ * it), and `stack` is the name and message.
+ */
+export class AppError {
+  /** The class name, as `Error` subclasses have it. */
+  readonly name: string;
+  readonly message: string;
   /** privacyIDEA error code (`result.error.code`). */
   readonly code: number;
   /** Extra `detail` for the error envelope; `undefined` gives the class default. */
   readonly detail: Record<string, unknown> | undefined;
 
   constructor(message: string, code = 10, detail?: Record<string, unknown>) {
-    // an expected outcome (unknown user, bad parameter) answered in the envelope: capturing
-    // a stack trace would cost more than the rest of such a request's error path
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    super(message);
-    Error.stackTraceLimit = limit;
     this.name = new.target.name;
+    this.message = message;
     this.code = code;
     this.detail = detail;
   }
+
+  /** No trace is captured (see the class doc): the name and message. */
+  get stack(): string {
+    return `${this.name}: ${this.message}`;
+  }
+
+  toString(): string {
+    return `${this.name}: ${this.message}`;
+  }
 }
+Object.setPrototypeOf(AppError.prototype, Error.prototype);
+// TypeScript's view: an AppError is an Error (it is one by its prototype chain)
+export interface AppError extends Error {}
 
 /** A missing or malformed request parameter (905 → HTTP 400). */
 export class ParameterError extends AppError {

@@ -49,3 +49,19 @@ Deno.test("error classes map to privacyIDEA's HTTP status, code and message form
     assert.equal(errorMessageOf(err), message);
   }
 });
+
+Deno.test("an AppError is an Error without a captured stack trace", async () => {
+  const err = new UserError("User alice@realm1 does not exist.");
+  assert.ok(err instanceof Error);
+  assert.ok(err instanceof UserError);
+  assert.equal(err.name, "UserError");
+  assert.equal(err.message, "User alice@realm1 does not exist.");
+  assert.equal(err.code, 904);
+  // no trace: the name and message only, as String(err) gives them
+  assert.equal(err.stack, "UserError: User alice@realm1 does not exist.");
+  assert.equal(String(err), "UserError: User alice@realm1 does not exist.");
+  assert.throws(() => {
+    throw new ParameterError("Missing parameter: pass");
+  }, { name: "ParameterError", message: "Missing parameter: pass" });
+  await assert.rejects(Promise.reject(new PolicyError("denied")), PolicyError);
+});

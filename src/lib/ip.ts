@@ -8,15 +8,31 @@ import ipaddr from "ipaddr.js";
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
 
+// Every request parses its peer address (and policies its client address): the
+// answers for recent short texts are kept (bounded; parsed addresses are never mutated).
+const MEMO_MAX = 1024;
+const MEMO_TEXT_MAX = 64;
+const parsedMemo = new Map<string, Addr | undefined>();
+const textMemo = new Map<string, string>();
+
+function remember<V>(memo: Map<string, V>, key: string, value: V): V {
+  if (key.length > MEMO_TEXT_MAX) return value;
+  if (memo.size >= MEMO_MAX) memo.clear();
+  memo.set(key, value);
+  return value;
+}
+
 /** Parses an address; IPv4-mapped IPv6 becomes IPv4. Undefined when invalid. */
 export function parseIp(text: string): Addr | undefined {
+  const hit = parsedMemo.get(text);
+  if (hit !== undefined || parsedMemo.has(text)) return hit;
   const t = text.trim().replace(/^\[|\]$/g, "");
-  if (!ipaddr.isValid(t)) return undefined;
-  const a = ipaddr.parse(t);
+  if (!ipaddr.isValid(t)) return remember(parsedMemo, text, undefined);
+  let a: Addr = ipaddr.parse(t);
   if (a.kind() === "ipv6" && (a as ipaddr.IPv6).isIPv4MappedAddress()) {
-    return (a as ipaddr.IPv6).toIPv4Address();
+    a = (a as ipaddr.IPv6).toIPv4Address();
   }
-  return a;
+  return remember(parsedMemo, text, a);
 }
 
 /** A parsed network: address and prefix length. */
@@ -59,9 +75,13 @@ export function clientAddress(
   forwardedFor: string | undefined,
   trusted: readonly Network[],
 ): string {
+  if (!forwardedFor || trusted.length === 0) {
+    const known = textMemo.get(peer);
+    if (known !== undefined) return known;
+    return remember(textMemo, peer, parseIp(peer)?.toString() ?? peer);
+  }
   let current = parseIp(peer);
   if (!current) return peer;
-  if (!forwardedFor || trusted.length === 0) return current.toString();
   const hops = forwardedFor.split(",").map((h) => h.trim()).filter((h) => h !== "");
   while (inAnyNetwork(current, trusted) && hops.length > 0) {
     const next = parseIp(hops.pop()!);

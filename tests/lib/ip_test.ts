@@ -22,3 +22,20 @@ Deno.test("clientAddress believes X-Forwarded-For only from trusted proxies", ()
   assert.equal(clientAddress("192.0.2.9", "198.51.100.1", trusted), "192.0.2.9");
   assert.equal(clientAddress("127.0.0.1", "192.0.2.7", []), "127.0.0.1");
 });
+
+Deno.test("parseIp and clientAddress answer repeated texts the same (memo)", () => {
+  for (let round = 0; round < 3; round++) {
+    assert.equal(parseIp("::ffff:10.1.2.3")?.toString(), "10.1.2.3");
+    assert.equal(parseIp("[2001:db8::1]")?.toString(), "2001:db8::1");
+    assert.equal(parseIp("not an address"), undefined);
+    assert.equal(clientAddress("::ffff:192.0.2.7", undefined, []), "192.0.2.7");
+    assert.equal(clientAddress("garbage", undefined, []), "garbage");
+  }
+  // more distinct texts than the memo holds: still parsed correctly
+  for (let i = 0; i < 3000; i++) {
+    const text = `10.0.${(i >> 8) & 255}.${i & 255}`;
+    assert.equal(parseIp(text)?.toString(), text);
+  }
+  const long = "1".repeat(100);
+  assert.equal(parseIp(long), undefined);
+});

@@ -948,9 +948,14 @@ export function validityStamp(ms: number): string {
 
 /** `YYYY-MM-DD hh:mm:ss.ffffff+0000` (format of last_auth). */
 export function lastAuthStamp(ms: number): string {
+  // checks answered in the same millisecond share the text
+  if (ms === lastStamp.ms) return lastStamp.text;
   const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${iso.slice(20, 23)}000+0000`;
+  const text = `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${iso.slice(20, 23)}000+0000`;
+  lastStamp = { ms, text };
+  return text;
 }
+let lastStamp = { ms: NaN, text: "" };
 
 // ---------------------------------------------------------------------------
 // Lost token and serial search
