@@ -9,9 +9,47 @@
  */
 import { type Compilable, CompiledQuery } from "kysely";
 import type { Db } from "./schema.ts";
-import { executeDirect, type PendingCommits } from "./direct.ts";
+import {
+  type DirectResult,
+  executeDirect,
+  type ExecuteOptions,
+  type PendingCommits,
+} from "./direct.ts";
 
 const compiledCache = new WeakMap<object, Map<string, { sql: string; order: number[] }>>();
+
+/** The SQL `build` compiles to on `db` (once per key) and `args` in parameter order. */
+function compiled(
+  db: Db,
+  key: string,
+  build: (...args: unknown[]) => Compilable,
+  args: unknown[],
+): { sql: string; params: unknown[] } {
+  let byKey = compiledCache.get(db);
+  if (byKey === undefined) compiledCache.set(db, byKey = new Map());
+  let entry = byKey.get(key);
+  if (entry === undefined) {
+    const sentinels = args.map((_, i) => `\u0000arg${i}\u0000`);
+    const query = build(...sentinels).compile();
+    const order = query.parameters.map((p) => sentinels.indexOf(p as string));
+    if (order.some((i) => i < 0)) throw new Error(`cannot cache statement ${key}`);
+    entry = { sql: query.sql, order };
+    byKey.set(key, entry);
+  }
+  const order = entry.order;
+  const params = new Array(order.length);
+  for (let i = 0; i < order.length; i++) params[i] = args[order[i]];
+  return { sql: entry.sql, params };
+}
+
+/** Options of {@link runCached}. */
+export interface RunOptions<R> extends ExecuteOptions {
+  /**
+   * Called synchronously with the result when the statement ran directly on
+   * the connection (not through Kysely), before any other request can run.
+   */
+  onDirect?: (result: DirectResult & { rows: R[] }) => void;
+}
 
 /**
  * Runs the statement `build` returns, compiled once per `db` and `key`.
@@ -29,24 +67,13 @@ export async function runCached<R>(
   build: (...args: unknown[]) => Compilable,
   args: unknown[],
   pending?: PendingCommits,
+  options?: RunOptions<R>,
 ): Promise<{ rows: R[]; numAffectedRows?: bigint }> {
-  let byKey = compiledCache.get(db);
-  if (byKey === undefined) compiledCache.set(db, byKey = new Map());
-  let entry = byKey.get(key);
-  if (entry === undefined) {
-    const sentinels = args.map((_, i) => `\u0000arg${i}\u0000`);
-    const compiled = build(...sentinels).compile();
-    const order = compiled.parameters.map((p) => sentinels.indexOf(p as string));
-    if (order.some((i) => i < 0)) throw new Error(`cannot cache statement ${key}`);
-    entry = { sql: compiled.sql, order };
-    byKey.set(key, entry);
-  }
-  const order = entry.order;
-  const params = new Array(order.length);
-  for (let i = 0; i < order.length; i++) params[i] = args[order[i]];
+  const { sql, params } = compiled(db, key, build, args);
   // no transaction open on the connection: run it now, without Kysely's async driver
-  const now = executeDirect<R>(db, entry.sql, params);
+  const now = executeDirect<R>(db, sql, params, options);
   if (now !== undefined) {
+    options?.onDirect?.(now);
     // a write that joined the write group counts once the group has committed
     if (now.committed !== undefined) {
       if (pending !== undefined) pending.add(now.committed);
@@ -54,6 +81,21 @@ export async function runCached<R>(
     }
     return now;
   }
-  const res = await db.executeQuery<R>(CompiledQuery.raw(entry.sql, params));
+  const res = await db.executeQuery<R>(CompiledQuery.raw(sql, params));
   return { rows: res.rows, numAffectedRows: res.numAffectedRows };
+}
+
+/**
+ * Runs a cached read (as {@link runCached}) synchronously on the connection;
+ * undefined when that is not possible (no direct access, or a transaction is
+ * open): the caller then reads through {@link runCached}.
+ */
+export function readCachedNow<R>(
+  db: Db,
+  key: string,
+  build: (...args: unknown[]) => Compilable,
+  args: unknown[],
+): R[] | undefined {
+  const { sql, params } = compiled(db, key, build, args);
+  return executeDirect<R>(db, sql, params)?.rows;
 }

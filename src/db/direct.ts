@@ -37,6 +37,16 @@ export interface DirectResult {
   committed?: Promise<void>;
 }
 
+/** How {@link DirectAccess.execute} treats one statement. */
+export interface ExecuteOptions {
+  /**
+   * The caller writes the statement's effect into the token cache itself (from
+   * the statement's own result), so this write to the token tables does not
+   * move the token epoch.
+   */
+  keepsTokenCache?: boolean;
+}
+
 /** What the hot path needs from a connection, beyond Kysely. */
 export interface DirectAccess {
   /**
@@ -44,11 +54,17 @@ export interface DirectAccess {
    * {@link movesEpoch}) joins the write group; any other write commits an
    * open group first and runs on its own.
    */
-  execute(sql: string, params: readonly unknown[]): DirectResult;
+  execute(sql: string, params: readonly unknown[], options?: ExecuteOptions): DirectResult;
   /** True while a transaction other than the write group is open. */
   inTransaction(): boolean;
   /** Moves whenever cacheable data may have changed (see module doc). */
   epoch(): number;
+  /**
+   * Moves with every write to `token`, `tokeninfo` or `token_realm`, except
+   * those run with `keepsTokenCache` (the token cache's own bookkeeping).
+   * Data of the token tables is current while both this and {@link epoch} stay.
+   */
+  tokenEpoch(): number;
 }
 
 const attached = new WeakMap<object, DirectAccess>();
@@ -73,10 +89,11 @@ export function executeDirect<R>(
   db: object,
   sql: string,
   params: readonly unknown[],
+  options?: ExecuteOptions,
 ): (DirectResult & { rows: R[] }) | undefined {
   const direct = attached.get(db);
   if (direct === undefined || direct.inTransaction()) return undefined;
-  return direct.execute(sql, params) as DirectResult & { rows: R[] };
+  return direct.execute(sql, params, options) as DirectResult & { rows: R[] };
 }
 
 /**
@@ -102,6 +119,9 @@ export class PendingCommits {
 // token row updates (counters, fail counters; updates cascade nowhere)
 export const QUIET_WRITE =
   /^\s*(?:(?:insert\s+into|update|delete\s+from)\s+"?(?:audit|tokeninfo|challenge)"?[\s(]|update\s+"?token"?\s)/i;
+/** Writes to the token tables (they move the token epoch). */
+export const TOKEN_WRITE =
+  /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(?:token|tokeninfo|token_realm)"?[\s(]/i;
 export const READ_ONLY =
   /^\s*(?:select|pragma\s+data_version|begin|commit|end|savepoint|release)\b/i;
 

@@ -9,7 +9,14 @@
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import type { SqliteDatabase, SqliteStatement } from "kysely";
-import { type DirectAccess, type DirectResult, QUIET_WRITE, READ_ONLY } from "./direct.ts";
+import {
+  type DirectAccess,
+  type DirectResult,
+  type ExecuteOptions,
+  QUIET_WRITE,
+  READ_ONLY,
+  TOKEN_WRITE,
+} from "./direct.ts";
 
 type SqlValue = null | number | bigint | string | Uint8Array;
 
@@ -41,6 +48,8 @@ interface Prepared {
   readonly stmt: StatementSync;
   readonly reader: boolean;
   readonly kind: Kind;
+  /** A write to `token`, `tokeninfo` or `token_realm` (moves the token epoch). */
+  readonly touchesTokens: boolean;
 }
 
 /** Kysely's statements: each first commits an open write group (see {@link NodeSqliteDatabase}). */
@@ -65,6 +74,7 @@ class KyselyStatement implements SqliteStatement {
   iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
     this.db.endWriteGroup();
     if (this.p.kind !== Kind.Read) this.db.moveEpoch();
+    if (this.p.touchesTokens) this.db.moveTokenEpoch();
     return this.p.stmt.iterate(...bindable(parameters)) as IterableIterator<unknown>;
   }
 }
@@ -117,6 +127,9 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   readonly #cache = new Map<string, Prepared>();
   // see direct.ts: moved by our own writes and by other connections' commits
   #generation = 0;
+  // moved by every write to the token tables except those whose caller keeps
+  // the token cache up to date itself (see direct.ts, ExecuteOptions)
+  #tokenGeneration = 0;
   #dataVersion: StatementSync | undefined;
   #lastDataVersion: unknown = undefined;
   #checkedAt = -Infinity;
@@ -144,7 +157,8 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.direct = {
       inTransaction: () => this.raw.isTransaction && this.#group === undefined,
       epoch: () => this.epoch(),
-      execute: (sql, params) => this.#executeDirect(sql, params),
+      tokenEpoch: () => this.#tokenGeneration,
+      execute: (sql, params, options) => this.#executeDirect(sql, params, options),
     };
   }
 
@@ -161,6 +175,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
           : this.#hasQuietWrites && QUIET_WRITE.test(sql)
           ? Kind.QuietWrite
           : Kind.Write,
+        touchesTokens: TOKEN_WRITE.test(sql),
       };
       // statements built from varying IN-lists could grow the cache without bound
       if (this.#cache.size >= CACHE_LIMIT) this.#cache.delete(this.#cache.keys().next().value!);
@@ -173,9 +188,13 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return new KyselyStatement(this.#prepared(sql), this);
   }
 
-  /** Runs a prepared statement (`all` or `run`); a write that is not quiet moves the epoch. */
-  exec(p: Prepared, args: SqlValue[], all: boolean): unknown {
+  /**
+   * Runs a prepared statement (`all` or `run`); a write that is not quiet moves
+   * the epoch, a write to the token tables the token epoch (unless `keepsTokenCache`).
+   */
+  exec(p: Prepared, args: SqlValue[], all: boolean, keepsTokenCache = false): unknown {
     if (p.kind === Kind.Write) this.#generation++;
+    if (p.touchesTokens && !keepsTokenCache) this.#tokenGeneration++;
     const observe = this.observe;
     if (observe === undefined) return all ? p.stmt.all(...args) : p.stmt.run(...args);
     const t = performance.now();
@@ -186,22 +205,23 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     }
   }
 
-  #executeDirect(sql: string, params: readonly unknown[]): DirectResult {
+  #executeDirect(sql: string, params: readonly unknown[], options?: ExecuteOptions): DirectResult {
     const p = this.#prepared(sql);
     const args = bindable(params);
-    if (p.kind === Kind.QuietWrite) return this.#groupWrite(p, args);
+    const keep = options?.keepsTokenCache ?? false;
+    if (p.kind === Kind.QuietWrite) return this.#groupWrite(p, args, keep);
     // any other write keeps autocommit semantics
     if (p.kind === Kind.Write) this.endWriteGroup();
-    return this.#result(p, args);
+    return this.#result(p, args, keep);
   }
 
-  #result(p: Prepared, args: SqlValue[]): DirectResult {
-    if (p.reader) return { rows: this.exec(p, args, true) as unknown[] };
-    const res = this.exec(p, args, false) as { changes: number | bigint };
+  #result(p: Prepared, args: SqlValue[], keepsTokenCache = false): DirectResult {
+    if (p.reader) return { rows: this.exec(p, args, true, keepsTokenCache) as unknown[] };
+    const res = this.exec(p, args, false, keepsTokenCache) as { changes: number | bigint };
     return { rows: [], numAffectedRows: BigInt(res.changes) };
   }
 
-  #groupWrite(p: Prepared, args: SqlValue[]): DirectResult {
+  #groupWrite(p: Prepared, args: SqlValue[], keepsTokenCache: boolean): DirectResult {
     let group = this.#group;
     if (group === undefined) {
       this.exec(this.#begin, [], false);
@@ -212,7 +232,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     }
     let res: DirectResult;
     try {
-      res = this.#result(p, args);
+      res = this.#result(p, args, keepsTokenCache);
     } catch (err) {
       // SQLite undoes a failed statement alone, unless the error ended the transaction
       if (!this.raw.isTransaction) this.#failGroup(err);
@@ -251,6 +271,11 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   /** Moves the epoch (a write whose effect a cache may hold). */
   moveEpoch(): void {
     this.#generation++;
+  }
+
+  /** Moves the token epoch (a write to the token tables). */
+  moveTokenEpoch(): void {
+    this.#tokenGeneration++;
   }
 
   epoch(): number {

@@ -880,13 +880,17 @@ export function plainInfo(values: Record<string, string>): Record<string, InfoEn
   return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { value: v, type: "" }]));
 }
 
-/** Sets plain tokeninfo values of a token (used by validate and event handlers). */
+/**
+ * Sets plain tokeninfo values of a token (used by validate and event
+ * handlers). With `pending`, the write's commit is added there.
+ */
 export async function updateTokenInfo(
   deps: Deps,
   tokenId: number,
   values: Record<string, string>,
+  pending?: PendingCommits,
 ): Promise<void> {
-  await store.setInfo(deps.db, tokenId, plainInfo(values));
+  await store.setInfoOnCheck(deps.db, tokenId, plainInfo(values), pending);
 }
 
 // ---------------------------------------------------------------------------

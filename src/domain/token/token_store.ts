@@ -4,10 +4,17 @@
  *
  * @module
  */
-import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kysely";
+import {
+  type Compilable,
+  type Expression,
+  type ExpressionBuilder,
+  sql,
+  type SqlBool,
+} from "kysely";
 import type { Database, Db, TokenTable } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
-import { runCached } from "../../db/compiled.ts";
+import { readCachedNow, runCached } from "../../db/compiled.ts";
+import { ownerTokensNow, patchCachedToken } from "./owner_cache.ts";
 import { directOf, type PendingCommits } from "../../db/direct.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo } from "./model.ts";
 
@@ -100,61 +107,75 @@ const INFO_JSON = sql<string | null>`(select json_group_array(json_array("tokeni
 
 /**
  * Tokens owned by a user with their info (no realms). On SQLite one statement
- * (the info as a JSON column, half the cost of a second query); elsewhere
- * two, as {@link withInfo}.
+ * (the info as a JSON column, half the cost of a second query), answered from
+ * the owner cache (owner_cache.ts) while the token tables have not changed;
+ * elsewhere two, as {@link withInfo}.
  */
 export async function findByOwnerWithInfo(db: Db, owner: Owner): Promise<TokenWithInfo[]> {
   if (directOf(db) === undefined) return await withInfo(db, await findByOwner(db, owner), false);
-  const rows = await ownerRows(db, owner, true);
-  return rows.map((r) => {
-    const info: TokenInfo = {};
-    for (const [key, value, type] of JSON.parse(r.info_json ?? "[]") as string[][]) {
-      info[key] = { value, type } satisfies InfoEntry;
-    }
-    return { ...toToken(r), info, realms: [] };
-  });
+  const q = ownerQuery(db, owner, true);
+  const now = ownerTokensNow(
+    db,
+    `${q.key}\u0000${q.args.join("\u0000")}`,
+    () => readCachedNow<InfoRow>(db, q.key, q.build, q.args)?.map(withInfoJson),
+  );
+  if (now !== undefined) return now;
+  // a transaction is open on the connection: read through Kysely, after it
+  const { rows } = await runCached<InfoRow>(db, q.key, q.build, q.args);
+  return rows.map(withInfoJson);
 }
 
-async function ownerRows(
-  db: Db,
-  owner: Owner,
-  includeInfo: boolean,
-): Promise<(TokenRow & { info_json?: string | null })[]> {
+type InfoRow = TokenRow & { info_json?: string | null };
+
+function withInfoJson(r: InfoRow): TokenWithInfo {
+  const info: TokenInfo = {};
+  for (const [key, value, type] of JSON.parse(r.info_json ?? "[]") as string[][]) {
+    info[key] = { value, type } satisfies InfoEntry;
+  }
+  return { ...toToken(r), info, realms: [] };
+}
+
+/** The owner query: by realm and uid (and resolver) when known, else by login. */
+function ownerQuery(db: Db, owner: Owner, includeInfo: boolean): {
+  key: string;
+  build: (...args: unknown[]) => Compilable;
+  args: unknown[];
+} {
   const base = () => {
     const q = db.selectFrom("token").selectAll();
     return includeInfo ? q.select(INFO_JSON.as("info_json")) : q;
   };
   const key = includeInfo ? "findByOwner+info" : "findByOwner";
-  let res;
   if (owner.uid && owner.resolver) {
-    res = await runCached<TokenRow>(
-      db,
-      `${key}:uid+resolver`,
-      (realm, uid, resolver) =>
+    return {
+      key: `${key}:uid+resolver`,
+      build: (realm, uid, resolver) =>
         base().where("user_realm", "=", realm as string).where("user_id", "=", uid as string)
           .where("resolver", "=", resolver as string).orderBy("serial"),
-      [owner.realm, owner.uid, owner.resolver],
-    );
-  } else if (owner.uid) {
-    res = await runCached<TokenRow>(
-      db,
-      `${key}:uid`,
-      (realm, uid) =>
+      args: [owner.realm, owner.uid, owner.resolver],
+    };
+  }
+  if (owner.uid) {
+    return {
+      key: `${key}:uid`,
+      build: (realm, uid) =>
         base().where("user_realm", "=", realm as string).where("user_id", "=", uid as string)
           .orderBy("serial"),
-      [owner.realm, owner.uid],
-    );
-  } else {
-    res = await runCached<TokenRow>(
-      db,
-      `${key}:login`,
-      (realm, login) =>
-        base().where("user_realm", "=", realm as string).where("user_login", "=", login as string)
-          .orderBy("serial"),
-      [owner.realm, owner.login],
-    );
+      args: [owner.realm, owner.uid],
+    };
   }
-  return res.rows;
+  return {
+    key: `${key}:login`,
+    build: (realm, login) =>
+      base().where("user_realm", "=", realm as string).where("user_login", "=", login as string)
+        .orderBy("serial"),
+    args: [owner.realm, owner.login],
+  };
+}
+
+async function ownerRows(db: Db, owner: Owner, includeInfo: boolean): Promise<InfoRow[]> {
+  const q = ownerQuery(db, owner, includeInfo);
+  return (await runCached<InfoRow>(db, q.key, q.build, q.args)).rows;
 }
 
 /** Number of tokens of a type (serial generation). */
@@ -229,6 +250,53 @@ export async function setInfo(
   }
 }
 
+/**
+ * {@link setInfo} in one statement that keeps the owner cache current (the
+ * written rows go into it): for info the check path writes (TOTP time shift,
+ * resync and index values). With `pending`, the commit is added there.
+ */
+export async function setInfoOnCheck(
+  db: Db,
+  id: number,
+  entries: Record<string, InfoEntry>,
+  pending?: PendingCommits,
+): Promise<void> {
+  const list = Object.entries(entries);
+  if (list.length === 0) return;
+  const args = list.flatMap(([key, e]) => [id, key, e.value, e.type]);
+  await runCached<{ key: string; value: string; type: string }>(
+    db,
+    `setInfoOnCheck:${list.length}`,
+    (...a) =>
+      db.insertInto("tokeninfo")
+        .values(list.map((_, i) => ({
+          token_id: a[4 * i] as number,
+          key: a[4 * i + 1] as string,
+          value: a[4 * i + 2] as string,
+          type: a[4 * i + 3] as string,
+        })))
+        .onConflict((oc) =>
+          oc.columns(["token_id", "key"]).doUpdateSet({
+            value: sql<string>`excluded.value`,
+            type: sql<string>`excluded.type`,
+          })
+        )
+        .returning(["key", "value", "type"]),
+    args,
+    pending,
+    {
+      keepsTokenCache: true,
+      onDirect: (r) => patchCachedToken(db, id, { info: infoOfRows(r.rows) }),
+    },
+  );
+}
+
+function infoOfRows(rows: { key: string; value: string; type: string }[]): TokenInfo {
+  const info: TokenInfo = {};
+  for (const row of rows) info[row.key] = { value: row.value, type: row.type };
+  return info;
+}
+
 /** Deletes tokeninfo keys of one token; returns how many were deleted. */
 export async function deleteInfo(db: Db, id: number, keys: string[]): Promise<number> {
   if (keys.length === 0) return 0;
@@ -281,6 +349,12 @@ export async function advanceCounter(
         .where("count", "<", c2 as number),
     [counter, id, counter],
     pending,
+    {
+      keepsTokenCache: true,
+      onDirect: (r) => {
+        if (Number(r.numAffectedRows ?? 0) === 1) patchCachedToken(db, id, { count: counter });
+      },
+    },
   );
   return Number(res.numAffectedRows ?? 0) === 1;
 }
@@ -304,6 +378,14 @@ export async function incrementFailcount(
         .returning(["id", "failcount", "maxfail"]),
     ids,
     pending,
+    {
+      keepsTokenCache: true,
+      onDirect: (r) => {
+        for (const row of r.rows) {
+          patchCachedToken(db, Number(row.id), { failcount: Number(row.failcount) });
+        }
+      },
+    },
   );
   return rows.filter((r) => Number(r.failcount) >= Number(r.maxfail)).map((r) => Number(r.id));
 }
@@ -451,7 +533,7 @@ export async function recordAuth(
     }
     if (rows.length === 0) continue;
     const args = rows.flatMap((r) => [r.token_id, r.key, r.value]);
-    await runCached(
+    await runCached<{ key: string; value: string; type: string }>(
       db,
       `recordAuth:${rows.length}`,
       (...a) =>
@@ -468,9 +550,15 @@ export async function recordAuth(
               value: sql<string>`case when tokeninfo.key = 'last_auth' then excluded.value
                 else cast(cast(tokeninfo.value as integer) + 1 as varchar(30)) end`,
             })
-          ),
+          )
+          // the rows as written: the owner cache takes them over (owner_cache.ts)
+          .returning(["key", "value", "type"]),
       args,
       pending,
+      {
+        keepsTokenCache: true,
+        onDirect: (r) => patchCachedToken(db, id, { info: infoOfRows(r.rows) }),
+      },
     );
   }
 }

@@ -264,7 +264,7 @@ async function checkOtpOnly(
   ) {
     return fail;
   }
-  if (res.info) await updateTokenInfo(env.deps, token.id, res.info);
+  if (res.info) await updateTokenInfo(env.deps, token.id, res.info, env.pending);
   const tooOld = lastAuthProblem(env, [token]);
   if (tooOld) return tooOld;
   await recordAuthentication(env.deps, [token], {
@@ -415,7 +415,7 @@ export async function checkTokenList(
         (res.counter === undefined ||
           await advanceTokenCounter(deps, t.id, res.counter, env.pending))
       ) {
-        if (res.info) await updateTokenInfo(deps, t.id, res.info);
+        if (res.info) await updateTokenInfo(deps, t.id, res.info, env.pending);
         responses.push(t);
       }
       continue;
@@ -456,7 +456,7 @@ export async function checkTokenList(
       res.isValid &&
       (res.counter === undefined || await advanceTokenCounter(deps, t.id, res.counter, env.pending))
     ) {
-      if (res.info) await updateTokenInfo(deps, t.id, res.info);
+      if (res.info) await updateTokenInfo(deps, t.id, res.info, env.pending);
       valid.push(t);
     } else if (!res.isValid && await autoResync(env, t, ctx, split.otp)) {
       valid.push(t);
@@ -603,14 +603,14 @@ async function autoResync(
   const due = Number(t.info.dueDate?.value ?? "0");
   if (first + 1 === counter && env.now <= due * 1000) {
     if (!(await advanceTokenCounter(env.deps, t.id, counter + 1, env.pending))) return false;
-    await updateTokenInfo(env.deps, t.id, { otp1c: "", dueDate: "" });
+    await updateTokenInfo(env.deps, t.id, { otp1c: "", dueDate: "" }, env.pending);
     return true;
   }
   const timeout = env.system.int("AutoResyncTimeout");
   await updateTokenInfo(env.deps, t.id, {
     otp1c: String(counter),
     dueDate: String(Math.floor(env.now / 1000) + timeout),
-  });
+  }, env.pending);
   return false;
 }
 
