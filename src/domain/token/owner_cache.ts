@@ -9,9 +9,10 @@
  *   commit of another connection or process (seen within 1 ms);
  * - the hot path's own writes (counter, fail counter, auth counts) do not move
  *   the token epoch: they run with `keepsTokenCache` and {@link patchCachedToken}
- *   writes each one's effect, taken from the statement's own result, into the
- *   cached token in the same synchronous step (no other request runs between
- *   the statement and the patch).
+ *   writes each one's effect (taken from the statement's result, or computed
+ *   from the cached token as the statement computed it) into the cached token
+ *   in the same synchronous step (no other request runs between the statement
+ *   and the patch).
  * Loading is synchronous too (a direct read), so a load never races a patch.
  * Replay and fail-counter safety never rest on the cache: the counter and
  * fail-counter updates are compare-and-set statements in SQL.
@@ -98,22 +99,33 @@ export interface TokenPatch {
 /**
  * Writes the effect of a `keepsTokenCache` statement into the cached token
  * `id` (if it is cached). Call it synchronously right after the statement ran
- * directly on the connection, with values from the statement's own result.
+ * directly on the connection. `patch` is the change, or a function of the
+ * cached token that computes it the way the statement did; when it returns
+ * undefined (it cannot tell exactly), the whole cache is dropped.
  */
-export function patchCachedToken(db: object, id: number, patch: TokenPatch): void {
+export function patchCachedToken(
+  db: object,
+  id: number,
+  patch: TokenPatch | ((cached: TokenWithInfo) => TokenPatch | undefined),
+): void {
   const g = currentOf(db);
   const t = g?.tokens.get(id);
   if (g === undefined || t === undefined) return;
-  const info = patch.info === undefined ? t.info : { ...t.info };
-  for (const [key, entry] of Object.entries(patch.info ?? {})) {
+  const change = typeof patch === "function" ? patch(t) : patch;
+  if (change === undefined) {
+    byDb.delete(db);
+    return;
+  }
+  const info = change.info === undefined ? t.info : { ...t.info };
+  for (const [key, entry] of Object.entries(change.info ?? {})) {
     info[key] = Object.freeze({ value: entry.value, type: entry.type });
   }
   g.tokens.set(
     id,
     Object.freeze({
       ...t,
-      count: patch.count ?? t.count,
-      failcount: patch.failcount ?? t.failcount,
+      count: change.count ?? t.count,
+      failcount: change.failcount ?? t.failcount,
       info,
     }),
   );

@@ -264,7 +264,7 @@ export async function setInfoOnCheck(
   const list = Object.entries(entries);
   if (list.length === 0) return;
   const args = list.flatMap(([key, e]) => [id, key, e.value, e.type]);
-  await runCached<{ key: string; value: string; type: string }>(
+  await runCached(
     db,
     `setInfoOnCheck:${list.length}`,
     (...a) =>
@@ -280,21 +280,12 @@ export async function setInfoOnCheck(
             value: sql<string>`excluded.value`,
             type: sql<string>`excluded.type`,
           })
-        )
-        .returning(["key", "value", "type"]),
+        ),
     args,
     pending,
-    {
-      keepsTokenCache: true,
-      onDirect: (r) => patchCachedToken(db, id, { info: infoOfRows(r.rows) }),
-    },
+    // the statement writes exactly these entries
+    { keepsTokenCache: true, onDirect: () => patchCachedToken(db, id, { info: entries }) },
   );
-}
-
-function infoOfRows(rows: { key: string; value: string; type: string }[]): TokenInfo {
-  const info: TokenInfo = {};
-  for (const row of rows) info[row.key] = { value: row.value, type: row.type };
-  return info;
 }
 
 /** Deletes tokeninfo keys of one token; returns how many were deleted. */
@@ -514,6 +505,27 @@ export async function listTokens(
 }
 
 /**
+ * The info entries {@link recordAuth}'s statement leaves, computed from the
+ * entries before it as SQLite computes them: a counter that is not a plain
+ * integer (set by hand) gives undefined (the owner cache then starts over).
+ */
+function afterRecordAuth(
+  before: TokenInfo,
+  rows: { key: string; value: string }[],
+): TokenInfo | undefined {
+  const info: TokenInfo = {};
+  for (const r of rows) {
+    const old = before[r.key];
+    if (old === undefined) info[r.key] = { value: r.value, type: "" };
+    else if (r.key === "last_auth") info[r.key] = { value: r.value, type: old.type };
+    else if (/^-?\d{1,15}$/.test(old.value)) {
+      info[r.key] = { value: String(Number(old.value) + 1), type: old.type };
+    } else return undefined;
+  }
+  return info;
+}
+
+/**
  * Counts an authentication in tokeninfo in one statement per token:
  * `count_auth` (+`count_auth_success`) +1 and optionally `last_auth`.
  */
@@ -533,7 +545,7 @@ export async function recordAuth(
     }
     if (rows.length === 0) continue;
     const args = rows.flatMap((r) => [r.token_id, r.key, r.value]);
-    await runCached<{ key: string; value: string; type: string }>(
+    await runCached(
       db,
       `recordAuth:${rows.length}`,
       (...a) =>
@@ -550,14 +562,16 @@ export async function recordAuth(
               value: sql<string>`case when tokeninfo.key = 'last_auth' then excluded.value
                 else cast(cast(tokeninfo.value as integer) + 1 as varchar(30)) end`,
             })
-          )
-          // the rows as written: the owner cache takes them over (owner_cache.ts)
-          .returning(["key", "value", "type"]),
+          ),
       args,
       pending,
       {
         keepsTokenCache: true,
-        onDirect: (r) => patchCachedToken(db, id, { info: infoOfRows(r.rows) }),
+        onDirect: () =>
+          patchCachedToken(db, id, (cached) => {
+            const info = afterRecordAuth(cached.info, rows);
+            return info && { info };
+          }),
       },
     );
   }

@@ -222,3 +222,22 @@ Deno.test("owner cache: a TOTP check's time shift goes into the cache, not aroun
     await t.close();
   }
 });
+
+Deno.test("owner cache: a hand-set counter that is no integer is counted as SQLite counts it", async () => {
+  const { t, serial } = await withAlice();
+  try {
+    assert.equal((await check(t, "1234" + hotp(0))).result.value, true);
+    const set = await t.asAdmin("POST", `/token/info/${serial}/count_auth`, {
+      body: { value: "12abc" },
+    });
+    assert.equal(set.status, 200);
+    // loaded with the odd value, then counted by SQL (cast to integer: 12, plus one)
+    assert.equal((await check(t, "1234" + hotp(1))).result.value, true);
+    assert.equal((await check(t, "1234" + hotp(2))).result.value, true);
+    const [cached] = await store.findByOwnerWithInfo(t.deps.db, ALICE);
+    assert.deepEqual(cached, (await fresh(t.deps.db, ALICE))[0]);
+    assert.equal(cached.info.count_auth.value, "14");
+  } finally {
+    await t.close();
+  }
+});
