@@ -14,6 +14,7 @@ import * as m0006 from "./0006_subscriptions.ts";
 import * as m0007 from "./0007_radius.ts";
 import * as m0008 from "./0008_machines.ts";
 import * as m0009 from "./0009_token_owner_uid.ts";
+import * as m0010 from "./0010_audit_serial_index.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0007_radius": m0007,
   "0008_machines": m0008,
   "0009_token_owner_uid": m0009,
+  "0010_audit_serial_index": m0010,
 };
