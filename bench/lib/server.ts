@@ -29,7 +29,8 @@ export function freePort(): number {
 
 /**
  * The runtime settings of `deno task start` in `startTask` (deno.json's):
- * its leading `NAME=value` environment assignments and its `--v8-flags=…`.
+ * its leading `NAME=value` environment assignments, its `--v8-flags=…` and
+ * its `--no-code-cache`.
  * Every server the benchmark starts runs with them, so it measures Tessera as
  * the README's run command starts it.
  */
@@ -44,7 +45,10 @@ export function startTaskRuntime(startTask: string): {
     const at = words[i].indexOf("=");
     env[words[i].slice(0, at)] = words[i].slice(at + 1);
   }
-  return { env, denoFlags: words.slice(i).filter((w) => w.startsWith("--v8-flags=")) };
+  const denoFlags = words.slice(i).filter((w) =>
+    w.startsWith("--v8-flags=") || w === "--no-code-cache"
+  );
+  return { env, denoFlags };
 }
 
 /** {@link startTaskRuntime} of this checkout's deno.json. */
