@@ -64,9 +64,13 @@ export async function readParams(c: Context<AppEnv>, limit: number): Promise<Par
 
   let json: Record<string, unknown> | undefined;
   if (req.body !== null && req.method !== "GET" && req.method !== "HEAD") {
-    const declared = Number(req.headers.get("content-length") ?? "0");
+    const length = req.headers.get("content-length");
+    const declared = Number(length ?? "0");
     if (declared > limit) throw new HttpError(413, `Request body larger than ${limit} bytes`, 905);
-    const bytes = await readBounded(req, limit);
+    // a declared length bounds the body (HTTP framing): read it whole, in one step
+    const bytes = length !== null && /^\d+$/.test(length)
+      ? new Uint8Array(await req.arrayBuffer())
+      : await readBounded(req, limit);
     const type = (req.headers.get("content-type") ?? "").toLowerCase();
     if (bytes.length > 0) {
       if (type.startsWith("application/json") || type.includes("+json")) {
@@ -118,9 +122,12 @@ async function readBounded(req: Request, limit: number): Promise<Uint8Array> {
   return out;
 }
 
+// decode() without {stream: true} keeps no state between calls: one decoder serves all
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
 function decodeUtf8(bytes: Uint8Array): string | undefined {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return strictUtf8.decode(bytes);
   } catch {
     return undefined;
   }

@@ -188,3 +188,45 @@ Deno.test("the PI-Authorization prefix is configurable", async () => {
   await res.body?.cancel();
   await t.close();
 });
+
+Deno.test("over a real listener: bodies with a declared length, chunked bodies and the limit", async () => {
+  const t = await createTestApp({ configText: "[server]\nbody_limit = 100\n" });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req, info) => t.app.fetch(req, info),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/validate/check`;
+  const form = { "content-type": "application/x-www-form-urlencoded" };
+  try {
+    // fetch declares the length of a string body: read whole
+    let res = await fetch(url, { method: "POST", headers: form, body: "user=nobody&pass=1" });
+    let body = await res.json();
+    assert.equal(res.status, 400);
+    assert.equal(body.result.error.code, 904, "the form was read: the user is unknown");
+    // the same form as a stream (chunked, no length): read up to the limit
+    const chunked = (text: string) =>
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          for (const part of text.match(/.{1,7}/g)!) c.enqueue(new TextEncoder().encode(part));
+          c.close();
+        },
+      });
+    res = await fetch(url, { method: "POST", headers: form, body: chunked("user=nobody&pass=1") });
+    body = await res.json();
+    assert.equal(body.result.error.code, 904);
+    // over the limit, declared or streamed: 413
+    res = await fetch(url, { method: "POST", headers: form, body: "pass=" + "1".repeat(200) });
+    assert.equal(res.status, 413);
+    await res.body?.cancel();
+    res = await fetch(url, {
+      method: "POST",
+      headers: form,
+      body: chunked("pass=" + "1".repeat(200)),
+    });
+    assert.equal(res.status, 413);
+    await res.body?.cancel();
+  } finally {
+    await server.shutdown();
+    await t.close();
+  }
+});
