@@ -20,6 +20,10 @@
  *   process, the CLI) committed anything. That pragma is read at most once a
  *   millisecond, so another process's change is seen by requests that start
  *   1 ms after its commit; this process's own changes are seen at once.
+ * - The token epoch ({@link DirectAccess.tokenEpoch}) moves with every write
+ *   to `token`, `tokeninfo` and `token_realm` (quiet ones included), except
+ *   the check path's own writes run with `keepsTokenCache`, whose effect the
+ *   owner cache (domain/token/owner_cache.ts) writes into itself.
  *
  * A database that is not SQLite (or a Kysely transaction handle) has no
  * direct access: statements go through Kysely and caches always load.
