@@ -916,6 +916,7 @@ export async function increaseFailcount(
   pending?: PendingCommits,
 ): Promise<void> {
   const maxed = await store.incrementFailcount(deps.db, tokens.map((t) => t.id), pending);
+  if (maxed.length === 0) return;
   const stamp = validityStamp(deps.clock.now());
   for (const t of tokens) {
     // only the request whose increment reached the limit writes the time stamp
