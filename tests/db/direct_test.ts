@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sql } from "kysely";
 import { migrateToLatest, openDatabase, sqliteConnectionOf } from "../../src/db/database.ts";
-import { directOf, EpochCache, movesEpoch, PendingCommits } from "../../src/db/direct.ts";
+import {
+  directOf,
+  EpochCache,
+  movesEpoch,
+  PendingCommits,
+  TOKEN_WRITE,
+} from "../../src/db/direct.ts";
 import { runCached } from "../../src/db/compiled.ts";
 import type { Db } from "../../src/db/schema.ts";
 import { EXTERNAL_CHECK_MS } from "../../src/db/sqlite_adapter.ts";
@@ -262,4 +268,25 @@ Deno.test("write group: a failed commit rolls every member back and rejects each
     // the connection goes on working
     assert.equal((await advance(a, id, 10)).numAffectedRows, 1n);
   });
+});
+
+Deno.test("TOKEN_WRITE: writes to the token tables move the token epoch, nothing else does", () => {
+  const moves = [
+    `update "token" set "active" = ? where "id" = ?`,
+    `insert into "token" ("serial") values (?)`,
+    `insert into "tokeninfo" ("token_id", "key") values (?, ?) on conflict do nothing`,
+    `delete from "tokeninfo" where "token_id" = ?`,
+    `delete from "token_realm" where "token_id" = ?`,
+    `insert or replace into token_realm (token_id, realm) values (?, ?)`,
+    `  UPDATE token SET failcount = 0`,
+  ];
+  const keeps = [
+    `select * from "token"`,
+    `update "tokenowner" set x = 1`,
+    `insert into "audit" ("serial") values ('token')`,
+    `update "challenge" set "otp_received" = 1`,
+    `delete from "token_group" where id = 1`,
+  ];
+  for (const sql of moves) assert.ok(TOKEN_WRITE.test(sql), sql);
+  for (const sql of keeps) assert.ok(!TOKEN_WRITE.test(sql), sql);
 });
