@@ -63,15 +63,17 @@ export function ownerTokensNow(
 ): TokenWithInfo[] | undefined {
   const access = directOf(db);
   if (access === undefined || access.inTransaction()) return undefined;
-  let g = currentOf(db);
+  // read before loading: another process's commit that lands after the load is
+  // seen by a later epoch() and drops what this load put in
+  const epoch = access.epoch();
+  const tokenEpoch = access.tokenEpoch();
+  let g = byDb.get(db);
+  if (g !== undefined && (g.epoch !== epoch || g.tokenEpoch !== tokenEpoch)) g = undefined;
   const ids = g?.owners.get(key);
   if (g !== undefined && ids !== undefined) return ids.map((id) => copyOf(g!.tokens.get(id)!));
   const loaded = loadNow();
   if (loaded === undefined) return undefined;
-  // epochs read after the load: a data_version change seen now counts from here
-  const epoch = access.epoch();
-  const tokenEpoch = access.tokenEpoch();
-  if (g === undefined || g.epoch !== epoch || g.tokenEpoch !== tokenEpoch) {
+  if (g === undefined) {
     g = { epoch, tokenEpoch, owners: new Map(), tokens: new Map() };
     byDb.set(db, g);
   }

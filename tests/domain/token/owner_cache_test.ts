@@ -4,6 +4,7 @@ import { createTestApp, jsonOf, type TestApp } from "../../test_app.ts";
 import { createUsers } from "../../fixtures/users.ts";
 import { enroll, enrollHotp, hotp, SEED_HEX, totp } from "../../fixtures/tokens.ts";
 import * as store from "../../../src/domain/token/token_store.ts";
+import { ownerTokensNow } from "../../../src/domain/token/owner_cache.ts";
 import { migrateToLatest, openDatabase, sqliteConnectionOf } from "../../../src/db/database.ts";
 import type { Db } from "../../../src/db/schema.ts";
 
@@ -239,5 +240,42 @@ Deno.test("owner cache: a hand-set counter that is no integer is counted as SQLi
     assert.equal(cached.info.count_auth.value, "14");
   } finally {
     await t.close();
+  }
+});
+
+Deno.test("owner cache: a commit of another process right after a load is not hidden by it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tessera-owner-cache-" });
+  const db = openDatabase(`sqlite:${dir}/t.sqlite`);
+  const other = new DatabaseSync(`${dir}/t.sqlite`);
+  try {
+    await migrateToLatest(db);
+    const owner = { realm: "r1", login: "ann", uid: "7", resolver: "res" };
+    const id = await store.insertToken(db, {
+      serial: "OC-2",
+      tokentype: "hotp",
+      user_id: owner.uid,
+      user_login: owner.login,
+      user_realm: owner.realm,
+      resolver: owner.resolver,
+      created_at: 1,
+    } as never);
+    const key = "test-owner";
+    const read = () => store.findByOwner(db, owner);
+    const rows = (await read()).map((t) => ({ ...t, info: {}, realms: [] }));
+    // the load returns what it read, then another process commits before the cache stores it
+    const loaded = ownerTokensNow(db, key, () => {
+      other.prepare(`update token set active = 0 where id = ?`).run(id);
+      const until = performance.now() + 3; // past the 1 ms data_version window
+      while (performance.now() < until) { /* wait */ }
+      return rows;
+    });
+    assert.equal(loaded?.[0].active, true, "the load's own answer is what it read");
+    await new Promise((r) => setTimeout(r, 5));
+    const again = ownerTokensNow(db, key, () => rows.map((t) => ({ ...t, active: false })));
+    assert.equal(again?.[0].active, false, "the next request reloads: the commit was seen");
+  } finally {
+    other.close();
+    await db.destroy();
+    await Deno.remove(dir, { recursive: true });
   }
 });
