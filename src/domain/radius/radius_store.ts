@@ -1,4 +1,4 @@
-import type { Db } from "../../db/schema.ts";
+import type { Db, RadiusServerTable } from "../../db/schema.ts";
 
 /** A stored RADIUS server definition (secret still encrypted, options as JSON text). */
 export interface StoredRadiusServer {
@@ -25,17 +25,7 @@ const COLUMNS = [
   "options",
 ] as const;
 
-function fromRow(row: {
-  identifier: string;
-  server: string;
-  port: number;
-  secret: string;
-  description: string;
-  dictionary: string;
-  retries: number;
-  timeout: number;
-  options: string | null;
-}): StoredRadiusServer {
+function fromRow(row: Omit<RadiusServerTable, "id">): StoredRadiusServer {
   return {
     identifier: row.identifier,
     server: row.server,
