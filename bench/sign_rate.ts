@@ -9,24 +9,10 @@
  * @module
  */
 import { createPrivateKey, createPublicKey } from "node:crypto";
+import { importSigningKey } from "../src/domain/signing/mod.ts";
 
-/** Imports a PEM (PKCS#1 or PKCS#8) RSA private key for RSA-PSS signing. */
-export async function importSigningKey(
-  pem: string,
-): Promise<{ key: CryptoKey; saltLength: number }> {
-  const keyObject = createPrivateKey(pem);
-  const der = keyObject.export({ type: "pkcs8", format: "der" });
-  const bits = keyObject.asymmetricKeyDetails?.modulusLength ?? 2048;
-  const key = await crypto.subtle.importKey(
-    "pkcs8",
-    new Uint8Array(der),
-    { name: "RSA-PSS", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  // maximal salt: emLen - hLen - 2
-  return { key, saltLength: Math.ceil((bits - 1) / 8) - 32 - 2 };
-}
+// the server's own key import (RSA-PSS, SHA-256, maximal salt), so the rate is the server's
+export { importSigningKey };
 
 /**
  * Verifies a signed response body (spec 01 §4): the body is the canonical text

@@ -10,8 +10,13 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync } from "node:cry
 import type { ResponseSigner } from "../../deps.ts";
 import { toHex } from "../../lib/random.ts";
 
-/** Imports a PEM (PKCS#1 or PKCS#8) RSA private key as a response signer. */
-export async function createResponseSigner(privateKeyPem: string): Promise<ResponseSigner> {
+/**
+ * Imports a PEM (PKCS#1 or PKCS#8) RSA private key for RSA-PSS signing with
+ * SHA-256 and the maximal salt length (also what `bench/sign_rate.ts` measures).
+ */
+export async function importSigningKey(
+  privateKeyPem: string,
+): Promise<{ key: CryptoKey; saltLength: number }> {
   const keyObject = createPrivateKey(privateKeyPem);
   if (keyObject.asymmetricKeyType !== "rsa") {
     throw new Error("the response signing key must be an RSA key");
@@ -26,7 +31,12 @@ export async function createResponseSigner(privateKeyPem: string): Promise<Respo
     ["sign"],
   );
   // maximal salt length: emLen − hLen − 2
-  const saltLength = Math.ceil((bits - 1) / 8) - 32 - 2;
+  return { key, saltLength: Math.ceil((bits - 1) / 8) - 32 - 2 };
+}
+
+/** Imports a PEM (PKCS#1 or PKCS#8) RSA private key as a response signer. */
+export async function createResponseSigner(privateKeyPem: string): Promise<ResponseSigner> {
+  const { key, saltLength } = await importSigningKey(privateKeyPem);
   const encoder = new TextEncoder();
   return {
     async sign(text: string): Promise<string> {
