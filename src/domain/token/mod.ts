@@ -351,29 +351,7 @@ export async function initToken(
         id = existing.id;
         await store.updateToken(trx, id, { ...fields, failcount: 0 });
       } else {
-        id = await store.insertToken(trx, {
-          serial,
-          tokentype: type,
-          description: "",
-          key_enc: "",
-          pin_hash: "",
-          active: 1,
-          revoked: 0,
-          locked: 0,
-          failcount: 0,
-          maxfail: system.int("DefaultMaxFailCount"),
-          count: 0,
-          count_window: system.int("DefaultCountWindow"),
-          sync_window: system.int("DefaultSyncWindow"),
-          otplen: 6,
-          rollout_state: "",
-          user_id: "",
-          resolver: "",
-          user_realm: "",
-          user_login: "",
-          created_at: now,
-          ...fields,
-        });
+        id = await store.insertToken(trx, newTokenRow(system, serial, type, now, fields));
       }
       await store.setInfo(trx, id, info);
       if (owner?.realm) await store.addRealm(trx, id, owner.realm);
@@ -946,6 +924,42 @@ export async function deleteTokenById(deps: Deps, tokenId: number): Promise<void
   await store.deleteTokens(deps.db, [tokenId]);
 }
 
+/**
+ * A new token row: active, unassigned, counters at zero, the system's default
+ * max fail count and windows, otplen 6; then `fields` over it.
+ */
+function newTokenRow(
+  system: SystemConfig,
+  serial: string,
+  type: string,
+  createdAt: number,
+  fields: store.TokenFields = {},
+): Parameters<typeof store.insertToken>[1] {
+  return {
+    serial,
+    tokentype: type,
+    description: "",
+    key_enc: "",
+    pin_hash: "",
+    active: 1,
+    revoked: 0,
+    locked: 0,
+    failcount: 0,
+    maxfail: system.int("DefaultMaxFailCount"),
+    count: 0,
+    count_window: system.int("DefaultCountWindow"),
+    sync_window: system.int("DefaultSyncWindow"),
+    otplen: 6,
+    rollout_state: "",
+    user_id: "",
+    resolver: "",
+    user_realm: "",
+    user_login: "",
+    created_at: createdAt,
+    ...fields,
+  };
+}
+
 /** `YYYY-MM-DDThh:mm+0000` (format of validity periods and failcounter_exceeded). */
 export function validityStamp(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16) + "+0000";
@@ -991,29 +1005,21 @@ export async function lostToken(
   const system = await loadSystemConfig(deps);
   try {
     await deps.db.transaction().execute(async (trx) => {
-      const id = await store.insertToken(trx, {
-        serial: newSerial,
-        tokentype: "pw",
-        description: `temporary replacement for ${serial}`.slice(0, MAX_DESCRIPTION),
-        key_enc: encryptSecret(deps.keys.token, password, deps.random),
-        // the owner keeps his PIN
-        pin_hash: t.pinHash,
-        active: 1,
-        revoked: 0,
-        locked: 0,
-        failcount: 0,
-        maxfail: system.int("DefaultMaxFailCount"),
-        count: 0,
-        count_window: system.int("DefaultCountWindow"),
-        sync_window: system.int("DefaultSyncWindow"),
-        otplen: password.length,
-        rollout_state: "enrolled",
-        user_id: t.owner!.uid,
-        resolver: t.owner!.resolver,
-        user_realm: t.owner!.realm,
-        user_login: t.owner!.login,
-        created_at: deps.clock.now(),
-      });
+      const id = await store.insertToken(
+        trx,
+        newTokenRow(system, newSerial, "pw", deps.clock.now(), {
+          description: `temporary replacement for ${serial}`.slice(0, MAX_DESCRIPTION),
+          key_enc: encryptSecret(deps.keys.token, password, deps.random),
+          // the owner keeps his PIN
+          pin_hash: t.pinHash,
+          otplen: password.length,
+          rollout_state: "enrolled",
+          user_id: t.owner!.uid,
+          resolver: t.owner!.resolver,
+          user_realm: t.owner!.realm,
+          user_login: t.owner!.login,
+        }),
+      );
       await store.setInfo(
         trx,
         id,
