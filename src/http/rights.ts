@@ -16,7 +16,7 @@ import {
   rightValues,
 } from "../domain/policy/mod.ts";
 import { getUserInfo, resolveUser, splitUser } from "../domain/user/mod.ts";
-import { findTokenBySerial, tokenView, type TokenWithInfo } from "../domain/token/mod.ts";
+import { findTokenBySerial, tokenConditionData, type TokenWithInfo } from "../domain/token/mod.ts";
 
 function param(c: Context<AppEnv>, name: string): string | null {
   const v = c.get("params")[name];
@@ -61,16 +61,7 @@ export function requestConditionData(c: Context<AppEnv>): ConditionData {
         throw err;
       }
     },
-    token: async () => {
-      const t = await loadToken();
-      return t ? tokenView(t) : undefined;
-    },
-    tokeninfo: async () => {
-      const t = await loadToken();
-      return t
-        ? Object.fromEntries(Object.entries(t.info).map(([k, e]) => [k, e.value]))
-        : undefined;
-    },
+    ...tokenConditionData(loadToken),
   };
 }
 

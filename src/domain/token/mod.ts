@@ -477,6 +477,28 @@ export interface TokenListQuery extends store.TokenListFilter {
 /** One token as `GET /token/` shows it. */
 export type TokenView = Record<string, unknown>;
 
+/**
+ * The `token` and `tokeninfo` data of policy conditions (spec 04) for a token
+ * loaded only when a condition asks for it.
+ */
+export function tokenConditionData(load: () => Promise<TokenWithInfo | undefined>): {
+  token: () => Promise<TokenView | undefined>;
+  tokeninfo: () => Promise<Record<string, string> | undefined>;
+} {
+  return {
+    token: async () => {
+      const t = await load();
+      return t ? tokenView(t) : undefined;
+    },
+    tokeninfo: async () => {
+      const t = await load();
+      return t
+        ? Object.fromEntries(Object.entries(t.info).map(([k, e]) => [k, e.value]))
+        : undefined;
+    },
+  };
+}
+
 /** The list dict of a token (spec 02 §5.1). */
 export function tokenView(t: TokenWithInfo, hiddenInfo: string[] = []): TokenView {
   const info: Record<string, string> = {};

@@ -12,7 +12,7 @@ import { PolicyError } from "../../errors.ts";
 import { type ConditionData, loadPolicySet, unescapeText, userAgentName } from "../policy/mod.ts";
 import { orderedResolversOfRealm } from "../realm/mod.ts";
 import { getUserInfo } from "../user/mod.ts";
-import { findTokenBySerial, tokenView } from "../token/mod.ts";
+import { findTokenBySerial, tokenConditionData } from "../token/mod.ts";
 
 /** Who and what a validate request is about (policy match context). */
 export interface ValidatePolicyContext {
@@ -320,15 +320,6 @@ function conditionData(deps: Deps, ctx: ValidatePolicyContext): ConditionData {
     () => (token ??= ctx.serial ? findTokenBySerial(deps, ctx.serial) : Promise.resolve(undefined));
   return {
     userinfo: user ? async () => await getUserInfo(deps, user) : undefined,
-    token: async () => {
-      const t = await loadToken();
-      return t ? tokenView(t) : undefined;
-    },
-    tokeninfo: async () => {
-      const t = await loadToken();
-      return t
-        ? Object.fromEntries(Object.entries(t.info).map(([k, e]) => [k, e.value]))
-        : undefined;
-    },
+    ...tokenConditionData(loadToken),
   };
 }
