@@ -42,6 +42,38 @@ async function tokenReads(db: Db, fn: () => Promise<unknown>): Promise<number> {
   return n;
 }
 
+const OWNER = { realm: "r1", login: "ann", uid: "7", resolver: "res" };
+
+/**
+ * A migrated file database with one token of {@link OWNER}, and a second
+ * connection to it (another process's view), for `fn`.
+ */
+async function withFileDb(
+  serial: string,
+  fn: (db: Db, other: DatabaseSync, owner: typeof OWNER, id: number) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "tessera-owner-cache-" });
+  const db = openDatabase(`sqlite:${dir}/t.sqlite`);
+  const other = new DatabaseSync(`${dir}/t.sqlite`);
+  try {
+    await migrateToLatest(db);
+    const id = await store.insertToken(db, {
+      serial,
+      tokentype: "hotp",
+      user_id: OWNER.uid,
+      user_login: OWNER.login,
+      user_realm: OWNER.realm,
+      resolver: OWNER.resolver,
+      created_at: 1,
+    } as never);
+    await fn(db, other, OWNER, id);
+  } finally {
+    other.close();
+    await db.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 Deno.test("owner cache: after checks, wrong OTPs and a reset it holds what the tables hold", async () => {
   const { t, serial } = await withAlice();
   try {
@@ -133,21 +165,7 @@ Deno.test("owner cache: copies handed out do not change the cache", async () => 
 });
 
 Deno.test("owner cache: another connection's commit is seen within milliseconds", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tessera-owner-cache-" });
-  const db = openDatabase(`sqlite:${dir}/t.sqlite`);
-  const other = new DatabaseSync(`${dir}/t.sqlite`);
-  try {
-    await migrateToLatest(db);
-    const owner = { realm: "r1", login: "ann", uid: "7", resolver: "res" };
-    const id = await store.insertToken(db, {
-      serial: "OC-1",
-      tokentype: "hotp",
-      user_id: owner.uid,
-      user_login: owner.login,
-      user_realm: owner.realm,
-      resolver: owner.resolver,
-      created_at: 1,
-    } as never);
+  await withFileDb("OC-1", async (db, other, owner, id) => {
     assert.equal((await store.findByOwnerWithInfo(db, owner))[0].active, true);
     other.prepare(`update token set active = 0 where id = ?`).run(id);
     other.prepare(`insert into tokeninfo (token_id, key, value) values (?, 'note', 'x')`).run(id);
@@ -169,11 +187,7 @@ Deno.test("owner cache: another connection's commit is seen within milliseconds"
       }),
     );
     assert.equal((await store.findByOwnerWithInfo(db, owner))[0].count, 9);
-  } finally {
-    other.close();
-    await db.destroy();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("owner cache: parallel checks of one user accept each OTP once and count every attempt", async () => {
@@ -244,21 +258,7 @@ Deno.test("owner cache: a hand-set counter that is no integer is counted as SQLi
 });
 
 Deno.test("owner cache: a commit of another process right after a load is not hidden by it", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tessera-owner-cache-" });
-  const db = openDatabase(`sqlite:${dir}/t.sqlite`);
-  const other = new DatabaseSync(`${dir}/t.sqlite`);
-  try {
-    await migrateToLatest(db);
-    const owner = { realm: "r1", login: "ann", uid: "7", resolver: "res" };
-    const id = await store.insertToken(db, {
-      serial: "OC-2",
-      tokentype: "hotp",
-      user_id: owner.uid,
-      user_login: owner.login,
-      user_realm: owner.realm,
-      resolver: owner.resolver,
-      created_at: 1,
-    } as never);
+  await withFileDb("OC-2", async (db, other, owner, id) => {
     const key = "test-owner";
     const read = () => store.findByOwner(db, owner);
     const rows = (await read()).map((t) => ({ ...t, info: {}, realms: [] }));
@@ -273,9 +273,5 @@ Deno.test("owner cache: a commit of another process right after a load is not hi
     await new Promise((r) => setTimeout(r, 5));
     const again = ownerTokensNow(db, key, () => rows.map((t) => ({ ...t, active: false })));
     assert.equal(again?.[0].active, false, "the next request reloads: the commit was seen");
-  } finally {
-    other.close();
-    await db.destroy();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
