@@ -7,10 +7,15 @@
 import type { Deps } from "../../deps.ts";
 import { ConfigAdminError, ParameterError, ResolverError } from "../../errors.ts";
 import { decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.ts";
-import { passwdResolver } from "./passwd.ts";
-import { resolve as resolvePath } from "node:path";
+import { checkPasswdFile, passwdResolver } from "./passwd.ts";
 import { resolveDataPath } from "./paths.ts";
-import { forgetSqlConnection, parseSqlConfig, SQL_DEFAULTS, sqlResolver } from "./sql.ts";
+import {
+  checkSqliteFile,
+  forgetSqlConnection,
+  parseSqlConfig,
+  SQL_DEFAULTS,
+  sqlResolver,
+} from "./sql.ts";
 import * as store from "./resolver_store.ts";
 import type { UserResolver } from "./types.ts";
 
@@ -18,6 +23,7 @@ export type { ResolverTestResult, UserInfo, UserResolver } from "./types.ts";
 export { USER_FIELDS } from "./types.ts";
 export { closeSqlConnections, SQL_DEFAULT_MAP } from "./sql.ts";
 export type { ResolverRecord } from "./resolver_store.ts";
+export { ownPaths, readAllUpTo, refuseOwnPath } from "./paths.ts";
 
 /** What a censored secret looks like in responses (and means "keep" in requests). */
 export const CENSORED = "__CENSORED__";
@@ -154,9 +160,25 @@ function encryptConfig(deps: Deps, type: string, config: Record<string, string>)
   return out;
 }
 
-/** Validates a (plain) configuration by building an instance from it. */
-function validateConfig(deps: Deps, name: string, type: string, config: Record<string, string>) {
-  buildInstance(deps, { name, type, config, updatedAt: 0 });
+/**
+ * Validates a (plain) configuration by building an instance from it and
+ * checking the file it reads (never Tessera's own, and of the right kind).
+ */
+async function validateConfig(
+  deps: Deps,
+  name: string,
+  type: string,
+  config: Record<string, string>,
+): Promise<void> {
+  const built = buildInstance(deps, { name, type, config, updatedAt: 0 });
+  await checkStoreFile(deps, type, built.file);
+}
+
+/** Checks the file of a resolver being saved or tested; ParameterError (400) when refused. */
+async function checkStoreFile(deps: Deps, type: string, file: string | undefined): Promise<void> {
+  if (file === undefined) return;
+  if (type === "passwdresolver") await checkPasswdFile(file, deps.config);
+  else if (type === "sqlresolver") checkSqliteFile(file, deps.config);
 }
 
 /** `POST /resolver/<name>`: creates or updates a resolver; returns its id. */
@@ -186,7 +208,7 @@ async function saveResolverOnce(
       );
     }
     const merged = mergeConfig(decryptConfig(deps, existing), config, secrets);
-    validateConfig(deps, name, input.type, merged);
+    await validateConfig(deps, name, input.type, merged);
     await store.updateResolver(deps.db, existing.id, {
       config: encryptConfig(deps, input.type, merged),
       meta: { ...existing.meta, ...meta },
@@ -195,7 +217,7 @@ async function saveResolverOnce(
     return existing.id;
   }
   const fresh = mergeConfig({}, config, secrets);
-  validateConfig(deps, name, input.type, fresh);
+  await validateConfig(deps, name, input.type, fresh);
   const id = await store.insertResolver(deps.db, {
     name,
     type: input.type,
@@ -248,9 +270,9 @@ export async function testResolver(
       if (k in base) merged[k] = base[k];
     } else if (v !== "") merged[k] = v;
   }
-  let instance: UserResolver;
+  let built: Built;
   try {
-    instance = buildInstance(deps, {
+    built = buildInstance(deps, {
       name: input.resolver ?? "test",
       type: input.type,
       config: merged,
@@ -259,7 +281,9 @@ export async function testResolver(
   } catch (err) {
     return { success: false, description: (err as Error).message };
   }
-  return await instance.test();
+  // a refused file is a bad parameter (400), as on save, not a failed test
+  await checkStoreFile(deps, input.type, built.file);
+  return await built.instance.test();
 }
 
 /** `GET /resolver/<type>/default`: the default configuration of a type. */
@@ -267,45 +291,37 @@ export function resolverDefaults(type: string): Record<string, string> {
   return { ...knownType(type).defaults };
 }
 
+/** A resolver instance and the file it reads (absolute), if any. */
+interface Built {
+  instance: UserResolver;
+  file?: string;
+}
+
 function buildInstance(
   deps: Deps,
   rec: { name: string; type: string; config: Record<string, string>; updatedAt: number },
-): UserResolver {
+): Built {
   switch (rec.type) {
     case "passwdresolver": {
-      const file = (rec.config.fileName ?? rec.config.filename ?? "").trim() || "/etc/passwd";
-      return passwdResolver(
-        rec.name,
-        resolveDataPath(deps.config.storage.dataDir, file, "fileName"),
-      );
+      const fileName = (rec.config.fileName ?? rec.config.filename ?? "").trim() || "/etc/passwd";
+      const file = resolveDataPath(deps.config.storage.dataDir, fileName, "fileName");
+      // the instance checks every version of the file it reads against Tessera's own files
+      return { instance: passwdResolver(rec.name, file, { config: deps.config }), file };
     }
     case "sqlresolver": {
       const cfg = parseSqlConfig(rec.name, rec.config, deps.config.storage.dataDir);
-      refuseOwnFiles(deps, rec.name, cfg.database);
-      return sqlResolver({
+      const instance = sqlResolver({
         name: rec.name,
         config: cfg,
         cacheKey: `${rec.updatedAt}:${JSON.stringify(rec.config)}`,
         owner: deps.db,
         random: deps.random,
+        appConfig: deps.config,
       });
+      return { instance, file: cfg.database };
     }
     default:
       throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);
-  }
-}
-
-/** Tessera's own database and key file are never user stores. */
-function refuseOwnFiles(deps: Deps, name: string, path: string): void {
-  const url = deps.config.storage.databaseUrl;
-  const own = [
-    url.startsWith("sqlite:") ? url.slice("sqlite:".length) : "",
-    deps.config.storage.keyFile,
-  ].filter((p) => p !== "" && p !== ":memory:").map((p) => resolvePath(p));
-  if (own.includes(resolvePath(path))) {
-    throw new ParameterError(
-      `Cannot use sqlresolver "${name}": Database must not be Tessera's own database or key file`,
-    );
   }
 }
 
@@ -341,7 +357,7 @@ export function instanceOf(deps: Deps, rec: store.ResolverRecord): UserResolver 
   if (cached !== undefined && cached.key === key && cached.db === deps.db) {
     instance = cached.instance;
   } else {
-    instance = buildInstance(deps, { ...rec, config: decryptConfig(deps, rec) });
+    instance = buildInstance(deps, { ...rec, config: decryptConfig(deps, rec) }).instance;
     byName.set(rec.name, { key, db: deps.db, instance });
   }
   if (Object.isFrozen(rec)) BY_RECORD.set(rec, { deps, db: deps.db, instance });

@@ -1,11 +1,15 @@
 /**
  * `passwdresolver`: users from a passwd-format file, re-read whenever the
- * file's modification time or size changes (spec 03 §2.1). Never editable.
+ * file's identity, modification time or size changes (spec 03 §2.1). Never
+ * editable. A file that is not in passwd format (`/etc/shadow`, a key, any
+ * binary) is refused as a whole, and never one of Tessera's own files is read.
  *
  * @module
  */
-import { ResolverError } from "../../errors.ts";
+import type { Config } from "../../config.ts";
+import { ParameterError, ResolverError } from "../../errors.ts";
 import { verifyCryptHash } from "../../lib/crypt.ts";
+import { readAllUpTo, refuseOwnPath } from "./paths.ts";
 import {
   emptyUserInfo,
   type ResolverTestResult,
@@ -21,15 +25,59 @@ interface PasswdEntry {
 interface PasswdFile {
   mtime: number;
   size: number;
+  dev: number;
+  ino: number | null;
   byLogin: Map<string, PasswdEntry>;
   byUid: Map<string, PasswdEntry>;
   entries: PasswdEntry[];
+  /** Configurations whose own-file check this file version passed. */
+  checked: WeakSet<Config>;
 }
 
-// keyed by absolute path; every access re-checks mtime/size, so a changed file is re-read
+// keyed by absolute path; every access re-checks identity, mtime and size, so a
+// changed or replaced file (e.g. swapped for a symlink) is re-read and re-checked
 const FILE_CACHE = new Map<string, PasswdFile>();
 const EMAIL_REGEXP = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
+const UINT_REGEXP = /^\d+$/;
+// deno-lint-ignore no-control-regex
+const CONTROL_REGEXP = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+
+function notPasswd(path: string, why: string): ParameterError {
+  // the offending line is never echoed: the file may be any file the server can read
+  return new ParameterError(`Cannot use file "${path}": it is not a passwd file (${why})`);
+}
+
+/**
+ * Decodes `bytes` and checks that every entry looks like a passwd line
+ * `name:password:uid:gid[:gecos[:home[:shell]]]` with numeric uid and gid;
+ * returns the text. `/etc/shadow` (nine fields), keys and binary files fail
+ * with a ParameterError that names no content of the file.
+ */
+export function checkPasswdText(path: string, bytes: Uint8Array): string {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw notPasswd(path, "it is not UTF-8 text");
+  }
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.trim() === "" || line.startsWith("#")) continue;
+    if (CONTROL_REGEXP.test(line)) throw notPasswd(path, `line ${i + 1} has control characters`);
+    // NIS compat entries ("+", "+@group", "-name") in a system passwd file
+    if (line.startsWith("+") || line.startsWith("-")) continue;
+    const f = line.split(":");
+    if (
+      f.length < 4 || f.length > 7 || f[0].trim() === "" || !UINT_REGEXP.test(f[2]) ||
+      !UINT_REGEXP.test(f[3])
+    ) {
+      throw notPasswd(path, `line ${i + 1} is not name:password:uid:gid:gecos:home:shell`);
+    }
+  }
+  return text;
+}
 
 /** Parses passwd text into entries (spec 03 §2.1 field rules). */
 export function parsePasswd(text: string): PasswdEntry[] {
@@ -64,40 +112,85 @@ function splitFields(line: string, max: number): string[] {
   return [...parts.slice(0, max - 1), parts.slice(max - 1).join(":")];
 }
 
-async function load(path: string): Promise<PasswdFile> {
+function cannotRead(path: string, why: string): ResolverError {
+  return new ResolverError(`Cannot read passwd file "${path}": ${why}`);
+}
+
+function isSameVersion(cached: PasswdFile, stat: Deno.FileInfo): boolean {
+  return cached.mtime === (stat.mtime?.getTime() ?? 0) && cached.size === stat.size &&
+    cached.dev === stat.dev && cached.ino === stat.ino;
+}
+
+async function loadChecked(path: string, config?: Config): Promise<PasswdFile> {
   let stat: Deno.FileInfo;
   try {
     stat = await Deno.stat(path);
   } catch (err) {
-    throw new ResolverError(`Cannot read passwd file "${path}": ${(err as Error).name}`);
+    throw cannotRead(path, (err as Error).name);
   }
-  if (!stat.isFile) throw new ResolverError(`Cannot read passwd file "${path}": not a file`);
-  if (stat.size > MAX_FILE_BYTES) {
-    throw new ResolverError(`Cannot read passwd file "${path}": the file is too large`);
-  }
-  const mtime = stat.mtime?.getTime() ?? 0;
+  if (!stat.isFile) throw cannotRead(path, "not a file");
   const cached = FILE_CACHE.get(path);
-  if (cached && cached.mtime === mtime && cached.size === stat.size) return cached;
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (err) {
-    throw new ResolverError(`Cannot read passwd file "${path}": ${(err as Error).name}`);
+  if (cached && isSameVersion(cached, stat)) {
+    if (config !== undefined && !cached.checked.has(config)) {
+      refuseOwnPath(config, path, "fileName", stat);
+      cached.checked.add(config);
+    }
+    return cached;
   }
-  const entries = parsePasswd(text);
-  const file: PasswdFile = {
-    mtime,
-    size: stat.size,
+  // one handle for the check and the read: the file checked is the file read
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path);
+  } catch (err) {
+    throw cannotRead(path, (err as Error).name);
+  }
+  let opened: Deno.FileInfo;
+  let bytes: Uint8Array | undefined;
+  try {
+    opened = await file.stat();
+    if (!opened.isFile) throw cannotRead(path, "not a file");
+    if (config !== undefined) refuseOwnPath(config, path, "fileName", opened);
+    bytes = await readAllUpTo(file, MAX_FILE_BYTES);
+  } catch (err) {
+    if (err instanceof ParameterError || err instanceof ResolverError) throw err;
+    throw cannotRead(path, (err as Error).name);
+  } finally {
+    file.close();
+  }
+  if (bytes === undefined) throw cannotRead(path, "the file is too large");
+  const entries = parsePasswd(checkPasswdText(path, bytes));
+  const loaded: PasswdFile = {
+    mtime: opened.mtime?.getTime() ?? 0,
+    size: opened.size,
+    dev: opened.dev,
+    ino: opened.ino,
     byLogin: new Map(),
     byUid: new Map(),
     entries,
+    checked: new WeakSet(),
   };
+  if (config !== undefined) loaded.checked.add(config);
   for (const e of entries) {
-    if (!file.byLogin.has(e.info.username)) file.byLogin.set(e.info.username, e);
-    if (!file.byUid.has(e.info.userid)) file.byUid.set(e.info.userid, e);
+    if (!loaded.byLogin.has(e.info.username)) loaded.byLogin.set(e.info.username, e);
+    if (!loaded.byUid.has(e.info.userid)) loaded.byUid.set(e.info.userid, e);
   }
-  FILE_CACHE.set(path, file);
-  return file;
+  FILE_CACHE.set(path, loaded);
+  return loaded;
+}
+
+/**
+ * Checks a passwd file when a resolver is saved: refused when it is one of
+ * Tessera's own files or not in passwd format. A file that does not exist yet
+ * passes; it is checked again whenever it is read.
+ */
+export async function checkPasswdFile(path: string, config: Config): Promise<void> {
+  refuseOwnPath(config, path, "fileName");
+  try {
+    await Deno.stat(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return;
+  }
+  await loadChecked(path, config);
 }
 
 const TEXT_SEARCH = new Set(["username", "description", "email"]);
@@ -136,8 +229,16 @@ function uidMatch(expr: string, uid: string): boolean {
   }
 }
 
-/** Creates a passwd resolver over the absolute `path`. */
-export function passwdResolver(name: string, path: string): UserResolver {
+/**
+ * Creates a passwd resolver over the absolute `path`. With `config`, every
+ * version of the file read is checked against Tessera's own files.
+ */
+export function passwdResolver(
+  name: string,
+  path: string,
+  options: { config?: Config } = {},
+): UserResolver {
+  const load = (p: string) => loadChecked(p, options.config);
   return {
     name,
     type: "passwdresolver",
@@ -181,6 +282,8 @@ export function passwdResolver(name: string, path: string): UserResolver {
           description: `Resolver successfully loaded ${file.entries.length} users.`,
         };
       } catch (err) {
+        // a refused file is a bad parameter (400), not a failed test
+        if (err instanceof ParameterError) throw err;
         return { success: false, description: (err as Error).message };
       }
     },

@@ -1,12 +1,15 @@
 /**
  * `sqlresolver`: users in a table of an SQL database (spec 03 §2.2). SQLite
- * files today; `Database` relative paths live under the data directory.
+ * files today; `Database` relative paths live under the data directory. A
+ * `Database` that is one of Tessera's own files or exists but is no SQLite
+ * database is refused on save, on test and whenever a connection is opened.
  * Connections are cached per resolver and keyed by the stored configuration,
  * so a change made on another node opens a fresh connection here.
  *
  * @module
  */
 import { existsSync } from "node:fs";
+import type { Config } from "../../config.ts";
 import { ParameterError, ResolverError, UserError } from "../../errors.ts";
 import {
   hashCryptPassword,
@@ -15,7 +18,7 @@ import {
   WRITABLE_HASH_TYPES,
 } from "../../lib/crypt.ts";
 import type { Random } from "../../lib/random.ts";
-import { resolveDataPath } from "./paths.ts";
+import { refuseOwnPath, resolveDataPath } from "./paths.ts";
 import * as users from "./sql_user_store.ts";
 import {
   emptyUserInfo,
@@ -73,6 +76,53 @@ export const SQL_DEFAULTS: Record<string, string> = {
   poolTimeout: "10",
   poolRecycle: "7200",
 };
+
+const SQLITE_HEADER = new TextEncoder().encode("SQLite format 3\0");
+
+function notSqlite(path: string): ParameterError {
+  return new ParameterError(`Cannot use file "${path}": it is not a SQLite database`);
+}
+
+/**
+ * Checks the file of a sqlresolver through one handle: refused (ParameterError)
+ * when it is one of Tessera's own files (with `config`) or exists and is no
+ * SQLite database. A missing file passes: an editable resolver creates it.
+ */
+export function checkSqliteFile(path: string, config?: Config): void {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      // an editable resolver creates it: never at the place of one of Tessera's files
+      if (config !== undefined) refuseOwnPath(config, path, "Database");
+      return;
+    }
+    throw new ResolverError(`Cannot open the database file "${path}": ${(err as Error).name}`);
+  }
+  try {
+    const info = file.statSync();
+    if (config !== undefined) refuseOwnPath(config, path, "Database", info);
+    if (!info.isFile) throw notSqlite(path);
+    // SQLite treats an empty file as an empty database
+    if (info.size === 0) return;
+    const head = new Uint8Array(SQLITE_HEADER.length);
+    let got = 0;
+    while (got < head.length) {
+      const n = file.readSync(head.subarray(got));
+      if (n === null) break;
+      got += n;
+    }
+    if (got < head.length || !head.every((b, i) => b === SQLITE_HEADER[i])) {
+      throw notSqlite(path);
+    }
+  } catch (err) {
+    if (err instanceof ParameterError) throw err;
+    throw new ResolverError(`Cannot read the database file "${path}": ${(err as Error).name}`);
+  } finally {
+    file.close();
+  }
+}
 
 /** True for privacyIDEA's truthy config strings. */
 export function isTruthy(value: string | undefined): boolean {
@@ -178,6 +228,7 @@ function connection(
   name: string,
   cacheKey: string,
   cfg: SqlResolverConfig,
+  config: Config | undefined,
 ): CachedConnection {
   let map = CONNECTIONS.get(owner);
   if (!map) {
@@ -192,6 +243,8 @@ function connection(
       `Cannot open the database of resolver "${name}": the file does not exist`,
     );
   }
+  // checked on every new connection: the file may have changed since it was saved
+  checkSqliteFile(cfg.database, config);
   const db = users.openSqliteUserDb(cfg.database);
   // an editable resolver on a new file gets its table on first use
   const ready = cfg.editable ? users.ensureUserTable(db, cfg.table) : Promise.resolve();
@@ -209,6 +262,8 @@ export interface SqlResolverOptions {
   /** Object the connection cache hangs off (the Tessera database handle). */
   owner: object;
   random: Random;
+  /** Tessera's configuration: the file is checked against Tessera's own files. */
+  appConfig?: Config;
 }
 
 /** Creates a sqlresolver instance. */
@@ -218,7 +273,7 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
   const map = t.map;
 
   async function db(): Promise<users.UserDb> {
-    const conn = connection(opts.owner, name, opts.cacheKey, cfg);
+    const conn = connection(opts.owner, name, opts.cacheKey, cfg, opts.appConfig);
     try {
       await conn.ready;
     } catch (err) {
@@ -357,6 +412,8 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
           }
           : { success: false, description: "The database file does not exist." };
       }
+      // a refused file is a bad parameter (400), not a failed test
+      checkSqliteFile(cfg.database, opts.appConfig);
       const d = users.openSqliteUserDb(cfg.database);
       try {
         if (!(await users.userTableExists(d, t.table))) {
