@@ -29,6 +29,8 @@ import { userRoutes } from "./http/routes/user.ts";
 import { eventRoutes } from "./http/routes/event.ts";
 import { smtpServerRoutes } from "./http/routes/smtpserver.ts";
 import { eventMiddleware } from "./http/events.ts";
+import { guard } from "./http/guard.ts";
+import type { RouteRule } from "./http/route_rights.ts";
 import { policyRoutes } from "./http/routes/policy.ts";
 import { subscriptionRoutes } from "./http/routes/subscriptions.ts";
 import { subscriptionCheck } from "./http/subscription_check.ts";
@@ -36,8 +38,14 @@ import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 
 const MAX_INFO = 900;
 
+/** Options of {@link createApp}. */
+export interface AppOptions {
+  /** Rights of routes mounted on the app after it is built (tests); see `route_rights.ts`. */
+  routeRules?: Readonly<Record<string, RouteRule>>;
+}
+
 /** Builds the Hono app for `deps`. */
-export function createApp(deps: Deps): Hono<AppEnv> {
+export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ strict: false });
   const trusted = deps.config.server.trustedProxies
     .map(parseNetwork)
@@ -78,6 +86,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.use("*", subscriptionCheck);
   // event handlers (spec 05): pre handlers before the route, post handlers after it
   app.use("*", eventMiddleware);
+  // the one rights step: role, the request's objects, the policy decision (route_rights.ts)
+  app.use("*", guard(options.routeRules));
   app.route("/auth", authRoutes);
   app.route("/system", systemRoutes);
   app.route("/audit", auditRoutes);

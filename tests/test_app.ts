@@ -16,6 +16,7 @@ import { FixedClock } from "../src/lib/clock.ts";
 import { memoryLogger } from "../src/lib/logger.ts";
 import { secureRandom } from "../src/lib/random.ts";
 import type { AppEnv } from "../src/http/context.ts";
+import type { RouteRule } from "../src/http/route_rights.ts";
 
 /** Fixed start time of test clocks: 2026-01-01T00:00:00Z. */
 export const TEST_EPOCH_MS = Date.UTC(2026, 0, 1);
@@ -60,7 +61,12 @@ export interface RequestOptions {
 
 /** Builds a fresh test app. `configText` is TOML merged over the defaults. */
 export async function createTestApp(
-  options: { configText?: string; deps?: Partial<Deps> } = {},
+  options: {
+    configText?: string;
+    deps?: Partial<Deps>;
+    /** Rights of routes the test mounts on the app (see src/http/route_rights.ts). */
+    routeRules?: Readonly<Record<string, RouteRule>>;
+  } = {},
 ): Promise<TestApp> {
   const config: Config = loadConfig({
     fileText: options.configText,
@@ -83,7 +89,7 @@ export async function createTestApp(
     nodeName: "test-node",
     ...options.deps,
   };
-  const app = createApp(deps);
+  const app = createApp(deps, { routeRules: options.routeRules });
   let adminToken: string | undefined;
 
   const request = async (method: string, path: string, opts: RequestOptions = {}) => {

@@ -1,9 +1,9 @@
 /**
- * Role middleware: every admin or user endpoint is mounted behind one of these.
+ * Authentication of API callers: the JWT of the request and the caller's identity.
  *
  * @module
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import type { AppEnv, Identity } from "./context.ts";
 import { AuthError } from "../errors.ts";
 import { verifyJwt } from "./jwt.ts";
@@ -38,31 +38,13 @@ export async function authenticate(c: Context<AppEnv>): Promise<Identity> {
 }
 
 /**
- * Requires a JWT of one of `roles`. A user-role caller can only act on himself:
- * `user`, `realm` and `resolver` are overwritten and `userid` dropped (spec 01 §5).
+ * A user-role caller can only act on himself: `user`, `realm` and `resolver`
+ * are overwritten and `userid` dropped (spec 01 §5).
  */
-export function requireRole(...roles: ("admin" | "user")[]): MiddlewareHandler<AppEnv> {
-  const shown = `[${roles.map((r) => `'${r}'`).join(", ")}]`;
-  return async (c, next) => {
-    const identity = await authenticate(c);
-    if (!roles.includes(identity.role)) {
-      throw new AuthError(
-        `Authentication failure. You do not have the necessary role (${shown}) to access this resource!`,
-        4306,
-      );
-    }
-    if (identity.role === "user") {
-      const p = c.get("params");
-      p.user = identity.username;
-      p.realm = identity.realm;
-      p.resolver = identity.resolver;
-      delete p.userid;
-    }
-    await next();
-  };
+export function forceCallerParams(c: Context<AppEnv>, identity: Identity): void {
+  const p = c.get("params");
+  p.user = identity.username;
+  p.realm = identity.realm;
+  p.resolver = identity.resolver;
+  delete p.userid;
 }
-
-/** Admin JWT only. */
-export const adminOnly: MiddlewareHandler<AppEnv> = requireRole("admin");
-/** Admin or user JWT. */
-export const adminOrUser: MiddlewareHandler<AppEnv> = requireRole("admin", "user");

@@ -5,6 +5,7 @@
  */
 import type { Deps } from "../deps.ts";
 import type { AuditEntry } from "../domain/audit/mod.ts";
+import type { TokenWithInfo, UserRef } from "../domain/token/mod.ts";
 
 /** Who called: from a verified JWT. */
 export interface Identity {
@@ -25,6 +26,36 @@ export interface RequestAudit extends AuditEntry {
   outcome?: boolean;
 }
 
+/**
+ * The objects a request acts on, resolved and checked by the rights step
+ * (`guard.ts`) before the handler runs. Handlers act on these, never on the
+ * raw `serial`/`user`/`realm` parameters.
+ */
+export interface RequestTarget {
+  /** The path parameters of the answering route (decoded). */
+  path: Record<string, string>;
+  /** The serial of the request: the path's, else the `serial` parameter. */
+  serial?: string;
+  /** A bulk request's serials that passed the check (unknown ones included). */
+  serials?: string[];
+  /** A bulk request's serials refused by the check (other realm, other user). */
+  denied: string[];
+  /** The existing tokens of `serial`/`serials`, as checked. */
+  tokens: TokenWithInfo[];
+  /** The login asked for (after `user@realm` splitting). */
+  login?: string;
+  /** The user acted on, when the login resolved. */
+  user?: UserRef;
+  /** The realms the user belongs to: the resolved realm, or every realm of `resolver`. */
+  userRealms: string[];
+  /** A user named by resolver (`/user` create, update, delete). */
+  resolver?: string;
+  /** The `realm` a new token is put into when no user is named. */
+  placeRealm?: string;
+  /** The `realm` a list is filtered by (`GET /token/`, `GET /user/`). */
+  filterRealm?: string;
+}
+
 /** Hono environment type of the app. */
 export type AppEnv = {
   Bindings: { remoteAddr?: { hostname?: string } } | undefined;
@@ -35,6 +66,8 @@ export type AppEnv = {
     audit: RequestAudit;
     clientIp: string;
     userAgent: string;
+    /** The request's objects, resolved and checked (see {@link RequestTarget}). */
+    target: RequestTarget;
     /** Set by /validate and /auth: envelope id 2 with result.authentication. */
     authStyle: boolean;
   };

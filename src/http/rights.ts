@@ -1,44 +1,30 @@
 /**
- * Admin/user rights enforcement (spec 04 §4.10). Mount after `adminOnly` or
- * `adminOrUser`: `routes.post("/disable", adminOrUser, requireRight("disable"), …)`.
+ * Rights helpers for handlers, on the objects {@link guard} resolved:
+ * policy condition data, realm visibility of list endpoints, caller-scope
+ * action values. The rights decision itself is made once, in `guard.ts`.
  *
  * @module
  */
-import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "./context.ts";
-import { AppError, AuthError, PolicyError } from "../errors.ts";
+import type { Context } from "hono";
+import type { AppEnv, RequestTarget } from "./context.ts";
 import {
+  adminRealmScope,
   allowedRealms,
-  checkRight,
   type ConditionData,
   type RightContext,
   rightValue,
   rightValues,
 } from "../domain/policy/mod.ts";
-import { getUserInfo, resolveUser, splitUser } from "../domain/user/mod.ts";
-import { findTokenBySerial, tokenConditionData, type TokenWithInfo } from "../domain/token/mod.ts";
-
-function param(c: Context<AppEnv>, name: string): string | null {
-  const v = c.get("params")[name];
-  return typeof v === "string" ? v : typeof v === "number" ? String(v) : null;
-}
-
-function pathSerial(c: Context<AppEnv>): string | null {
-  const v = c.req.param("serial" as never) as string | undefined;
-  return v === undefined || v === "" ? null : v;
-}
+import { getUserInfo } from "../domain/user/mod.ts";
+import { tokenConditionData } from "../domain/token/mod.ts";
 
 /**
  * Condition data of the request: headers, environment, parameters (no
- * secrets), and lazily the user acted on (`user`/`realm`) and the token of `serial`.
+ * secrets), and lazily the user and the token the request acts on.
  */
-export function requestConditionData(c: Context<AppEnv>): ConditionData {
+export function requestConditionData(c: Context<AppEnv>, target: RequestTarget): ConditionData {
   const deps = c.get("deps");
-  let token: Promise<TokenWithInfo | undefined> | undefined;
-  const loadToken = () => {
-    const serial = param(c, "serial") ?? pathSerial(c);
-    return token ??= serial ? findTokenBySerial(deps, serial) : Promise.resolve(undefined);
-  };
+  const token = target.tokens[0];
   return {
     "HTTP Request header": () => Promise.resolve(Object.fromEntries(c.req.raw.headers.entries())),
     "HTTP Environment": {
@@ -48,86 +34,38 @@ export function requestConditionData(c: Context<AppEnv>): ConditionData {
       HTTP_USER_AGENT: c.get("userAgent"),
     },
     "Request Data": c.get("params"),
-    userinfo: async () => {
-      const given = param(c, "user");
-      if (!given) return undefined;
-      try {
-        const { login, realm } = await splitUser(deps, given, param(c, "realm") || undefined);
-        const ref = await resolveUser(deps, login, realm, param(c, "resolver") || undefined);
-        return ref ? await getUserInfo(deps, ref) : undefined;
-      } catch (err) {
-        // an unknown user or realm means "no user" for the condition
-        if (err instanceof AppError) return undefined;
-        throw err;
-      }
-    },
-    ...tokenConditionData(loadToken),
+    userinfo: () => target.user ? getUserInfo(deps, target.user) : Promise.resolve(undefined),
+    ...tokenConditionData(() => Promise.resolve(token)),
   };
 }
 
-/** The rights context of a request: the user acted on (params), client, agent, condition data. */
+/** The policy context of the request's main object: its token, else its user. */
+function objectContext(target: RequestTarget): RightContext {
+  const t = target.tokens[0];
+  if (t) {
+    const realm = [...t.realms];
+    if (t.owner?.realm && !realm.includes(t.owner.realm)) realm.push(t.owner.realm);
+    return { realm, user: t.owner?.login ?? null, resolver: t.owner?.resolver ?? null };
+  }
+  if (target.login !== undefined) {
+    return {
+      realm: target.userRealms[0] ?? [],
+      user: target.login,
+      resolver: target.user?.resolver ?? null,
+    };
+  }
+  return {};
+}
+
+/** The rights context of a request: its main object, client, agent, condition data. */
 export function rightContextOf(c: Context<AppEnv>): RightContext {
+  const target = c.get("target");
   return {
-    user: param(c, "user"),
-    realm: param(c, "realm")?.toLowerCase() ?? null,
-    resolver: param(c, "resolver"),
-    serial: param(c, "serial") ?? pathSerial(c),
+    ...objectContext(target),
     client: c.get("clientIp"),
     userAgent: c.get("userAgent"),
-    conditions: requestConditionData(c),
+    conditions: requestConditionData(c, target),
   };
-}
-
-/** Options of {@link requireRight}. */
-export interface RightOptions {
-  /** Replaces the default denial message (a function gets the caller's role). */
-  message?: string | ((role: "admin" | "user") => string);
-  /** Check admins only; user-role callers pass (for endpoints open to both roles). */
-  isAdminOnly?: boolean;
-  /** Do not match on the request's user/realm/resolver (e.g. audit reads). */
-  ignoreUser?: boolean;
-}
-
-/**
- * Middleware: the caller must hold `action` (admin scope for admins, user
- * scope for users); `action` may be computed from the request.
- */
-export function requireRight(
-  action: string | ((c: Context<AppEnv>) => string),
-  options: RightOptions = {},
-): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const identity = c.get("identity");
-    if (!identity) {
-      // requireRight must run after adminOnly / adminOrUser
-      throw new AuthError("Authentication failure. Missing Authorization header.", 4033);
-    }
-    if (options.isAdminOnly && identity.role !== "admin") return await next();
-    const name = typeof action === "string" ? action : action(c);
-    const ctx = rightContextOf(c);
-    if (options.ignoreUser) {
-      ctx.user = null;
-      ctx.realm = null;
-      ctx.resolver = null;
-      ctx.serial = null;
-    }
-    const granted = await checkRight(c.get("deps"), identity, name, {
-      ...ctx,
-      message: typeof options.message === "function"
-        ? options.message(identity.role)
-        : options.message,
-    });
-    if (granted.length > 0) addAuditPolicies(c, granted);
-    await next();
-  };
-}
-
-/** {@link requireRight} for admins only; user-role callers pass unchecked. */
-export function requireAdminRight(
-  action: string | ((c: Context<AppEnv>) => string),
-  options: Omit<RightOptions, "isAdminOnly"> = {},
-): MiddlewareHandler<AppEnv> {
-  return requireRight(action, { ...options, isAdminOnly: true });
 }
 
 /** Appends policy names to the audit column `policies`. */
@@ -136,6 +74,12 @@ export function addAuditPolicies(c: Context<AppEnv>, names: readonly string[]): 
   const all = new Set(audit.policies ? audit.policies.split(",") : []);
   for (const n of names) all.add(n);
   audit.policies = [...all].join(",").slice(0, 1000);
+}
+
+function wildcardFilter(allowed: string[], pattern: string): string[] {
+  const body = pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
+  const re = new RegExp(`^${body}$`, "i");
+  return allowed.filter((r) => re.test(r));
 }
 
 /**
@@ -149,49 +93,25 @@ export async function visibleRealms(
 ): Promise<string[] | undefined> {
   const identity = c.get("identity");
   if (!identity) return undefined;
-  const allowed = await allowedRealms(c.get("deps"), identity, action, rightContextOf(c));
+  const ctx = { client: c.get("clientIp"), userAgent: c.get("userAgent") };
+  const allowed = await allowedRealms(c.get("deps"), identity, action, ctx);
   if (allowed === undefined) return undefined;
   if (requested.realms) return allowed.filter((r) => requested.realms!.includes(r));
-  if (requested.realm !== undefined) {
-    const body = requested.realm.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*");
-    const pattern = new RegExp(`^${body}$`);
-    return allowed.filter((r) => pattern.test(r));
-  }
+  if (requested.realm !== undefined) return wildcardFilter(allowed, requested.realm);
   return allowed;
 }
 
 /**
- * Multi-serial calls (spec 04 §4.10): the serials the caller may apply `action`
- * to, checked one by one on the token realms; the others are `denied`. When
- * none remain, 403/303 "... is not allowed for any of the serials provided!".
+ * Realms an admin's policies reach at all (any action): the realm list of
+ * `GET /realm/`; undefined when not limited.
  */
-export async function serialsAllowed(
-  c: Context<AppEnv>,
-  action: string,
-  serials: readonly string[],
-): Promise<{ allowed: string[]; denied: string[] }> {
+export async function adminVisibleRealms(c: Context<AppEnv>): Promise<string[] | undefined> {
   const identity = c.get("identity");
-  if (!identity || serials.length === 0) return { allowed: [...serials], denied: [] };
-  const allowed: string[] = [];
-  const denied: string[] = [];
-  const base = rightContextOf(c);
-  for (const serial of serials) {
-    try {
-      await checkRight(c.get("deps"), identity, action, { ...base, serial });
-      allowed.push(serial);
-    } catch (err) {
-      if (!(err instanceof PolicyError)) throw err;
-      denied.push(serial);
-    }
-  }
-  if (allowed.length === 0) {
-    const who = identity.role === "admin" ? "Admin" : "User";
-    throw new PolicyError(
-      `${who} actions are defined, but the action ${action} is not allowed for any of the serials provided!`,
-    );
-  }
-  return { allowed, denied };
+  if (!identity || identity.role !== "admin") return undefined;
+  return await adminRealmScope(c.get("deps"), identity, {
+    client: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
+  });
 }
 
 /** The caller-scope value of a unique action for this request (e.g. `otp_pin_set_random`). */

@@ -22,7 +22,7 @@ Deno.test("result.authentication follows spec 01 §2.1", () => {
 });
 
 Deno.test("an unexpected error becomes a generic 500 envelope; the cause goes to the log only", async () => {
-  const t = await createTestApp();
+  const t = await createTestApp({ routeRules: { "GET /test/boom": { roles: "public" } } });
   // mount a failing route on a parent app that shares the middleware chain
   const parent = new Hono();
   parent.get("/boom", () => {

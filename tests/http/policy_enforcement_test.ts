@@ -172,6 +172,7 @@ Deno.test("admin rights: a policy restricted to another admin realm does not gra
 
 Deno.test("user callers of admin-or-user endpoints are not checked against admin rights", async () => {
   const t = await createTestApp();
+  await createUsers(t.deps, { realm: "r1", users: [{ login: "alice", password: "a" }] });
   await savePolicy(t.deps, "p", { scope: "admin", action: "getrandom" });
   const { token } = await issueJwt(t.deps, {
     username: "alice",
@@ -181,7 +182,11 @@ Deno.test("user callers of admin-or-user endpoints are not checked against admin
     authtype: "password",
     rights: [],
   });
-  assert.equal((await jsonOf(await t.get("/system/", { token }))).status, 200);
+  assert.equal((await jsonOf(await t.get("/token/", { token }))).status, 200);
+  // /system/ is for admins only, whatever the policies say
+  const system = await jsonOf(await t.get("/system/", { token }));
+  assert.equal(system.status, 401);
+  assert.equal(system.body.result.error.code, 4306);
   await t.close();
 });
 

@@ -7,7 +7,7 @@
 import type { Deps } from "../../deps.ts";
 import { realmNames } from "../realm/mod.ts";
 import { listResolvers } from "../resolver/mod.ts";
-import { findTokenBySerial, TOKEN_TYPES } from "../token/mod.ts";
+import { TOKEN_TYPES } from "../token/types/mod.ts";
 import type { DefsContext } from "./defs.ts";
 
 /** Every realm name (lower case). */
@@ -28,14 +28,4 @@ export function knownNodes(deps: Deps): string[] {
 /** Token types for `enroll<TYPE>` and type value lists. */
 export function knownTokenTypes(): DefsContext["tokenTypes"] {
   return Object.entries(TOKEN_TYPES).map(([type, description]) => ({ type, description }));
-}
-
-/** Realms and owner of the token `serial` (for admin rights on token actions). */
-export async function tokenScope(
-  deps: Deps,
-  serial: string,
-): Promise<{ realms: string[]; owner?: { login: string; realm: string; resolver: string } }> {
-  const token = await findTokenBySerial(deps, serial);
-  if (!token) return { realms: [] };
-  return { realms: token.realms, owner: token.owner };
 }

@@ -43,7 +43,7 @@ import {
 import { parsePyLiteral, pyRepr, type PyValue } from "./py_literal.ts";
 import { parseTimeRanges } from "./time.ts";
 import * as store from "./policy_store.ts";
-import { knownNodes, knownRealms, knownResolvers, knownTokenTypes, tokenScope } from "./_known.ts";
+import { knownNodes, knownRealms, knownResolvers, knownTokenTypes } from "./_known.ts";
 
 export type { ActionMap } from "./action.ts";
 export { splitActionValue, unescapeText } from "./action.ts";
@@ -577,7 +577,12 @@ export interface Caller {
   resolver?: string;
 }
 
-/** Request context of a rights check. Admin: the user acted on; user role: ignored (the caller). */
+/**
+ * Request context of a rights check. Admin: the object acted on — its realm
+ * (a token: its realms plus its owner's realm, as a list; `[]`: no realm, so
+ * only policies without realms match; null: no object) and user; user role:
+ * ignored (the caller).
+ */
 export interface RightContext {
   user?: string | null;
   /** A realm, or the token realms plus the user realm as a list. */
@@ -589,11 +594,6 @@ export interface RightContext {
   conditions?: ConditionData | false;
   /** Replaces the default denial message. */
   message?: string;
-  /**
-   * Admin requests on a token: without `realm`, the token realms plus the
-   * owner's realm are the realm context, and the owner is the user acted on.
-   */
-  serial?: string | null;
 }
 
 function rightMatchContext(caller: Caller, action: string | null, ctx: RightContext): MatchContext {
@@ -637,12 +637,6 @@ export async function checkRight(
   const set = await loadPolicySet(deps);
   const scope = caller.role === "admin" ? "admin" : "user";
   if (!set.hasActivePolicies(scope)) return [];
-  if (caller.role === "admin" && ctx.realm == null && ctx.serial) {
-    const { realms, owner } = await tokenScope(deps, ctx.serial);
-    const all = owner && !realms.includes(owner.realm) ? [...realms, owner.realm] : realms;
-    ctx = { ...ctx, realm: all.length > 0 ? all : null };
-    if (owner && ctx.user == null) ctx = { ...ctx, user: owner.login, resolver: owner.resolver };
-  }
   const matched = await set.match(rightMatchContext(caller, action, ctx));
   if (matched.length > 0) return matched.map((p) => p.name);
   const who = caller.role === "admin" ? "Admin" : "User";
@@ -665,12 +659,37 @@ export async function allowedRealms(
   if (caller.role !== "admin") return undefined;
   const set = await loadPolicySet(deps);
   if (!set.hasActivePolicies("admin")) return undefined;
-  const matched = await set.match(rightMatchContext(caller, action, { ...ctx, realm: null }));
+  const matched = await set.match(
+    rightMatchContext(caller, action, { ...ctx, realm: null, user: null, resolver: null }),
+  );
+  return realmUnion(matched);
+}
+
+/**
+ * Realms an admin's policies reach for any action (the union of the realms
+ * of the matching admin policies), or undefined when not limited (no admin
+ * policies, or a matching policy without realms or with `*`).
+ */
+export async function adminRealmScope(
+  deps: Deps,
+  caller: Caller,
+  ctx: RightContext = {},
+): Promise<string[] | undefined> {
+  if (caller.role !== "admin") return undefined;
+  const set = await loadPolicySet(deps);
+  if (!set.hasActivePolicies("admin")) return undefined;
+  const matched = await set.match(
+    rightMatchContext(caller, null, { ...ctx, realm: null, conditions: false }),
+  );
+  return realmUnion(matched);
+}
+
+function realmUnion(matched: readonly CompiledPolicy[]): string[] | undefined {
   const realms = new Set<string>();
   for (const p of matched) {
     const entries = p.policy.realm.filter((e) => e !== "" && !stripNegation(e).isNegated);
     if (entries.length === 0 || entries.includes("*")) return undefined;
-    for (const e of entries) realms.add(e);
+    for (const e of entries) realms.add(e.toLowerCase());
   }
   return [...realms];
 }

@@ -1082,6 +1082,8 @@ export interface SerialSearch {
   /** Only count the tokens that would be checked. */
   countOnly?: boolean;
   window?: number;
+  /** Only tokens of these realms (token realm or owner realm): a realm-limited admin. */
+  realms?: string[];
 }
 
 const MAX_SERIAL_SEARCH = 10_000;
@@ -1097,6 +1099,7 @@ export async function getSerialByOtp(
   if (search.serial) filter.serial = `*${search.serial}*`;
   if (search.assigned) filter.assigned = true;
   if (search.unassigned) filter.assigned = false;
+  if (search.realms) filter.allowedRealms = search.realms;
   const { tokens, total } = await store.listTokens(deps.db, filter, {
     sortby: "serial",
     desc: false,

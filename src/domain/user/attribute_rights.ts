@@ -6,7 +6,7 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import { getUserInfo, type UserRef } from "./mod.ts";
+import type { UserRef } from "./model.ts";
 import { loadPolicySet } from "../policy/mod.ts";
 
 /** Who asks, and about which user. */
@@ -20,6 +20,8 @@ export interface AttributeRightsContext {
   user: UserRef;
   /** Client address of the request, for policy `client` matching. */
   client?: string;
+  /** The user's attributes, for policy conditions on `userinfo` (read only when one needs them). */
+  userinfo: () => Promise<Record<string, string> | undefined>;
 }
 
 /** Allowed key → values to set (`*` = any) and deletable keys (`*` = any). */
@@ -52,7 +54,7 @@ export async function customAttributeRights(
     realm: user.realm,
     resolver: user.resolver || null,
     client: ctx.client || null,
-    conditions: { userinfo: async () => await getUserInfo(deps, user) },
+    conditions: { userinfo: ctx.userinfo },
   });
   const parts: AttributeRights[] = [];
   const setValues = await matcher.values(SET_ACTION, { freeText: true });

@@ -20,16 +20,11 @@ import { getResolver, instanceOf, USER_FIELDS, type UserResolver } from "../reso
 import * as attrStore from "./attribute_store.ts";
 import { customAttributeRights, mayDelete, maySet } from "./attribute_rights.ts";
 import type { AttributeRights } from "./attribute_rights.ts";
+import type { UserRef } from "./model.ts";
 
 export type { AttributeRights, AttributeRightsContext } from "./attribute_rights.ts";
 
-/** A resolved user: login in realm, found in resolver with id uid. */
-export interface UserRef {
-  login: string;
-  realm: string;
-  resolver: string;
-  uid: string;
-}
+export type { UserRef } from "./model.ts";
 
 /** Who is calling a user endpoint (from the JWT). */
 export interface Caller {
@@ -349,6 +344,7 @@ async function rightsFor(deps: Deps, caller: Caller, ref: UserRef): Promise<Attr
     realm: caller.realm,
     user: ref,
     client: caller.client,
+    userinfo: () => getUserInfo(deps, ref),
   });
 }
 

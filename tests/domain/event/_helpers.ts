@@ -6,7 +6,6 @@
  */
 import { createTestApp, type TestApp } from "../../test_app.ts";
 import { ok } from "../../../src/http/envelope.ts";
-import { adminOnly } from "../../../src/http/auth.ts";
 import { ParameterError } from "../../../src/errors.ts";
 
 /**
@@ -15,12 +14,18 @@ import { ParameterError } from "../../../src/errors.ts";
  * change — and `POST /tokengroup/<name>` (event `tokengroup_add`, admin JWT).
  */
 export async function createEventTestApp(): Promise<TestApp> {
-  const t = await createTestApp();
-  t.app.all("/ttype/:type", (c) => {
+  const t = await createTestApp({
+    routeRules: {
+      "GET /ttype/:type": { roles: "public" },
+      "POST /ttype/:type": { roles: "public" },
+      "POST /tokengroup/:name": { roles: "admin", why: "a stand-in admin endpoint" },
+    },
+  });
+  t.app.on(["GET", "POST"], "/ttype/:type", (c) => {
     if (c.req.param("type") === "fail") throw new ParameterError("the endpoint failed");
     return ok(c, { params: { ...c.var.params } }, { detail: { serial: "S1", message: "echo" } });
   });
-  t.app.post("/tokengroup/:name", adminOnly, (c) => ok(c, true));
+  t.app.post("/tokengroup/:name", (c) => ok(c, true));
   return t;
 }
 

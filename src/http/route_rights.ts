@@ -1,0 +1,272 @@
+/**
+ * The rights table: for every route of the app, who may call it and which
+ * policy action it needs. {@link guard} in `guard.ts` reads it for every
+ * request; `tests/http/route_rights_test.ts` walks the app's routes against
+ * it, so no route exists without an entry. A route missing here is refused
+ * (fail closed).
+ *
+ * @module
+ */
+import type { Params } from "./context.ts";
+
+/** What a request acts on; resolved before the rights decision (see `guard.ts`). */
+export type RouteObjects =
+  /** Nothing realm-bound (configuration, lists filtered by their own realm rule). */
+  | "none"
+  /** Tokens: the serial(s) of the request (path first), the user, the `realm` tokens go to. */
+  | "token"
+  /** A user of a realm: `user` (+ `realm`, `resolver`), or a user of `resolver`. */
+  | "user";
+
+/** How one route is guarded. */
+export interface RouteRule {
+  /** `public`: no JWT; `admin`: an admin JWT; `any`: an admin or a user JWT. */
+  roles: "public" | "admin" | "any";
+  /**
+   * The policy action (admin scope for admins, user scope for users), or how
+   * it follows from the parameters; absent: the role is all it takes (`why` says why).
+   */
+  action?: string | ((params: Params, method: string) => string);
+  /** The action is checked for admins only: a user acts on their own data. */
+  isAdminActionOnly?: boolean;
+  /** What the request acts on (default `none`). */
+  objects?: RouteObjects;
+  /** `user` is a search pattern of a list: resolved when it names one user, never required. */
+  isUserFilter?: boolean;
+  /** `user` is not a Tessera user (e.g. the login on a machine). */
+  ignoresUserParam?: boolean;
+  /** The denial when a user-role caller names another user. */
+  otherUserMessage?: string;
+  /** `user` is a login in `resolver` (the user store endpoints), not a realm user. */
+  namesUserByResolver?: boolean;
+  /** The request creates a token: without a user or `realm`, it lands in no realm. */
+  createsToken?: boolean;
+  /** Realms the request moves a token into (`/token/realm`): each must be allowed. */
+  movesTo?: (params: Params) => string[];
+  /** Replaces the default denial message. */
+  message?: (role: "admin" | "user") => string;
+  /** Why a non-public route checks no policy action. */
+  why?: string;
+}
+
+const enrollType = (p: Params) =>
+  `enroll${(typeof p.type === "string" && p.type !== "" ? p.type : "hotp").toUpperCase()}`;
+
+const readOrWrite = (read: string, write: string) => (_p: Params, method: string) =>
+  method === "GET" ? read : write;
+
+/** `realms` of `/token/realm/<serial>`: a list or a CSV string. */
+function realmsParam(p: Params): string[] {
+  const raw = p.realms;
+  const list = Array.isArray(raw) ? raw.map((r) => String(r)) : String(raw ?? "").split(",");
+  return list.map((r) => r.trim().toLowerCase()).filter((r) => r !== "");
+}
+
+const TOKEN_ANY = { roles: "any", objects: "token" } as const;
+const ADMIN = { roles: "admin" } as const;
+const PUBLIC = { roles: "public" } as const;
+// `user` on the machine endpoints is the login on the machine, not a Tessera user
+const MACHINE_TOKEN = {
+  ...ADMIN,
+  objects: "token",
+  ignoresUserParam: true,
+  action: "manage_machine_tokens",
+} as const;
+
+/** Route key: `METHOD /path` as registered (path without a trailing slash). */
+export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
+  // --- authentication and health: public
+  "POST /auth": PUBLIC,
+  "GET /auth/rights": { roles: "any", why: "the caller's own enrollable types" },
+  "GET /healthz": PUBLIC,
+  "GET /healthz/livez": PUBLIC,
+  "GET /healthz/readyz": PUBLIC,
+  "GET /healthz/startupz": PUBLIC,
+  // --- validation: public (the credentials are the request), except triggering challenges
+  "GET /validate/check": PUBLIC,
+  "POST /validate/check": PUBLIC,
+  "GET /validate/radiuscheck": PUBLIC,
+  "POST /validate/radiuscheck": PUBLIC,
+  "GET /validate/samlcheck": PUBLIC,
+  "POST /validate/samlcheck": PUBLIC,
+  "GET /validate/polltransaction": PUBLIC,
+  "GET /validate/polltransaction/:transaction_id": PUBLIC,
+  "POST /validate/offlinerefill": PUBLIC,
+  "GET /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
+  "POST /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
+  // --- tokens
+  "POST /token/init": {
+    ...TOKEN_ANY,
+    action: enrollType,
+    createsToken: true,
+    message: (role) =>
+      `${
+        role === "admin" ? "Admin" : "User"
+      } actions are defined, but you are not allowed to enroll this token type!`,
+  },
+  "GET /token": {
+    roles: "any",
+    objects: "user",
+    isUserFilter: true,
+    action: "tokenlist",
+    isAdminActionOnly: true,
+  },
+  "POST /token/assign": { ...TOKEN_ANY, action: "assign" },
+  "POST /token/unassign": { ...TOKEN_ANY, action: "unassign" },
+  "POST /token/enable": { ...TOKEN_ANY, action: "enable" },
+  "POST /token/enable/:serial": { ...TOKEN_ANY, action: "enable" },
+  "POST /token/disable": { ...TOKEN_ANY, action: "disable" },
+  "POST /token/disable/:serial": { ...TOKEN_ANY, action: "disable" },
+  "POST /token/revoke": { ...TOKEN_ANY, action: "revoke" },
+  "POST /token/revoke/:serial": { ...TOKEN_ANY, action: "revoke" },
+  "POST /token/reset": { ...TOKEN_ANY, action: "reset" },
+  "POST /token/reset/:serial": { ...TOKEN_ANY, action: "reset" },
+  "POST /token/resync": { ...TOKEN_ANY, action: "resync" },
+  "POST /token/resync/:serial": { ...TOKEN_ANY, action: "resync" },
+  "POST /token/setpin": { ...TOKEN_ANY, action: "setpin" },
+  "POST /token/setpin/:serial": { ...TOKEN_ANY, action: "setpin" },
+  "POST /token/setrandompin": { ...TOKEN_ANY, action: "setrandompin" },
+  "POST /token/setrandompin/:serial": { ...TOKEN_ANY, action: "setrandompin" },
+  "POST /token/description": { ...TOKEN_ANY, action: "setdescription" },
+  "POST /token/description/:serial": { ...TOKEN_ANY, action: "setdescription" },
+  "POST /token/set": { ...ADMIN, objects: "token", action: "set" },
+  "POST /token/set/:serial": { ...ADMIN, objects: "token", action: "set" },
+  "POST /token/realm/:serial": {
+    ...ADMIN,
+    objects: "token",
+    action: "tokenrealms",
+    movesTo: realmsParam,
+  },
+  "POST /token/info/:serial/:key": { ...ADMIN, objects: "token", action: "settokeninfo" },
+  "DELETE /token/info/:serial/:key": { ...ADMIN, objects: "token", action: "settokeninfo" },
+  "GET /token/challenges": { ...ADMIN, action: "getchallenges" },
+  "GET /token/challenges/:serial": { ...ADMIN, objects: "token", action: "getchallenges" },
+  "DELETE /token": { ...TOKEN_ANY, action: "delete" },
+  "DELETE /token/:serial": { ...TOKEN_ANY, action: "delete" },
+  "POST /token/lost/:serial": { ...TOKEN_ANY, action: "losttoken" },
+  "GET /token/getserial/:otp": { ...ADMIN, action: "getserial" },
+  // --- users
+  "GET /user": { roles: "any", objects: "user", isUserFilter: true, action: "userlist" },
+  "POST /user": { ...ADMIN, objects: "user", namesUserByResolver: true, action: "adduser" },
+  "PUT /user": { roles: "any", objects: "user", namesUserByResolver: true, action: "updateuser" },
+  "DELETE /user/:resolver/:user": {
+    ...ADMIN,
+    objects: "user",
+    namesUserByResolver: true,
+    action: "deleteuser",
+  },
+  "POST /user/attribute": {
+    roles: "any",
+    objects: "user",
+    why: "set_custom_user_attributes decides per key and value (domain/user)",
+  },
+  "GET /user/attribute": {
+    roles: "any",
+    objects: "user",
+    why: "a user's custom attributes; the admin's policies must reach the user's realm",
+  },
+  "DELETE /user/attribute/:key/:user/:realm": {
+    roles: "any",
+    objects: "user",
+    otherUserMessage: "User is not allowed to delete attributes of other users.",
+    why: "delete_custom_user_attributes decides per key (domain/user)",
+  },
+  "GET /user/editable_attributes": {
+    roles: "any",
+    objects: "user",
+    why: "what the caller may set; the admin's policies must reach the user's realm",
+  },
+  // --- realms, resolvers, configuration: admins
+  "GET /realm": { ...ADMIN, why: "filtered to the realms of the admin's policies" },
+  "GET /realm/superuser": { ...ADMIN, why: "configuration file values, no secrets" },
+  "POST /realm/:realm": { ...ADMIN, action: "resolverwrite" },
+  "POST /realm/:realm/node/:node": { ...ADMIN, action: "resolverwrite" },
+  "DELETE /realm/:realm": { ...ADMIN, action: "resolverdelete" },
+  "GET /defaultrealm": { ...ADMIN, why: "the default realm's name and resolvers" },
+  "POST /defaultrealm/:realm": { ...ADMIN, action: "resolverwrite" },
+  "DELETE /defaultrealm": { ...ADMIN, action: "resolverdelete" },
+  "GET /resolver": { ...ADMIN, action: "resolverread" },
+  "POST /resolver/test": { ...ADMIN, action: "resolverwrite" },
+  "GET /resolver/:type/default": { ...ADMIN, action: "resolverread" },
+  "GET /resolver/:name": { ...ADMIN, action: "resolverread" },
+  "POST /resolver/:name": { ...ADMIN, action: "resolverwrite" },
+  "DELETE /resolver/:name": { ...ADMIN, action: "resolverdelete" },
+  "GET /system": { ...ADMIN, action: "configread" },
+  "POST /system/setConfig": { ...ADMIN, action: "configwrite" },
+  "GET /system/:key": { ...ADMIN, action: "configread" },
+  "DELETE /system/:key": { ...ADMIN, action: "configdelete" },
+  "GET /audit": { ...ADMIN, action: "auditlog" },
+  "GET /application": { ...ADMIN, why: "the list of machine applications, no data" },
+  // --- policies
+  "GET /policy/defs": { ...ADMIN, action: "policyread" },
+  "GET /policy/defs/conditions": { ...ADMIN, action: "policyread" },
+  "GET /policy/defs/pinodes": { ...ADMIN, action: "policyread" },
+  "GET /policy/defs/:scope": { ...ADMIN, action: "policyread" },
+  "GET /policy/check": { ...ADMIN, action: "policyread" },
+  "GET /policy/export/:fn": { ...ADMIN, action: "policyread" },
+  "POST /policy/import/:fn": { ...ADMIN, action: "policywrite" },
+  "POST /policy/enable/:name": { ...ADMIN, action: "policywrite" },
+  "POST /policy/disable/:name": { ...ADMIN, action: "policywrite" },
+  "GET /policy": { ...ADMIN, action: "policyread" },
+  "GET /policy/:name": { ...ADMIN, action: "policyread" },
+  "POST /policy/:name": { ...ADMIN, action: "policywrite" },
+  "PATCH /policy/:name": { ...ADMIN, action: "policywrite" },
+  "DELETE /policy/:name": { ...ADMIN, action: "policydelete" },
+  // --- events
+  ...Object.fromEntries(
+    [
+      "GET /event",
+      "GET /event/available",
+      "GET /event/handlermodules",
+      "GET /event/actions/:module",
+      "GET /event/conditions/:module",
+      "GET /event/positions/:module",
+      "GET /event/defaults/:module",
+      "POST /event",
+      "POST /event/enable/:id",
+      "POST /event/disable/:id",
+      "GET /event/:id",
+      "DELETE /event/:id",
+    ].map((
+      k,
+    ) => [k, { ...ADMIN, action: readOrWrite("eventhandling_read", "eventhandling_write") }]),
+  ),
+  // --- SMTP and RADIUS servers
+  ...Object.fromEntries(
+    [
+      "GET /smtpserver",
+      "POST /smtpserver/send_test_email",
+      "GET /smtpserver/:identifier",
+      "POST /smtpserver/:identifier",
+      "DELETE /smtpserver/:identifier",
+    ].map((k) => [k, { ...ADMIN, action: readOrWrite("smtpserver_read", "smtpserver_write") }]),
+  ),
+  "GET /radiusserver": { ...ADMIN, action: "radiusserver_read" },
+  "POST /radiusserver/test_request": { ...ADMIN, action: "radiusserver_write" },
+  "POST /radiusserver/:identifier": { ...ADMIN, action: "radiusserver_write" },
+  "DELETE /radiusserver/:identifier": { ...ADMIN, action: "radiusserver_write" },
+  // --- subscriptions
+  "GET /subscriptions": { ...ADMIN, action: "managesubscription" },
+  "POST /subscriptions": { ...ADMIN, action: "managesubscription" },
+  "GET /subscriptions/:application": { ...ADMIN, action: "managesubscription" },
+  "DELETE /subscriptions/:application": { ...ADMIN, action: "managesubscription" },
+  // --- machines
+  "GET /machineresolver": { ...ADMIN, action: "mresolverread" },
+  "POST /machineresolver/test": { ...ADMIN, action: "mresolverwrite" },
+  "GET /machineresolver/:name": { ...ADMIN, action: "mresolverread" },
+  "POST /machineresolver/:name": { ...ADMIN, action: "mresolverwrite" },
+  "DELETE /machineresolver/:name": { ...ADMIN, action: "mresolverdelete" },
+  "GET /machine": { ...ADMIN, action: "machinelist" },
+  "POST /machine/token": { ...MACHINE_TOKEN },
+  "GET /machine/token": { ...ADMIN, action: "manage_machine_tokens" },
+  "DELETE /machine/token/:serial/:machineid/:resolver/:application": { ...MACHINE_TOKEN },
+  "DELETE /machine/token/:serial/:application/:mtid": { ...MACHINE_TOKEN },
+  "POST /machine/tokenoption": { ...MACHINE_TOKEN },
+  "GET /machine/authitem": { ...ADMIN, action: "fetch_authentication_items" },
+  "GET /machine/authitem/:application": { ...ADMIN, action: "fetch_authentication_items" },
+};
+
+/** The table key of a registered route (`method`, `path` as in `app.routes`). */
+export function routeKey(method: string, path: string): string {
+  return `${method} ${path.length > 1 ? path.replace(/\/+$/, "") : path}`;
+}
