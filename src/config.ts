@@ -26,6 +26,14 @@ export interface Config {
     jwtLifetime: number;
     headerPrefix: string;
     superuserRealms: string[];
+    /** Failed logins per client address within `loginFailureWindow` before 429. */
+    loginFailures: number;
+    /** Length of the failed-login window in seconds. */
+    loginFailureWindow: number;
+    /** Logins of one client address in progress at once. */
+    loginParallel: number;
+    /** Logins that may wait for an admin password hash; more get 429. */
+    loginQueue: number;
   };
   log: { level: LogLevel };
   signing: { enabled: boolean; keyFile: string };
@@ -126,6 +134,30 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
       type: "string[]",
       default: [],
       doc: "realms whose users log in as admins",
+    },
+    login_failures: {
+      type: "int",
+      default: 10,
+      check: positive,
+      doc: "failed logins per client address within login_failure_window before /auth answers 429",
+    },
+    login_failure_window: {
+      type: "int",
+      default: 300,
+      check: positive,
+      doc: "seconds from a client address's first failed login until its count starts over",
+    },
+    login_parallel: {
+      type: "int",
+      default: 4,
+      check: positive,
+      doc: "logins one client address may have in progress at once; more get 429",
+    },
+    login_queue: {
+      type: "int",
+      default: 8,
+      check: positive,
+      doc: "logins that may wait for an admin password hash (one runs at a time); more get 429",
     },
   },
   log: {
@@ -295,6 +327,10 @@ export function loadConfig(source: ConfigSource = {}): Config {
       jwtLifetime: raw.auth.jwt_lifetime as number,
       headerPrefix: raw.auth.header_prefix as string,
       superuserRealms: (raw.auth.superuser_realms as string[]).map((r) => r.toLowerCase()),
+      loginFailures: raw.auth.login_failures as number,
+      loginFailureWindow: raw.auth.login_failure_window as number,
+      loginParallel: raw.auth.login_parallel as number,
+      loginQueue: raw.auth.login_queue as number,
     },
     log: { level: raw.log.level as LogLevel },
     signing: {

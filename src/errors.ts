@@ -136,6 +136,17 @@ export class DatabaseError extends AppError {
   }
 }
 
+/**
+ * Too many requests of one kind, e.g. logins from one client address or a
+ * full login queue (429 → HTTP 429). privacyIDEA has no such error; the code
+ * repeats the HTTP status and collides with none of its codes.
+ */
+export class TooManyRequestsError extends AppError {
+  constructor(message: string, code = 429, detail?: Record<string, unknown>) {
+    super(message, code, detail);
+  }
+}
+
 /** The feature exists in privacyIDEA but not in Tessera (-501 → HTTP 501). */
 export class NotImplementedError extends AppError {
   constructor(message: string) {
@@ -169,6 +180,7 @@ export function httpStatusOf(err: unknown): number {
   if (err instanceof PolicyError) return 403;
   if (err instanceof ResourceNotFoundError) return 404;
   if (err instanceof NotImplementedError) return 501;
+  if (err instanceof TooManyRequestsError) return 429;
   if (err instanceof AppError) return 400;
   return 500;
 }
@@ -179,6 +191,8 @@ export function errorMessageOf(err: unknown): string {
   if (
     err instanceof HttpError || err instanceof AuthError || err instanceof PolicyError ||
     err instanceof ResourceNotFoundError || err instanceof NotImplementedError ||
+    // a refusal before any check, like an HTTP-level error: no ERR prefix
+    err instanceof TooManyRequestsError ||
     // subscription errors carry privacyIDEA's repr form without a prefix (spec 06 §3.3)
     err instanceof SubscriptionError
   ) {

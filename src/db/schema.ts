@@ -14,6 +14,8 @@ export interface AdminTable {
   email: string;
   password_hash: string;
   created_at: number;
+  /** Changes with the credentials; admin JWTs carry it (migration 0011). */
+  credential_version: Generated<string>;
 }
 
 /** System configuration key/value pairs (`/system/`). */

@@ -1,6 +1,7 @@
 /**
  * JWTs for API callers: HS256 only, via `hono/jwt`; expiry checked against the
- * injected clock.
+ * injected clock. A local admin's JWT carries the admin's credential version
+ * and is refused once the admin is deleted or changes the password.
  *
  * @module
  */
@@ -9,6 +10,7 @@ import { AuthError } from "../errors.ts";
 import type { Deps } from "../deps.ts";
 import type { Identity } from "./context.ts";
 import { randomString } from "../lib/random.ts";
+import { adminCredentialVersion, isAdminCredentialCurrent } from "../domain/admin/mod.ts";
 
 const HEX = "0123456789abcdef";
 
@@ -22,12 +24,24 @@ export interface JwtClaims {
   rights: string[];
   resolver: string;
   exp: number;
+  /** Local admins only: the admin's credential version at login. */
+  credential_version?: string;
 }
 
-/** Issues a JWT for `identity`; returns the token and its claims. */
+// A local admin (role admin, no realm) is a row of the admin table; admins of a
+// superuser realm are realm users and carry no credential version.
+function isLocalAdmin(identity: { role: string; realm: string }): boolean {
+  return identity.role === "admin" && identity.realm === "";
+}
+
+/**
+ * Issues a JWT for `identity`; returns the token and its claims. A local
+ * admin's token carries `identity.credentialVersion` (the one read with the
+ * password that was checked), or else the admin's current one.
+ */
 export async function issueJwt(
   deps: Deps,
-  identity: Omit<Identity, "rights"> & { rights: string[] },
+  identity: Omit<Identity, "rights"> & { rights: string[]; credentialVersion?: string },
   lifetimeSeconds = deps.config.auth.jwtLifetime,
 ): Promise<{ token: string; claims: JwtClaims }> {
   const claims: JwtClaims = {
@@ -40,6 +54,12 @@ export async function issueJwt(
     resolver: identity.resolver,
     exp: Math.floor(deps.clock.now() / 1000) + lifetimeSeconds,
   };
+  if (isLocalAdmin(identity)) {
+    const version = identity.credentialVersion ??
+      await adminCredentialVersion(deps, identity.username);
+    // no version (no such admin): the token is refused on first use
+    if (version !== undefined) claims.credential_version = version;
+  }
   const token = await sign({ ...claims }, jwtKey(deps), "HS256");
   return { token, claims };
 }
@@ -62,7 +82,12 @@ function jwtKey(deps: Deps): string {
 const verifiedTokens = new WeakMap<Uint8Array, Map<string, Readonly<Record<string, unknown>>>>();
 const VERIFIED_LIMIT = 1000;
 
-/** Verifies a bare JWT and returns the caller's identity; throws 4304/4305. */
+/**
+ * Verifies a bare JWT and returns the caller's identity; throws 4304/4305.
+ * A local admin's token is also checked against the admin's current
+ * credential version (cheap: cached in the admin store until the admin table
+ * changes, in any process).
+ */
 export async function verifyJwt(deps: Deps, token: string): Promise<Identity> {
   let verified = verifiedTokens.get(deps.keys.jwtSecret);
   if (verified === undefined) verifiedTokens.set(deps.keys.jwtSecret, verified = new Map());
@@ -99,9 +124,26 @@ export async function verifyJwt(deps: Deps, token: string): Promise<Identity> {
       4304,
     );
   }
+  const realm = typeof payload.realm === "string" ? payload.realm : "";
+  if (isLocalAdmin({ role, realm })) {
+    const version = payload.credential_version;
+    if (
+      typeof version !== "string" ||
+      !(await isAdminCredentialCurrent(deps, payload.username, version))
+    ) {
+      deps.log.info("Refused the JWT of a deleted admin or from before a password change", {
+        username: payload.username,
+      });
+      throw new AuthError(
+        "Authentication failure. Error decoding the Authorization token: " +
+          "the admin was deleted or changed the password since the token was issued",
+        4304,
+      );
+    }
+  }
   return {
     username: payload.username,
-    realm: typeof payload.realm === "string" ? payload.realm : "",
+    realm,
     role,
     resolver: typeof payload.resolver === "string" ? payload.resolver : "",
     authtype: typeof payload.authtype === "string" ? payload.authtype : "password",

@@ -13,6 +13,7 @@ import {
   timingSafeEqual,
 } from "node:crypto";
 import type { Random } from "./random.ts";
+import { BoundedQueue } from "./bounded_queue.ts";
 import { KeyedHmacSha256 } from "./otp.ts";
 import { fromHex, toHex } from "./random.ts";
 
@@ -113,28 +114,14 @@ const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
  */
 export const SCRYPT_CONCURRENCY = 1;
 
-let scryptRunning = 0;
-const scryptWaiting: (() => void)[] = [];
-
 // Logins are unauthenticated: without a bound, N parallel POST /auth hold
-// N × 16 MiB, and running them together is no faster than in turn.
-async function withScryptSlot<T>(work: () => Promise<T>): Promise<T> {
-  if (scryptRunning >= SCRYPT_CONCURRENCY) {
-    await new Promise<void>((resolve) => scryptWaiting.push(resolve));
-  } else {
-    scryptRunning++;
-  }
-  try {
-    return await work();
-  } finally {
-    const next = scryptWaiting.shift();
-    if (next) next();
-    else scryptRunning--;
-  }
-}
+// N × 16 MiB, and running them together is no faster than in turn. This line
+// is a memory guard and has no end: callers that face the network put their
+// own bounded line (BoundedQueue with maxWaiting) in front of it.
+const scryptSlots = new BoundedQueue(SCRYPT_CONCURRENCY);
 
 function scrypt(password: string, salt: Uint8Array, opts: typeof SCRYPT): Promise<Uint8Array> {
-  return withScryptSlot(() =>
+  return scryptSlots.run(() =>
     new Promise((resolve, reject) => {
       scryptCb(password, salt, opts.keylen, {
         N: opts.N,
@@ -151,7 +138,7 @@ function scrypt(password: string, salt: Uint8Array, opts: typeof SCRYPT): Promis
 
 /** Number of scrypt hashes running now (tests). */
 export function scryptInFlight(): number {
-  return scryptRunning;
+  return scryptSlots.running;
 }
 
 /** Hashes a password with scrypt: `$scrypt$ln=14,r=8,p=1$<salt b64>$<hash b64>`. */

@@ -15,6 +15,7 @@ import * as m0007 from "./0007_radius.ts";
 import * as m0008 from "./0008_machines.ts";
 import * as m0009 from "./0009_token_owner_uid.ts";
 import * as m0010 from "./0010_audit_serial_index.ts";
+import * as m0011 from "./0011_admin_credential_version.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0008_machines": m0008,
   "0009_token_owner_uid": m0009,
   "0010_audit_serial_index": m0010,
+  "0011_admin_credential_version": m0011,
 };

@@ -1,3 +1,18 @@
+/**
+ * Storage of local administrators.
+ *
+ * Cache rule (credential versions, read by every admin request): an entry is
+ * used only while the database's epoch (db/direct.ts) is the one it was read
+ * under. Every write to `admin` moves the epoch: this connection's own writes
+ * at once, another connection's or process's commits through SQLite's
+ * `PRAGMA data_version` (read at most once a millisecond). On a database
+ * without that epoch (PostgreSQL, shared by several nodes) nothing is cached
+ * and every call reads the row. So a deleted admin or a changed password is
+ * seen by the next request on every process and node.
+ *
+ * @module
+ */
+import { EpochCache } from "../../db/direct.ts";
 import type { Db } from "../../db/schema.ts";
 
 /** A local administrator as stored. */
@@ -7,6 +22,8 @@ export interface AdminRecord {
   email: string;
   passwordHash: string;
   createdAt: number;
+  /** Changes with the credentials; the admin's JWTs carry it. */
+  credentialVersion: string;
 }
 
 /** Finds one admin by exact user name. */
@@ -14,6 +31,21 @@ export async function findAdmin(db: Db, username: string): Promise<AdminRecord |
   const row = await db.selectFrom("admin").selectAll().where("username", "=", username)
     .executeTakeFirst();
   return row && toRecord(row);
+}
+
+// see the module doc for when an entry is used
+const credentialVersions = new EpochCache<string, string | undefined>();
+
+/** The credential version of an admin, or undefined when no admin has that name. */
+export async function findCredentialVersion(
+  db: Db,
+  username: string,
+): Promise<string | undefined> {
+  return await credentialVersions.get(db, username, async () => {
+    const row = await db.selectFrom("admin").select("credential_version")
+      .where("username", "=", username).executeTakeFirst();
+    return row?.credential_version;
+  });
 }
 
 /** All admins ordered by name. */
@@ -25,25 +57,37 @@ export async function listAdmins(db: Db): Promise<AdminRecord[]> {
 /** Inserts an admin; returns false when the name is taken. */
 export async function insertAdmin(
   db: Db,
-  admin: { username: string; email: string; passwordHash: string; createdAt: number },
+  admin: {
+    username: string;
+    email: string;
+    passwordHash: string;
+    createdAt: number;
+    credentialVersion: string;
+  },
 ): Promise<boolean> {
   const res = await db.insertInto("admin").values({
     username: admin.username,
     email: admin.email,
     password_hash: admin.passwordHash,
     created_at: admin.createdAt,
+    credential_version: admin.credentialVersion,
   }).onConflict((oc) => oc.column("username").doNothing()).executeTakeFirst();
   return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
-/** Replaces an admin's password hash; returns false for an unknown name. */
+/**
+ * Replaces an admin's password hash and credential version in one statement;
+ * returns false for an unknown name.
+ */
 export async function updateAdminPassword(
   db: Db,
   username: string,
-  passwordHash: string,
+  change: { passwordHash: string; credentialVersion: string },
 ): Promise<boolean> {
-  const res = await db.updateTable("admin").set({ password_hash: passwordHash })
-    .where("username", "=", username).executeTakeFirst();
+  const res = await db.updateTable("admin").set({
+    password_hash: change.passwordHash,
+    credential_version: change.credentialVersion,
+  }).where("username", "=", username).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -66,6 +110,7 @@ function toRecord(row: {
   email: string;
   password_hash: string;
   created_at: number;
+  credential_version: string;
 }): AdminRecord {
   return {
     id: row.id,
@@ -73,5 +118,6 @@ function toRecord(row: {
     email: row.email,
     passwordHash: row.password_hash,
     createdAt: Number(row.created_at),
+    credentialVersion: row.credential_version,
   };
 }

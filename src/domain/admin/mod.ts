@@ -1,11 +1,13 @@
 /**
- * Local administrators: created by the CLI (and on first start), checked at `/auth`.
+ * Local administrators: created by the CLI (and on first start), checked at
+ * `/auth` and on every request with an admin JWT (credential version).
  *
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import { ParameterError, ResourceNotFoundError } from "../../errors.ts";
-import { hashPassword, verifyPassword } from "../../lib/crypto.ts";
+import { ParameterError, ResourceNotFoundError, TooManyRequestsError } from "../../errors.ts";
+import { BoundedQueue, QueueFullError } from "../../lib/bounded_queue.ts";
+import { hashPassword, SCRYPT_CONCURRENCY, verifyPassword } from "../../lib/crypto.ts";
 import { randomString } from "../../lib/random.ts";
 import * as store from "./admin_store.ts";
 
@@ -51,6 +53,8 @@ export async function addAdmin(
     email: options.email ?? "",
     passwordHash,
     createdAt: deps.clock.now(),
+    // fresh, so the JWTs of an earlier admin of the same name stay invalid
+    credentialVersion: newCredentialVersion(deps),
   });
   if (!inserted) {
     throw new ParameterError(`Cannot add admin "${username}": the admin already exists`);
@@ -66,44 +70,124 @@ export async function listAdmins(deps: Deps): Promise<AdminInfo[]> {
   }));
 }
 
-/** Deletes a local admin. */
+/** Deletes a local admin; the admin's JWTs stop working with the next request. */
 export async function deleteAdmin(deps: Deps, username: string): Promise<void> {
   if (!(await store.deleteAdmin(deps.db, username))) {
     throw new ResourceNotFoundError(`Cannot delete admin "${username}": no such admin`);
   }
 }
 
-/** Sets a new password for a local admin. */
+/**
+ * Sets a new password for a local admin and a new credential version: the
+ * admin's earlier JWTs stop working with the next request.
+ */
 export async function setAdminPassword(
   deps: Deps,
   username: string,
   password: string,
 ): Promise<void> {
   checkPassword(password);
-  const hash = await hashPassword(password, deps.random);
-  if (!(await store.updateAdminPassword(deps.db, username, hash))) {
+  const passwordHash = await hashPassword(password, deps.random);
+  const changed = await store.updateAdminPassword(deps.db, username, {
+    passwordHash,
+    credentialVersion: newCredentialVersion(deps),
+  });
+  if (!changed) {
     throw new ResourceNotFoundError(`Cannot set password of admin "${username}": no such admin`);
   }
 }
 
-let dummyHash: Promise<string> | undefined;
+const HEX = "0123456789abcdef";
+
+// 128 random bits: never repeats, also not across a deleted and re-created admin
+function newCredentialVersion(deps: Deps): string {
+  return randomString(deps.random, 32, HEX);
+}
 
 /**
- * Checks a local admin login. Unknown names are verified against a dummy hash
- * so that both failures take about the same time.
+ * True when `credentialVersion` (from a JWT) is the current one of the local
+ * admin `username`; false when the admin was deleted or changed the password
+ * since. Cheap: see the cache rule in admin_store.ts.
+ */
+export async function isAdminCredentialCurrent(
+  deps: Deps,
+  username: string,
+  credentialVersion: string,
+): Promise<boolean> {
+  const current = await store.findCredentialVersion(deps.db, username);
+  return current !== undefined && current === credentialVersion;
+}
+
+/** The current credential version of a local admin; undefined when there is none. */
+export async function adminCredentialVersion(
+  deps: Deps,
+  username: string,
+): Promise<string | undefined> {
+  return await store.findCredentialVersion(deps.db, username);
+}
+
+// Admin password hashes at login: one at a time (the scrypt memory guard of
+// lib/crypto.ts), and a bounded line in front so that a login flood is turned
+// away at once (429) instead of queueing for minutes. Realm users never wait
+// here: their passwords are checked by their user store.
+const adminHashes = new BoundedQueue(SCRYPT_CONCURRENCY);
+
+async function verifyInLine(deps: Deps, hash: string, password: string): Promise<boolean> {
+  try {
+    return await adminHashes.run(
+      () => verifyPassword(hash, password),
+      deps.config.auth.loginQueue,
+    );
+  } catch (err) {
+    if (!(err instanceof QueueFullError)) throw err;
+    deps.log.warn("Login refused: the admin password queue is full", {
+      waiting: adminHashes.waiting,
+    });
+    throw new TooManyRequestsError(
+      "Cannot log in: the server is busy with other logins, try again in a few seconds",
+    );
+  }
+}
+
+/** Admin password hashes running and waiting now (tests, metrics). */
+export function adminHashLoad(): { running: number; waiting: number } {
+  return { running: adminHashes.running, waiting: adminHashes.waiting };
+}
+
+/** Outcome of {@link verifyAdminLogin}. */
+export type AdminLoginCheck =
+  | { outcome: "ok"; admin: store.AdminRecord }
+  | { outcome: "wrong-password" }
+  | { outcome: "no-such-admin" };
+
+/**
+ * Checks a local admin login. A name that is no admin costs no hash here
+ * (the caller may still find a realm user of that name); the caller spends
+ * {@link verifyDummyAdminPassword} when the name turns out to be nobody's.
+ * Throws {@link TooManyRequestsError} when the admin password queue is full.
  */
 export async function verifyAdminLogin(
   deps: Deps,
   username: string,
   password: string,
-): Promise<store.AdminRecord | undefined> {
+): Promise<AdminLoginCheck> {
   const admin = await store.findAdmin(deps.db, username);
-  if (!admin) {
-    dummyHash ??= hashPassword("tessera-dummy-password", deps.random);
-    await verifyPassword(await dummyHash, password);
-    return undefined;
-  }
-  return (await verifyPassword(admin.passwordHash, password)) ? admin : undefined;
+  if (!admin) return { outcome: "no-such-admin" };
+  return (await verifyInLine(deps, admin.passwordHash, password))
+    ? { outcome: "ok", admin }
+    : { outcome: "wrong-password" };
+}
+
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * Verifies `password` against a dummy hash in the admin password queue, so
+ * that an unknown name costs and waits what a wrong admin password does.
+ * Throws {@link TooManyRequestsError} when the queue is full, as a real admin would.
+ */
+export async function verifyDummyAdminPassword(deps: Deps, password: string): Promise<void> {
+  dummyHash ??= hashPassword("tessera-dummy-password", deps.random);
+  await verifyInLine(deps, await dummyHash, password);
 }
 
 /** True when a local admin of that name exists. */

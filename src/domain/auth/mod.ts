@@ -5,10 +5,12 @@
  */
 import type { Deps } from "../../deps.ts";
 import { AuthError, PolicyError } from "../../errors.ts";
-import { verifyAdminLogin } from "../admin/mod.ts";
+import { Stopwatch } from "../../lib/stopwatch.ts";
+import { verifyAdminLogin, verifyDummyAdminPassword } from "../admin/mod.ts";
 import { checkUserPassword, realmExists, resolveUser, splitUser } from "../user/mod.ts";
 import { webuiSettings } from "../policy/mod.ts";
 import { validateCheck } from "../validate/mod.ts";
+import { beginLogin } from "./_login_limits.ts";
 
 /** A successful login, before a JWT is issued. */
 export interface LoginResult {
@@ -17,6 +19,8 @@ export interface LoginResult {
   resolver: string;
   role: "admin" | "user";
   authtype: "password";
+  /** Local admins only: the credential version their JWT carries. */
+  credentialVersion?: string;
 }
 
 /** Request of {@link login}. */
@@ -24,7 +28,7 @@ export interface LoginRequest {
   username: string;
   password: string;
   realm?: string;
-  /** Client address and user agent (policy matching, OTP login). */
+  /** Client address and user agent (policy matching, OTP login, login limits). */
   clientIp?: string;
   userAgent?: string;
 }
@@ -32,24 +36,52 @@ export interface LoginRequest {
 const WRONG_CREDENTIALS = "Authentication failure. Wrong credentials";
 
 /**
+ * A failed login answers no sooner than this after it started: an unknown
+ * name and a wrong admin password cost one scrypt hash (50-200 ms), a realm
+ * user's wrong password only what the user store costs (often < 1 ms), and
+ * the floor makes them look alike. It costs no CPU, only the caller's time.
+ */
+export const FAILED_LOGIN_MIN_MS = 250;
+
+/**
  * Checks a login. Every failure is the same 4031 error so callers cannot tell
- * unknown users from wrong passwords; the log gets the reason.
+ * unknown users from wrong passwords; the log gets the reason. Logins are
+ * limited per client address (see _login_limits.ts) and admin password hashes
+ * wait in a bounded line: beyond either, a {@link TooManyRequestsError} (429).
  */
 export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult> {
   if (req.username === "") throw new AuthError("Authentication failure. Missing Username", 4032);
+  const attempt = beginLogin(deps, req.clientIp ?? "");
+  const watch = new Stopwatch();
+  let failed = false;
+  try {
+    return await checkLogin(deps, req);
+  } catch (err) {
+    if (err instanceof AuthError) {
+      failed = true;
+      await watch.waitUntil(FAILED_LOGIN_MIN_MS);
+    }
+    throw err;
+  } finally {
+    attempt.finish(failed, deps.clock.now());
+  }
+}
+
+async function checkLogin(deps: Deps, req: LoginRequest): Promise<LoginResult> {
   const explicitRealm = (req.realm ?? "").trim();
   if (explicitRealm !== "" && !(await realmExists(deps, explicitRealm))) {
     throw new AuthError(`Authentication failure. Unknown realm: ${explicitRealm}.`, 4031);
   }
   // a local admin wins over a realm user of the same name (spec 01 §6.1 step 4)
-  const admin = await verifyAdminLogin(deps, req.username, req.password);
-  if (admin) {
+  const adminCheck = await verifyAdminLogin(deps, req.username, req.password);
+  if (adminCheck.outcome === "ok") {
     return {
-      username: admin.username,
+      username: adminCheck.admin.username,
       realm: "",
       resolver: "",
       role: "admin",
       authtype: "password",
+      credentialVersion: adminCheck.admin.credentialVersion,
     };
   }
   // realm user under policy login_mode (spec 01 §6.1 step 5)
@@ -76,10 +108,19 @@ export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult>
       authtype: "password",
     };
   }
+  // nobody of that name: spend the hash a wrong admin password costs, in the
+  // same line, so unknown names and admin names look alike (also under load)
+  if (!ref && adminCheck.outcome === "no-such-admin") {
+    await verifyDummyAdminPassword(deps, req.password);
+  }
   deps.log.info("Login failed", {
     username: req.username,
     realm,
-    reason: ref ? "wrong password" : "no local admin or realm user of that name",
+    reason: ref
+      ? "wrong password"
+      : adminCheck.outcome === "wrong-password"
+      ? "wrong local admin password"
+      : "no local admin or realm user of that name",
   });
   throw new AuthError(WRONG_CREDENTIALS, 4031);
 }

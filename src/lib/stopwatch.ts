@@ -1,0 +1,22 @@
+/**
+ * A monotonic stopwatch for response timing (not for business time: that is
+ * the injected clock).
+ *
+ * @module
+ */
+
+/** Measures real elapsed time from its creation. */
+export class Stopwatch {
+  readonly #started = performance.now();
+
+  /** Milliseconds since the stopwatch was created. */
+  elapsedMs(): number {
+    return performance.now() - this.#started;
+  }
+
+  /** Resolves once at least `ms` milliseconds have passed since creation. */
+  async waitUntil(ms: number): Promise<void> {
+    const left = ms - this.elapsedMs();
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+  }
+}
