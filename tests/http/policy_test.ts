@@ -3,6 +3,7 @@ import { ADMIN_PASSWORD, createTestApp, jsonOf, type TestApp } from "../test_app
 import { createUsers } from "../fixtures/users.ts";
 import { issueJwt } from "../../src/http/jwt.ts";
 import { listPolicies } from "../../src/domain/policy/mod.ts";
+import { addAdmin } from "../../src/domain/admin/mod.ts";
 
 async function post(t: TestApp, name: string, body: Record<string, unknown>, json = true) {
   return await jsonOf(await t.asAdmin("POST", `/policy/${name}`, { body, json }));
@@ -601,7 +602,13 @@ Deno.test("admin rights: policyread/policywrite/policydelete are enforced once a
     "Admin actions are defined, but the action policydelete is not allowed!",
   );
   // another admin matches no policy
-  const other = await jsonOf(await t.get("/policy/", { token: await tokenFor(t, "helpdesk") }));
+  await addAdmin(t.deps, "helpdesk", { password: "helpdesk-pass" });
+  const helpdesk = await jsonOf(
+    await t.post("/auth", { username: "helpdesk", password: "helpdesk-pass" }),
+  );
+  const other = await jsonOf(
+    await t.get("/policy/", { token: helpdesk.body.result.value.token }),
+  );
   assert.equal(other.status, 403);
   assert.equal(
     other.body.result.error.message,
