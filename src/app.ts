@@ -84,10 +84,11 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
 
   // runs before the route table: meters client components on /validate/check, /token/init, …
   app.use("*", subscriptionCheck);
+  // the one rights step: role, the request's objects, the policy decision (route_rights.ts);
+  // before the event handlers, so a refused request fires none (as privacyIDEA's prepolicies)
+  app.use("*", guard(options.routeRules));
   // event handlers (spec 05): pre handlers before the route, post handlers after it
   app.use("*", eventMiddleware);
-  // the one rights step: role, the request's objects, the policy decision (route_rights.ts)
-  app.use("*", guard(options.routeRules));
   app.route("/auth", authRoutes);
   app.route("/system", systemRoutes);
   app.route("/audit", auditRoutes);

@@ -406,3 +406,30 @@ Deno.test("user endpoints: a realm-limited admin reaches users of their realms o
   ]);
   await w.t.close();
 });
+
+Deno.test("a refused request fires no pre event handler", async () => {
+  const w = await world();
+  const ev = await jsonOf(
+    await w.t.asAdmin("POST", "/event", {
+      json: true,
+      body: {
+        name: "describe before disable",
+        event: "token_disable",
+        handlermodule: "Token",
+        action: "set description",
+        position: "pre",
+        "option.description": "touched",
+      },
+    }),
+  );
+  assert.equal(ev.status, 200, JSON.stringify(ev.body));
+  const before = await snapshot(w);
+  const res = await send(w, w.sub, ["POST", "/token/disable", { serial: w.staff }]);
+  assert.equal(res.status, 403);
+  assert.equal(await snapshot(w), before);
+  // the same request on an own-realm token fires it
+  const own = await send(w, w.sub, ["POST", "/token/disable", { serial: w.sales }]);
+  assert.equal(own.status, 200);
+  assert.equal((await findTokenBySerial(w.t.deps, w.sales))?.description, "touched");
+  await w.t.close();
+});
