@@ -5,6 +5,8 @@
  * @module
  */
 import type { ChallengeTable, Db } from "../../db/schema.ts";
+import { runCached } from "../../db/compiled.ts";
+import type { PendingCommits } from "../../db/direct.ts";
 
 /** A stored challenge. */
 export interface ChallengeRow {
@@ -57,14 +59,36 @@ export async function findByTransaction(
   return rows.map((r) => toRow(r as ChallengeTable & { id: number }));
 }
 
-/** Challenges of a serial (or all when undefined), newest first. */
+/**
+ * Challenges of a serial (or all when undefined), newest first; with
+ * `realms`, only those of tokens in one of them (token realm or owner realm).
+ */
 export async function findBySerial(
   db: Db,
   serial: string | undefined,
-  page: { offset: number; limit: number },
+  page: { offset: number; limit: number; realms?: string[] },
 ): Promise<{ rows: ChallengeRow[]; total: number }> {
   let base = db.selectFrom("challenge");
   if (serial !== undefined) base = base.where("serial", "=", serial);
+  if (page.realms) {
+    const realms = page.realms.length ? page.realms : [""];
+    base = base.where((eb) =>
+      eb.exists(
+        eb.selectFrom("token").select("token.id")
+          .whereRef("token.serial", "=", "challenge.serial")
+          .where((e2) =>
+            e2.or([
+              e2("token.user_realm", "in", realms),
+              e2.exists(
+                e2.selectFrom("token_realm").select("token_realm.token_id")
+                  .whereRef("token_realm.token_id", "=", "token.id")
+                  .where("token_realm.realm", "in", realms),
+              ),
+            ])
+          ),
+      )
+    );
+  }
   const total = await base.select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirstOrThrow();
   const rows = await base.selectAll().orderBy("id", "desc").limit(page.limit)
@@ -75,9 +99,26 @@ export async function findBySerial(
   };
 }
 
-/** Deletes the challenges of a transaction id. */
-export async function deleteByTransaction(db: Db, transactionId: string): Promise<void> {
-  await db.deleteFrom("challenge").where("transaction_id", "=", transactionId).execute();
+/**
+ * Deletes the challenges of a transaction id in one statement and returns
+ * the serial and expiry of each row it removed (none when a parallel call
+ * removed them first). With `pending`, the write's commit is added there.
+ */
+export async function deleteTransaction(
+  db: Db,
+  transactionId: string,
+  pending?: PendingCommits,
+): Promise<{ serial: string; expiresAt: number }[]> {
+  const { rows } = await runCached<{ serial: string; expires_at: number }>(
+    db,
+    "deleteTransaction",
+    (tid) =>
+      db.deleteFrom("challenge").where("transaction_id", "=", tid as string)
+        .returning(["serial", "expires_at"]),
+    [transactionId],
+    pending,
+  );
+  return rows.map((r) => ({ serial: r.serial, expiresAt: Number(r.expires_at) }));
 }
 
 /** Deletes the challenges of some serials. */

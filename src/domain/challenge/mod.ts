@@ -7,6 +7,7 @@
 import type { Deps } from "../../deps.ts";
 import { randomDigits } from "../../lib/random.ts";
 import type { SystemConfig } from "../system/mod.ts";
+import type { PendingCommits } from "../../db/direct.ts";
 import * as store from "./challenge_store.ts";
 
 export type { ChallengeRow } from "./challenge_store.ts";
@@ -123,9 +124,22 @@ export async function challengesOfTransaction(
   return await store.findByTransaction(deps.db, transactionId, serials);
 }
 
-/** Deletes the challenges of a transaction (after a successful answer). */
-export async function closeTransaction(deps: Deps, transactionId: string): Promise<void> {
-  await store.deleteByTransaction(deps.db, transactionId);
+/**
+ * Closes a transaction for its answer and returns the serials of the open
+ * (unexpired) challenges this call removed. One statement removes all of the
+ * transaction's challenges, so of parallel calls for one transaction only one
+ * gets any serial: a caller that finds its token's serial here has answered
+ * the challenge, any other answered nothing. With `pending`, the write's
+ * commit is added there (the caller's OTP counter write shares it).
+ */
+export async function consumeTransaction(
+  deps: Deps,
+  transactionId: string,
+  pending?: PendingCommits,
+): Promise<string[]> {
+  const now = deps.clock.now();
+  const removed = await store.deleteTransaction(deps.db, transactionId, pending);
+  return removed.filter((c) => c.expiresAt >= now).map((c) => c.serial);
 }
 
 /** Deletes the challenges of tokens (when they are deleted). */
@@ -156,11 +170,14 @@ export async function pollTransaction(
   return { isAnswered, status: isAnswered ? "accept" : "pending" };
 }
 
-/** `GET /token/challenges/`: challenges (optionally of one serial), paged. */
+/**
+ * `GET /token/challenges/`: challenges (optionally of one serial), paged;
+ * `realms` limits them to tokens of those realms (realm-limited admins).
+ */
 export async function listChallenges(
   deps: Deps,
   serial: string | undefined,
-  options: { page?: number; pagesize?: number } = {},
+  options: { page?: number; pagesize?: number; realms?: string[] } = {},
 ): Promise<
   {
     challenges: Record<string, unknown>[];
@@ -175,6 +192,7 @@ export async function listChallenges(
   const { rows, total } = await store.findBySerial(deps.db, serial, {
     offset: (page - 1) * size,
     limit: size,
+    realms: options.realms,
   });
   const now = deps.clock.now();
   return {

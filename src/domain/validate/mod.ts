@@ -20,7 +20,6 @@ import {
   checkContext,
   checkPin,
   clearFailcount,
-  deleteTokenById,
   findTokenBySerial,
   getTokensOfUser,
   increaseFailcount,
@@ -39,8 +38,9 @@ import {
 } from "../token/mod.ts";
 import {
   challengeDetail,
+  type ChallengeRow,
   challengesOfTransaction,
-  closeTransaction,
+  consumeTransaction,
   createChallenges,
   DEFAULT_CHALLENGE_TEXT,
   deleteChallengesOf,
@@ -48,8 +48,8 @@ import {
 } from "../challenge/mod.ts";
 import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
-import type { OtpCheck, TypeCheckContext } from "../token/types/mod.ts";
-import { countAuthAttempts } from "./validate_store.ts";
+import type { OtpCheck, TokenType, TypeCheckContext } from "../token/types/mod.ts";
+import { countAuthAttempts, deleteUsedToken, realmsOfToken } from "./validate_store.ts";
 import { PendingCommits } from "../../db/direct.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import { radiusPassthru } from "../radius/mod.ts";
@@ -106,6 +106,21 @@ interface CheckEnv {
 }
 
 /**
+ * The objects of a check request, resolved once before anything is decided:
+ * the user (after `user@realm` splitting, default realm and `setrealm`), the
+ * token of `serial`, and the policies matched on exactly these.
+ */
+interface ResolvedCheck {
+  /** Login and realm as requested ("" when only a serial was given). */
+  login: string;
+  realm: string;
+  user?: UserRef;
+  /** The token of `serial`: the policies matched on it, the check runs on it. */
+  serialToken?: TokenWithInfo;
+  policies: ValidatePolicies;
+}
+
+/**
  * Authenticates a user or a serial with `pass` (PIN+OTP, or OTP for a
  * challenge answer). Failed authentications are results, not errors.
  */
@@ -119,6 +134,27 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
   if (userParam.includes("%")) throw new ParameterError("Invalid user.");
 
   const system = await loadSystemConfig(deps);
+  const resolved = await resolveCheck(deps, req);
+  const env: CheckEnv = {
+    deps,
+    system,
+    policies: resolved.policies,
+    user: resolved.user,
+    now: deps.clock.now(),
+    pending: new PendingCommits(),
+  };
+  try {
+    return await checkAndPost(env, req, resolved);
+  } finally {
+    // the counter, fail counter and auth-count writes share one commit; none is answered before it
+    await env.pending.settle();
+  }
+}
+
+/** Resolves user, serial token and policies of a check request (each read once). */
+async function resolveCheck(deps: Deps, req: CheckRequest): Promise<ResolvedCheck> {
+  const serial = req.serial ?? "";
+  const userParam = req.user ?? "";
   let login = "";
   let realm = "";
   let user: UserRef | undefined;
@@ -127,10 +163,7 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     user = await resolveUser(deps, login, realm, req.resolver || undefined);
   }
   // loaded once: the policies of a serial-only request match on the token owner
-  const serialToken = serial !== ""
-    ? await findTokenBySerial(deps, serial, { withRealms: false })
-    : undefined;
-  if (serial !== "" && !serialToken) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  const serialToken = serial !== "" ? await loadSerialToken(deps, serial) : undefined;
   // reads realm and user at call time: setrealm below changes both
   const policiesOfRequest = () =>
     validatePolicies(deps, {
@@ -149,39 +182,34 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     user = await resolveUser(deps, login, realm, req.resolver || undefined);
     policies = await policiesOfRequest();
   }
-  const env: CheckEnv = {
-    deps,
-    system,
-    policies,
-    user,
-    now: deps.clock.now(),
-    pending: new PendingCommits(),
-  };
-  try {
-    return await checkAndPost(env, req, serialToken, login, realm, userParam);
-  } finally {
-    // the counter, fail counter and auth-count writes share one commit; none is answered before it
-    await env.pending.settle();
-  }
+  return { login, realm, user, serialToken, policies };
+}
+
+/**
+ * The token of `serial` (info, no realms); 404 when unknown. An ownerless
+ * token comes with its realms: policies of a serial-only request match on
+ * its first realm, and they read it from here instead of loading it again.
+ */
+async function loadSerialToken(deps: Deps, serial: string): Promise<TokenWithInfo> {
+  const token = await findTokenBySerial(deps, serial, { withRealms: false });
+  if (!token) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  if (token.owner) return token;
+  return { ...token, realms: await realmsOfToken(deps.db, token.id) };
 }
 
 /** The check itself, once user, policies and a serial's token are known; then the post-policies. */
 async function checkAndPost(
   env: CheckEnv,
   req: CheckRequest,
-  serialToken: TokenWithInfo | undefined,
-  login: string,
-  realm: string,
-  userParam: string,
+  resolved: ResolvedCheck,
 ): Promise<CheckResult> {
-  const user = env.user;
+  const { login, realm, serialToken: token } = resolved;
   let result: CheckResult;
-  if (serialToken) {
-    const token = serialToken;
-    if (userParam !== "" && !(user && isOwner(token, user))) {
+  if (token) {
+    if ((req.user ?? "") !== "" && !(env.user && isOwner(token, env.user))) {
       throw new ParameterError("Given serial does not belong to given user!");
     }
-    env.user = user ?? token.owner;
+    env.user ??= token.owner;
     result = req.otponly
       ? await checkOtpOnly(env, token, req.pass)
       : await checkTokenList(env, [token], req.pass, req.transactionId);
@@ -242,7 +270,11 @@ function ok(message: string): CheckResult {
   return { value: true, detail: { message } };
 }
 
-/** `otponly=1` with a serial: only the OTP is checked; no PIN, no fail counter. */
+/**
+ * `otponly=1` with a serial: only the OTP is checked, no PIN. Failures count
+ * and lock like any check (otherwise whoever knows a serial could guess OTPs
+ * without limit), and a one-time token is used up as on the full check.
+ */
 async function checkOtpOnly(
   env: CheckEnv,
   token: TokenWithInfo,
@@ -255,23 +287,19 @@ async function checkOtpOnly(
     serial: token.serial,
     tokenType: token.type,
   };
-  if (!module || !module.authenticates || stateProblems(env, token).length > 0) return fail;
+  // a PIN-only type (spass) has no OTP: without the PIN nothing would be checked
+  if (!module || !module.authenticates || module.pinOnly) return fail;
+  await maybeClearFailcounter(env, token);
+  if (stateProblems(env, token).length > 0) return fail;
   const res = await module.checkOtp(checkContext(env.deps, env.system, token), pass);
-  if (!res.isValid) return fail;
-  if (
-    res.counter !== undefined &&
-    !(await advanceTokenCounter(env.deps, token.id, res.counter, env.pending))
-  ) {
+  if (!res.isValid || !(await applyOtpCheck(env, token, res))) {
+    await increaseFailcount(env.deps, [token], env.pending);
     return fail;
   }
-  if (res.info) await updateTokenInfo(env.deps, token.id, res.info, env.pending);
   const tooOld = lastAuthProblem(env, [token]);
   if (tooOld) return tooOld;
-  await recordAuthentication(env.deps, [token], {
-    isSuccess: true,
-    countAuth: false,
-    lastAuth: lastAuthStamp(env.now),
-  }, env.pending);
+  const used = await settleSuccess(env, [token], { countAuth: false });
+  if (used.length === 0) return fail;
   return {
     value: true,
     detail: {
@@ -341,6 +369,36 @@ function typeOrder(type: string): number {
   return type === "push" ? 1 : 0;
 }
 
+/** The challenges stored under the request's `transaction_id` (spec 02 §6.2 step 3). */
+interface Transaction {
+  id: string;
+  /** Every challenge of the transaction for the tokens checked, expired ones included. */
+  stored: ChallengeRow[];
+}
+
+/** A right answer to a challenge, not yet accepted: the transaction decides. */
+interface RightAnswer {
+  token: TokenWithInfo;
+  check: OtpCheck;
+}
+
+/** The groups of spec 02 §6.2 step 4, filled while classifying the tokens. */
+interface Groups {
+  stateMessages: Set<string>;
+  valid: TokenWithInfo[];
+  /** Tokens with a challenge in the transaction, whether the answer was right or not. */
+  responded: TokenWithInfo[];
+  rightAnswers: RightAnswer[];
+  challengeRequests: TokenWithInfo[];
+  challengeOverrides: Record<string, { message: string; data: string }>;
+  /** Radius tokens whose upstream server challenged again while answering (spec 08 §3.3). */
+  reChallenged: TokenWithInfo[];
+  pinMatching: TokenWithInfo[];
+  invalid: TokenWithInfo[];
+  /** The OTP of a single PIN-matching token was its previous one. */
+  isPreviousOtp: boolean;
+}
+
 /** Spec 02 §6.2: checks `pass` against a list of tokens. */
 export async function checkTokenList(
   env: CheckEnv,
@@ -348,240 +406,366 @@ export async function checkTokenList(
   pass: string,
   transactionId?: string,
 ): Promise<CheckResult> {
-  const { deps, system, policies } = env;
-  let tokens = all.filter((t) => !t.revoked);
+  const tokens = usableTokens(env, all);
+  // expired challenges still classify the request as a response (expiry is checked later)
+  const tx: Transaction | undefined = transactionId
+    ? {
+      id: transactionId,
+      stored: await challengesOfTransaction(env.deps, transactionId, tokens.map((t) => t.serial)),
+    }
+    : undefined;
+  const groups: Groups = {
+    stateMessages: new Set(),
+    valid: [],
+    responded: [],
+    rightAnswers: [],
+    challengeRequests: [],
+    challengeOverrides: {},
+    reChallenged: [],
+    pinMatching: [],
+    invalid: [],
+    isPreviousOtp: false,
+  };
+  for (const t of tokens) await classifyToken(env, groups, t, pass, tx);
+  return await decide(env, groups, tx);
+}
+
+/** Step 1 and 2: without revoked tokens (none left: locked) and disabled types, push last. */
+function usableTokens(env: CheckEnv, all: TokenWithInfo[]): TokenWithInfo[] {
+  const tokens = all.filter((t) => !t.revoked);
   if (tokens.length === 0) throw new TokenAdminError(TOKEN_LOCKED_MESSAGE, 1007);
-  tokens = tokens.filter((t) => !policies.disabledTokenTypes.includes(t.type));
-  tokens.sort((a, b) =>
+  return tokens.filter((t) => !env.policies.disabledTokenTypes.includes(t.type)).sort((a, b) =>
     typeOrder(a.type) - typeOrder(b.type) || a.type.charAt(0).localeCompare(b.type.charAt(0))
   );
+}
 
-  const prependPin = system.bool("PrependPin");
-  const stateMessages = new Set<string>();
-  const valid: TokenWithInfo[] = [];
-  const responses: TokenWithInfo[] = [];
-  const challengeRequests: TokenWithInfo[] = [];
-  const challengeOverrides: Record<string, { message: string; data: string }> = {};
-  // radius tokens whose upstream server challenged again while answering (spec 08 §3.3)
-  const reChallenged: TokenWithInfo[] = [];
-  const pinMatching: TokenWithInfo[] = [];
-  const invalid: TokenWithInfo[] = [];
-  // expired challenges still classify the request as a response (expiry is checked later)
-  const stored = transactionId
-    ? await challengesOfTransaction(deps, transactionId, tokens.map((t) => t.serial))
-    : [];
-  const open = stored.filter((c) => c.expiresAt >= env.now);
-  const responded: TokenWithInfo[] = [];
-  let previousOtp = false;
-
-  for (const t of tokens) {
-    await maybeClearFailcounter(env, t);
-    const problems = stateProblems(env, t);
-    if (problems.length > 0) {
-      problems.forEach((p) => stateMessages.add(p));
-      continue;
-    }
-    const module = tokenTypeOf(t.type);
-    if (!module) {
-      invalid.push(t);
-      continue;
-    }
-    if (transactionId) {
-      // second step of challenge-response: pass is the OTP only
-      const hasChallenge = open.some((c) => c.serial === t.serial);
-      if (!stored.some((c) => c.serial === t.serial)) {
-        invalid.push(t);
-        continue;
-      }
-      responded.push(t);
-      const ctx = checkContext(deps, system, t);
-      const remote = module as Partial<RadiusTokenExtras>;
-      let res: OtpCheck = { isValid: false };
-      if (hasChallenge && remote.authenticate && remote.pinCheckedRemotely?.(t)) {
-        // the upstream server checks the answer; its State travels in the challenge data
-        const data = parseData(open.find((c) => c.serial === t.serial)?.data);
-        const out = await remote.authenticate(ctx, pass, {
-          challengeData: data,
-          challengeAllowed: true,
-        });
-        if (out.result === "challenge") {
-          reChallenged.push(t);
-          challengeOverrides[t.serial] = { message: out.message, data: JSON.stringify(out.data) };
-        }
-        res = { isValid: out.result === "accept" };
-      } else if (hasChallenge) res = await module.checkOtp(ctx, pass);
-      if (
-        res.isValid &&
-        (res.counter === undefined ||
-          await advanceTokenCounter(deps, t.id, res.counter, env.pending))
-      ) {
-        if (res.info) await updateTokenInfo(deps, t.id, res.info, env.pending);
-        responses.push(t);
-      }
-      continue;
-    }
-    const remote = module as Partial<RadiusTokenExtras>;
-    if (remote.authenticate && remote.pinCheckedRemotely?.(t)) {
-      // remote PIN: the whole pass goes upstream, no local PIN check
-      const out = await remote.authenticate(checkContext(deps, system, t), pass, {
-        challengeAllowed: policies.challengeResponse.includes(t.type),
-      });
-      if (out.result === "accept") valid.push(t);
-      else if (out.result === "challenge") {
-        challengeRequests.push(t);
-        challengeOverrides[t.serial] = { message: out.message, data: JSON.stringify(out.data) };
-      } else invalid.push(t);
-      continue;
-    }
-    const canChallenge = module.challenge &&
-      (module.challengeOnly || policies.challengeResponse.includes(t.type));
-    if (canChallenge && await pinMatches(env, t, pass)) {
-      challengeRequests.push(t);
-      continue;
-    }
-    const split = module.pinOnly
-      ? { pin: pass, otp: "" }
-      : splitPinPass(pass, t.otplen, prependPin);
-    if (!split || !(await pinMatches(env, t, split.pin))) {
-      invalid.push(t);
-      continue;
-    }
-    if (policies.forceChallengeResponse && module.challenge && !module.pinOnly) {
-      invalid.push(t);
-      continue;
-    }
-    const ctx = checkContext(deps, system, t);
-    const res = await module.checkOtp(ctx, split.otp);
-    if (
-      res.isValid &&
-      (res.counter === undefined || await advanceTokenCounter(deps, t.id, res.counter, env.pending))
-    ) {
-      if (res.info) await updateTokenInfo(deps, t.id, res.info, env.pending);
-      valid.push(t);
-    } else if (!res.isValid && await autoResync(env, t, ctx, split.otp)) {
-      valid.push(t);
-    } else {
-      if (await module.isPreviousOtp?.(ctx, split.otp)) previousOtp = true;
-      pinMatching.push(t);
-    }
+/** Step 3: puts one token into its group. */
+async function classifyToken(
+  env: CheckEnv,
+  groups: Groups,
+  t: TokenWithInfo,
+  pass: string,
+  tx: Transaction | undefined,
+): Promise<void> {
+  await maybeClearFailcounter(env, t);
+  const problems = stateProblems(env, t);
+  if (problems.length > 0) {
+    problems.forEach((p) => groups.stateMessages.add(p));
+    return;
   }
+  const module = tokenTypeOf(t.type);
+  if (!module) groups.invalid.push(t);
+  else if (tx) await classifyAnswer(env, groups, t, module, pass, tx);
+  else if (isRemotePin(module, t)) await classifyRemote(env, groups, t, module, pass);
+  else await classifyPinOtp(env, groups, t, module, pass);
+}
 
-  const countAuth = !system.bool("no_auth_counter");
-  if (valid.length > 0) {
-    const tooOld = lastAuthProblem(env, valid);
+/** A radius token whose PIN the upstream server checks (the whole pass goes there). */
+function isRemotePin(module: TokenType, t: TokenWithInfo): boolean {
+  const remote = module as Partial<RadiusTokenExtras>;
+  return remote.authenticate !== undefined && remote.pinCheckedRemotely?.(t) === true;
+}
+
+/**
+ * Second step of challenge-response: `pass` is the OTP only. A right answer
+ * is only a candidate; the transaction's consumption decides (see {@link decide}).
+ */
+async function classifyAnswer(
+  env: CheckEnv,
+  groups: Groups,
+  t: TokenWithInfo,
+  module: TokenType,
+  pass: string,
+  tx: Transaction,
+): Promise<void> {
+  if (!tx.stored.some((c) => c.serial === t.serial)) {
+    groups.invalid.push(t);
+    return;
+  }
+  groups.responded.push(t);
+  const challenge = tx.stored.find((c) => c.serial === t.serial && c.expiresAt >= env.now);
+  if (!challenge) return;
+  const ctx = checkContext(env.deps, env.system, t);
+  let check: OtpCheck;
+  if (isRemotePin(module, t)) {
+    // the upstream server checks the answer; its State travels in the challenge data
+    const out = await (module as TokenType & RadiusTokenExtras).authenticate(ctx, pass, {
+      challengeData: parseData(challenge.data),
+      challengeAllowed: true,
+    });
+    if (out.result === "challenge") {
+      groups.reChallenged.push(t);
+      groups.challengeOverrides[t.serial] = {
+        message: out.message,
+        data: JSON.stringify(out.data),
+      };
+    }
+    check = { isValid: out.result === "accept" };
+  } else check = await module.checkOtp(ctx, pass);
+  if (check.isValid) groups.rightAnswers.push({ token: t, check });
+}
+
+/** Remote PIN: the whole pass goes upstream, no local PIN check. */
+async function classifyRemote(
+  env: CheckEnv,
+  groups: Groups,
+  t: TokenWithInfo,
+  module: TokenType,
+  pass: string,
+): Promise<void> {
+  const out = await (module as TokenType & RadiusTokenExtras).authenticate(
+    checkContext(env.deps, env.system, t),
+    pass,
+    { challengeAllowed: env.policies.challengeResponse.includes(t.type) },
+  );
+  if (out.result === "accept") groups.valid.push(t);
+  else if (out.result === "challenge") {
+    groups.challengeRequests.push(t);
+    groups.challengeOverrides[t.serial] = { message: out.message, data: JSON.stringify(out.data) };
+  } else groups.invalid.push(t);
+}
+
+/** PIN (alone: a challenge request) or PIN+OTP checked here. */
+async function classifyPinOtp(
+  env: CheckEnv,
+  groups: Groups,
+  t: TokenWithInfo,
+  module: TokenType,
+  pass: string,
+): Promise<void> {
+  const canChallenge = module.challenge &&
+    (module.challengeOnly || env.policies.challengeResponse.includes(t.type));
+  if (canChallenge && await pinMatches(env, t, pass)) {
+    groups.challengeRequests.push(t);
+    return;
+  }
+  const split = module.pinOnly
+    ? { pin: pass, otp: "" }
+    : splitPinPass(pass, t.otplen, env.system.bool("PrependPin"));
+  if (!split || !(await pinMatches(env, t, split.pin))) {
+    groups.invalid.push(t);
+    return;
+  }
+  if (env.policies.forceChallengeResponse && module.challenge && !module.pinOnly) {
+    groups.invalid.push(t);
+    return;
+  }
+  const ctx = checkContext(env.deps, env.system, t);
+  const res = await module.checkOtp(ctx, split.otp);
+  if (res.isValid && await applyOtpCheck(env, t, res)) groups.valid.push(t);
+  else if (!res.isValid && await autoResync(env, t, ctx, split.otp)) groups.valid.push(t);
+  else {
+    if (await module.isPreviousOtp?.(ctx, split.otp)) groups.isPreviousOtp = true;
+    groups.pinMatching.push(t);
+  }
+}
+
+/**
+ * Stores what a right OTP moves: the counter (compare-and-set) and then the
+ * info it carries. False when a parallel request used this or a later OTP first.
+ */
+async function applyOtpCheck(env: CheckEnv, t: TokenWithInfo, check: OtpCheck): Promise<boolean> {
+  if (
+    check.counter !== undefined &&
+    !(await advanceTokenCounter(env.deps, t.id, check.counter, env.pending))
+  ) return false;
+  if (check.info) await updateTokenInfo(env.deps, t.id, check.info, env.pending);
+  return true;
+}
+
+/** Step 4: the first non-empty group decides the outcome. */
+async function decide(
+  env: CheckEnv,
+  groups: Groups,
+  tx: Transaction | undefined,
+): Promise<CheckResult> {
+  if (groups.valid.length > 0) {
+    const tooOld = lastAuthProblem(env, groups.valid);
     if (tooOld) return tooOld;
-    await clearFailcount(deps, valid);
-    await recordAuthentication(deps, valid, {
-      isSuccess: true,
-      countAuth,
-      lastAuth: lastAuthStamp(env.now),
-    }, env.pending);
-    const detail: Record<string, unknown> = { message: `matching ${valid.length} tokens` };
-    const result: CheckResult = { value: true, detail };
-    if (valid.length === 1) {
-      Object.assign(detail, {
-        serial: valid[0].serial,
-        type: valid[0].type,
-        otplen: valid[0].otplen,
-      });
-      result.serial = valid[0].serial;
-      result.tokenType = valid[0].type;
-    } else if (new Set(valid.map((t) => t.type)).size > 1) {
-      detail.type = "undetermined";
-    } else {
-      detail.type = valid[0].type;
-    }
-    for (const t of valid) {
-      if (tokenTypeOf(t.type)?.deleteAfterSuccess) await deleteTokenById(deps, t.id);
-    }
-    return result;
+    const used = await settleSuccess(env, groups.valid, {
+      countAuth: !env.system.bool("no_auth_counter"),
+    });
+    if (used.length > 0) return acceptValid(used);
+    // one-time tokens a parallel request used up first: as if the pass were wrong
+    groups.invalid.push(...groups.valid);
   }
-  if (responded.length > 0 || responses.length > 0) {
-    if (responses.length > 0) {
-      const t = responses[0];
-      const tooOld = lastAuthProblem(env, responses);
-      if (tooOld) return tooOld;
-      await clearFailcount(deps, responses);
-      await recordAuthentication(deps, responses, {
-        isSuccess: true,
-        countAuth,
-        lastAuth: lastAuthStamp(env.now),
-      }, env.pending);
-      await closeTransaction(deps, transactionId!);
-      for (const r of responses) {
-        if (tokenTypeOf(r.type)?.deleteAfterSuccess) await deleteTokenById(deps, r.id);
-      }
-      return {
-        value: true,
-        detail: {
-          message: "Found matching challenge",
-          serial: t.serial,
-          type: t.type,
-          otplen: t.otplen,
-        },
-        serial: t.serial,
-        tokenType: t.type,
-      };
-    }
-    await increaseFailcount(deps, responded, env.pending);
-    if (reChallenged.length > 0) {
-      // this attempt failed; a new challenge (new transaction, State, message) replaces the old
-      await deleteChallengesOf(deps, reChallenged.map((t) => t.serial));
-      return await triggerChallenges(env, reChallenged, { overrides: challengeOverrides });
-    }
-    if (responded.length === 1) {
-      const t = responded[0];
-      return {
-        value: false,
-        detail: {
-          message: "Response did not match the challenge.",
-          serial: t.serial,
-          type: t.type,
-        },
-        serial: t.serial,
-        tokenType: t.type,
-      };
-    }
-    return {
-      value: false,
-      detail: { message: `Response did not match for ${responded.length} tokens.` },
-    };
-  }
-  if (challengeRequests.length > 0) {
-    return await triggerChallenges(env, challengeRequests, {
-      increaseFailcount: policies.increaseFailcounterOnChallenge,
-      overrides: challengeOverrides,
+  if (groups.responded.length > 0) return await answerTransaction(env, groups, tx!);
+  if (groups.challengeRequests.length > 0) {
+    return await triggerChallenges(env, groups.challengeRequests, {
+      increaseFailcount: env.policies.increaseFailcounterOnChallenge,
+      overrides: groups.challengeOverrides,
     });
   }
-  if (pinMatching.length > 0) {
-    await increaseFailcount(deps, pinMatching, env.pending);
-    await recordAuthentication(deps, pinMatching, { isSuccess: false, countAuth }, env.pending);
-    let message = "wrong otp value";
-    const detail: Record<string, unknown> = { message };
-    const result: CheckResult = { value: false, detail };
-    if (pinMatching.length === 1) {
-      const t = pinMatching[0];
-      if (previousOtp) message += ". previous otp used again";
-      detail.message = message;
-      Object.assign(detail, { serial: t.serial, type: t.type, otplen: t.otplen });
-      result.serial = t.serial;
-      result.tokenType = t.type;
-    }
-    return result;
-  }
-  if (invalid.length > 0) {
-    if (system.bool("IncFailCountOnFalsePin")) await increaseFailcount(deps, invalid, env.pending);
-    const result: CheckResult = { value: false, detail: { message: "wrong otp pin" } };
-    if (invalid.length === 1) {
-      result.serial = invalid[0].serial;
-      result.tokenType = invalid[0].type;
-    }
-    return result;
-  }
-  if (stateMessages.size > 0) {
-    return { value: false, detail: { message: [...stateMessages].join(", ") } };
+  if (groups.pinMatching.length > 0) return await rejectPinMatch(env, groups);
+  if (groups.invalid.length > 0) return await rejectInvalid(env, groups.invalid);
+  if (groups.stateMessages.size > 0) {
+    return { value: false, detail: { message: [...groups.stateMessages].join(", ") } };
   }
   return { value: false, detail: { message: "No suitable token found for authentication." } };
+}
+
+/**
+ * The bookkeeping of a success. A one-time token (registration) is deleted,
+ * and only the request whose delete removed it keeps it: of parallel uses of
+ * one code exactly one authenticates. The others get their fail counter
+ * reset and the authentication counted. Returns the tokens that authenticated.
+ */
+async function settleSuccess(
+  env: CheckEnv,
+  tokens: TokenWithInfo[],
+  options: { countAuth: boolean },
+): Promise<TokenWithInfo[]> {
+  const used: TokenWithInfo[] = [];
+  const lasting: TokenWithInfo[] = [];
+  for (const t of tokens) {
+    if (!tokenTypeOf(t.type)?.deleteAfterSuccess) lasting.push(t);
+    else if (!(await deleteUsedToken(env.deps.db, t.id))) continue;
+    used.push(t);
+  }
+  if (lasting.length > 0) {
+    await clearFailcount(env.deps, lasting);
+    await recordAuthentication(env.deps, lasting, {
+      isSuccess: true,
+      countAuth: options.countAuth,
+      lastAuth: lastAuthStamp(env.now),
+    }, env.pending);
+  }
+  return used;
+}
+
+/** The `valid` outcome: `matching N tokens`. */
+function acceptValid(valid: TokenWithInfo[]): CheckResult {
+  const detail: Record<string, unknown> = { message: `matching ${valid.length} tokens` };
+  const result: CheckResult = { value: true, detail };
+  if (valid.length === 1) {
+    const t = valid[0];
+    Object.assign(detail, { serial: t.serial, type: t.type, otplen: t.otplen });
+    result.serial = t.serial;
+    result.tokenType = t.type;
+  } else if (new Set(valid.map((t) => t.type)).size > 1) {
+    detail.type = "undetermined";
+  } else {
+    detail.type = valid[0].type;
+  }
+  return result;
+}
+
+/**
+ * The `response` outcome. A transaction is answered once: the right answers
+ * consume it with one conditional statement, and only a token whose open
+ * challenge this request's statement removed has answered it (a parallel
+ * answer that lost gets a failed authentication). Only the winner's OTP
+ * counter moves, in the same commit as the consumption.
+ */
+async function answerTransaction(
+  env: CheckEnv,
+  groups: Groups,
+  tx: Transaction,
+): Promise<CheckResult> {
+  const candidates = groups.rightAnswers.map((a) => a.token);
+  // decided before anything is written: a refused answer leaves the transaction open
+  const tooOld = lastAuthProblem(env, candidates);
+  if (tooOld) return tooOld;
+  const answered = await consumeAnswers(env, tx, groups.rightAnswers);
+  const accepted = answered.length > 0
+    ? await settleSuccess(env, answered, { countAuth: !env.system.bool("no_auth_counter") })
+    : [];
+  if (accepted.length > 0) {
+    const t = accepted[0];
+    return {
+      value: true,
+      detail: {
+        message: "Found matching challenge",
+        serial: t.serial,
+        type: t.type,
+        otplen: t.otplen,
+      },
+      serial: t.serial,
+      tokenType: t.type,
+    };
+  }
+  return await rejectAnswer(env, groups);
+}
+
+/** A `response` that did not answer the transaction (wrong, expired, or a parallel one won). */
+async function rejectAnswer(env: CheckEnv, groups: Groups): Promise<CheckResult> {
+  await increaseFailcount(env.deps, groups.responded, env.pending);
+  if (groups.reChallenged.length > 0) {
+    // this attempt failed; a new challenge (new transaction, State, message) replaces the old
+    await deleteChallengesOf(env.deps, groups.reChallenged.map((t) => t.serial));
+    return await triggerChallenges(env, groups.reChallenged, {
+      overrides: groups.challengeOverrides,
+    });
+  }
+  if (groups.responded.length === 1) {
+    const t = groups.responded[0];
+    return {
+      value: false,
+      detail: { message: "Response did not match the challenge.", serial: t.serial, type: t.type },
+      serial: t.serial,
+      tokenType: t.type,
+    };
+  }
+  return {
+    value: false,
+    detail: { message: `Response did not match for ${groups.responded.length} tokens.` },
+  };
+}
+
+/**
+ * Consumes the transaction for the right answers and returns the tokens that
+ * answered it: those whose open challenge this request removed, and whose
+ * OTP counter then moved (it moves for no one else). None when a parallel
+ * answer consumed the transaction first.
+ */
+async function consumeAnswers(
+  env: CheckEnv,
+  tx: Transaction,
+  answers: RightAnswer[],
+): Promise<TokenWithInfo[]> {
+  if (answers.length === 0) return [];
+  const consumed = await consumeTransaction(env.deps, tx.id, env.pending);
+  const answered: TokenWithInfo[] = [];
+  for (const { token, check } of answers) {
+    if (consumed.includes(token.serial) && await applyOtpCheck(env, token, check)) {
+      answered.push(token);
+    }
+  }
+  return answered;
+}
+
+/** The `pin-match` outcome: right PIN, wrong OTP. */
+async function rejectPinMatch(env: CheckEnv, groups: Groups): Promise<CheckResult> {
+  const tokens = groups.pinMatching;
+  await increaseFailcount(env.deps, tokens, env.pending);
+  await recordAuthentication(env.deps, tokens, {
+    isSuccess: false,
+    countAuth: !env.system.bool("no_auth_counter"),
+  }, env.pending);
+  const result: CheckResult = { value: false, detail: { message: "wrong otp value" } };
+  if (tokens.length === 1) {
+    const t = tokens[0];
+    const message = groups.isPreviousOtp
+      ? "wrong otp value. previous otp used again"
+      : "wrong otp value";
+    Object.assign(result.detail, { message, serial: t.serial, type: t.type, otplen: t.otplen });
+    result.serial = t.serial;
+    result.tokenType = t.type;
+  }
+  return result;
+}
+
+/** The `invalid` outcome: wrong PIN (or no such challenge). */
+async function rejectInvalid(env: CheckEnv, invalid: TokenWithInfo[]): Promise<CheckResult> {
+  if (env.system.bool("IncFailCountOnFalsePin")) {
+    await increaseFailcount(env.deps, invalid, env.pending);
+  }
+  const result: CheckResult = { value: false, detail: { message: "wrong otp pin" } };
+  if (invalid.length === 1) {
+    result.serial = invalid[0].serial;
+    result.tokenType = invalid[0].type;
+  }
+  return result;
 }
 
 /**
@@ -816,22 +1000,21 @@ export async function triggerChallenge(
     user = await resolveUser(deps, login, realm, req.resolver || undefined);
     if (!user) throw new UserError(USER_NOT_FOUND_MESSAGE);
   }
+  // loaded once: the policies match on its owner, the challenge goes to it
+  const serialToken = serial !== "" ? await loadSerialToken(deps, serial) : undefined;
+  if (serialToken && user && !isOwner(serialToken, user)) {
+    throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  }
   const policies = await validatePolicies(deps, {
     login,
     realm,
     user,
     serial: serial || undefined,
+    token: serialToken,
     clientIp: req.clientIp,
     userAgent: req.userAgent,
   });
-  let tokens: TokenWithInfo[];
-  if (serial !== "") {
-    const t = await findTokenBySerial(deps, serial);
-    if (!t || (user && !isOwner(t, user))) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
-    tokens = [t];
-  } else {
-    tokens = await getTokensOfUser(deps, user!);
-  }
+  let tokens = serialToken ? [serialToken] : await getTokensOfUser(deps, user!);
   if (req.type) tokens = tokens.filter((t) => t.type === req.type!.toLowerCase());
   tokens = tokens.filter((t) =>
     t.active && !t.revoked && !t.locked && t.failcount < t.maxfail &&

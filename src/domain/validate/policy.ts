@@ -12,7 +12,7 @@ import { PolicyError } from "../../errors.ts";
 import { type ConditionData, loadPolicySet, unescapeText, userAgentName } from "../policy/mod.ts";
 import { orderedResolversOfRealm } from "../realm/mod.ts";
 import { getUserInfo } from "../user/mod.ts";
-import { findTokenBySerial, tokenConditionData } from "../token/mod.ts";
+import { tokenConditionData } from "../token/mod.ts";
 
 /** Who and what a validate request is about (policy match context). */
 export interface ValidatePolicyContext {
@@ -23,7 +23,10 @@ export interface ValidatePolicyContext {
   user?: UserRef;
   resolver?: string;
   serial?: string;
-  /** The token of `serial`, when the caller has loaded it already. */
+  /**
+   * The token of `serial`, loaded once by the caller (an ownerless one with
+   * its realms): policy matching and conditions read it, never load it.
+   */
   token?: TokenWithInfo;
   clientIp: string;
   userAgent: string;
@@ -134,15 +137,10 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
 
   let user: UserRef | undefined = ctx.user;
   let realm = user?.realm ?? ctx.realm;
-  if (!user && ctx.login === "" && ctx.serial) {
+  if (!user && ctx.login === "" && ctx.token) {
     // a serial-only request acts for the token owner; an ownerless token uses its first realm
-    let token = ctx.token;
-    // an ownerless token matches on its realms, which the caller may not have loaded
-    if (!token?.owner && set.restricts(["authentication", "authorization"], ["realm"])) {
-      token = await findTokenBySerial(deps, ctx.serial);
-    }
-    user = token?.owner;
-    realm = user?.realm ?? token?.realms[0] ?? "";
+    user = ctx.token.owner;
+    realm = user?.realm ?? ctx.token.realms[0] ?? "";
   }
   const needsResolvers = realm !== "" &&
     (set.usesCheckAllResolvers("authentication") || set.usesCheckAllResolvers("authorization"));
@@ -313,13 +311,9 @@ const resultCache = new WeakMap<object, Map<string, ValidatePolicies>>();
 /** Condition data available to validate: the user's info and the token of `serial`. */
 function conditionData(deps: Deps, ctx: ValidatePolicyContext): ConditionData {
   const user = ctx.user;
-  let token: Promise<TokenWithInfo | undefined> | undefined = ctx.token
-    ? Promise.resolve(ctx.token)
-    : undefined;
-  const loadToken =
-    () => (token ??= ctx.serial ? findTokenBySerial(deps, ctx.serial) : Promise.resolve(undefined));
+  const token = ctx.token;
   return {
     userinfo: user ? async () => await getUserInfo(deps, user) : undefined,
-    ...tokenConditionData(loadToken),
+    ...tokenConditionData(() => Promise.resolve(token)),
   };
 }
