@@ -180,13 +180,13 @@ Deno.test("the same TOTP sent in parallel succeeds once; an older step is a repl
   await t.close();
 });
 
-Deno.test("otponly checks only the OTP and does not touch the fail counter", async () => {
+Deno.test("otponly checks only the OTP and counts a wrong one in the fail counter", async () => {
   const t = await createTestApp();
   const serial = await enrollHotp(t, { pin: "1234" });
   const bad = await check(t, { serial, otponly: "1", pass: "000000" });
   assert.equal(bad.body.result.value, false);
   assert.equal(bad.body.detail.message, "OTP verification failed.");
-  assert.equal((await getTokenBySerial(t.deps, serial)).failcount, 0);
+  assert.equal((await getTokenBySerial(t.deps, serial)).failcount, 1);
   assert.equal((await check(t, { serial, otponly: "1", pass: hotp(0) })).body.result.value, true);
   await t.close();
 });
