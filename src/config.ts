@@ -105,10 +105,12 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
       type: "string",
       default: "",
       check: (v: string) =>
-        v === "" || v.startsWith("sqlite:") || v === ":memory:"
+        v === "" || v.startsWith("sqlite:") || v === ":memory:" ||
+          /^postgres(?:ql)?:\/\/./i.test(v)
           ? undefined
-          : 'must start with "sqlite:" (PostgreSQL support comes later)',
-      doc: "database URL; empty means sqlite:<data_dir>/tessera.sqlite",
+          : 'must start with "sqlite:", "postgres://" or "postgresql://"',
+      doc: "database URL: sqlite:<path> or postgres://user:password@host:port/db[?sslmode=…]; " +
+        "empty means sqlite:<data_dir>/tessera.sqlite",
     },
     key_file: {
       type: "string",

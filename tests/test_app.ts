@@ -8,7 +8,7 @@ import type { Hono } from "hono";
 import { createApp } from "../src/app.ts";
 import { type Config, loadConfig } from "../src/config.ts";
 import type { Deps } from "../src/deps.ts";
-import { migrateToLatest, openDatabase } from "../src/db/database.ts";
+import { openTestDatabase } from "./test_db.ts";
 import { AuditWriter } from "../src/domain/audit/mod.ts";
 import { keysFromKeyFile } from "../src/domain/keys.ts";
 import { addAdmin } from "../src/domain/admin/mod.ts";
@@ -72,10 +72,10 @@ export async function createTestApp(
     fileText: options.configText,
     overrides: { dataDir: await Deno.makeTempDir({ prefix: "tessera-test-" }) },
   });
-  config.storage.databaseUrl = ":memory:";
   config.signing.enabled = false;
-  const db = openDatabase(":memory:");
-  await migrateToLatest(db);
+  const testDb = await openTestDatabase();
+  config.storage.databaseUrl = testDb.url;
+  const db = testDb.db;
   const log = memoryLogger();
   const clock = new FixedClock(TEST_EPOCH_MS);
   const deps: Deps = {
@@ -140,7 +140,7 @@ export async function createTestApp(
     },
     async close() {
       await deps.audit.flush();
-      await db.destroy();
+      await testDb.drop();
       await Deno.remove(config.storage.dataDir, { recursive: true }).catch(() => {});
     },
   };

@@ -8,14 +8,19 @@ import { type MigrationResultSet, Migrator } from "kysely/migration";
 import { NodeSqliteDatabase } from "./sqlite_adapter.ts";
 import { attachDirect } from "./direct.ts";
 import { MIGRATIONS } from "./migrations/mod.ts";
+import { isPostgresUrl, openPostgres, type PostgresOptions } from "./postgres.ts";
 import type { Database, Db } from "./schema.ts";
 
-/** Opens a database from a URL: `sqlite:<path>` or `:memory:`. */
-export function openDatabase(url: string): Db {
+/**
+ * Opens a database from a URL: `sqlite:<path>`, `:memory:`, or
+ * `postgres://user:password@host:port/db` (`?sslmode=…` for TLS).
+ */
+export function openDatabase(url: string, options: PostgresOptions = {}): Db {
+  if (isPostgresUrl(url)) return openPostgres(url, options);
   let path: string;
   if (url === ":memory:" || url === "sqlite::memory:") path = ":memory:";
   else if (url.startsWith("sqlite:")) path = url.slice("sqlite:".length);
-  else throw new Error(`Unsupported database URL "${url}": expected sqlite:<path>`);
+  else throw new Error(`Unsupported database URL "${url}": expected sqlite:<path> or postgres://…`);
   const raw = new NodeSqliteDatabase(path, { hotPathTables: true });
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
   attachDirect(db, raw.direct);

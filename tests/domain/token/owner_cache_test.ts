@@ -7,6 +7,15 @@ import * as store from "../../../src/domain/token/token_store.ts";
 import { ownerTokensNow } from "../../../src/domain/token/owner_cache.ts";
 import { migrateToLatest, openDatabase, sqliteConnectionOf } from "../../../src/db/database.ts";
 import type { Db } from "../../../src/db/schema.ts";
+import { TEST_ENGINE } from "../../test_db.ts";
+
+/**
+ * The owner cache lives in SQLite's direct path (src/db/direct.ts); these
+ * tests look at SQLite's connection, so they run in the SQLite run only.
+ */
+function sqliteTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, ignore: TEST_ENGINE !== "sqlite", fn });
+}
 
 const ALICE = { realm: "realm1", login: "alice" };
 
@@ -74,46 +83,54 @@ async function withFileDb(
   }
 }
 
-Deno.test("owner cache: after checks, wrong OTPs and a reset it holds what the tables hold", async () => {
-  const { t, serial } = await withAlice();
-  try {
-    const user = (await store.findByOwner(t.deps.db, ALICE))[0].owner!;
-    const owner = { realm: user.realm, login: user.login, uid: user.uid, resolver: user.resolver };
-    assert.equal((await check(t, "1234" + hotp(0))).result.value, true);
-    assert.equal((await check(t, "1234000000")).result.value, false);
-    assert.equal((await check(t, "1234000001")).result.value, false);
-    let cached = await store.findByOwnerWithInfo(t.deps.db, owner);
-    assert.deepEqual(cached, await fresh(t.deps.db, owner));
-    assert.equal(cached[0].serial, serial);
-    assert.equal(cached[0].count, 1);
-    assert.equal(cached[0].failcount, 2);
-    assert.equal(cached[0].info.count_auth.value, "3");
-    assert.equal(cached[0].info.count_auth_success.value, "1");
-    // a success clears the fail counter (an ordinary write: the cache starts over)
-    assert.equal((await check(t, "1234" + hotp(1))).result.value, true);
-    cached = await store.findByOwnerWithInfo(t.deps.db, owner);
-    assert.deepEqual(cached, await fresh(t.deps.db, owner));
-    assert.equal(cached[0].failcount, 0);
-    assert.equal(cached[0].count, 2);
-    assert.equal(cached[0].info.count_auth_success.value, "2");
-    // and the next checks are answered from the cache, still exactly
-    assert.equal((await check(t, "1234" + hotp(2))).result.value, true);
-    const reads = await tokenReads(t.deps.db, async () => {
-      assert.equal((await check(t, "1234" + hotp(3))).result.value, true);
-      assert.equal((await check(t, "1234" + hotp(3))).result.value, false, "no OTP twice");
-      assert.equal((await check(t, "9999" + hotp(4))).result.value, false);
-    });
-    assert.equal(reads, 0, "checks of a cached owner read no token rows");
-    cached = await store.findByOwnerWithInfo(t.deps.db, owner);
-    assert.deepEqual(cached, await fresh(t.deps.db, owner));
-    assert.equal(cached[0].count, 4);
-    assert.equal(cached[0].failcount, 2);
-  } finally {
-    await t.close();
-  }
-});
+sqliteTest(
+  "owner cache: after checks, wrong OTPs and a reset it holds what the tables hold",
+  async () => {
+    const { t, serial } = await withAlice();
+    try {
+      const user = (await store.findByOwner(t.deps.db, ALICE))[0].owner!;
+      const owner = {
+        realm: user.realm,
+        login: user.login,
+        uid: user.uid,
+        resolver: user.resolver,
+      };
+      assert.equal((await check(t, "1234" + hotp(0))).result.value, true);
+      assert.equal((await check(t, "1234000000")).result.value, false);
+      assert.equal((await check(t, "1234000001")).result.value, false);
+      let cached = await store.findByOwnerWithInfo(t.deps.db, owner);
+      assert.deepEqual(cached, await fresh(t.deps.db, owner));
+      assert.equal(cached[0].serial, serial);
+      assert.equal(cached[0].count, 1);
+      assert.equal(cached[0].failcount, 2);
+      assert.equal(cached[0].info.count_auth.value, "3");
+      assert.equal(cached[0].info.count_auth_success.value, "1");
+      // a success clears the fail counter (an ordinary write: the cache starts over)
+      assert.equal((await check(t, "1234" + hotp(1))).result.value, true);
+      cached = await store.findByOwnerWithInfo(t.deps.db, owner);
+      assert.deepEqual(cached, await fresh(t.deps.db, owner));
+      assert.equal(cached[0].failcount, 0);
+      assert.equal(cached[0].count, 2);
+      assert.equal(cached[0].info.count_auth_success.value, "2");
+      // and the next checks are answered from the cache, still exactly
+      assert.equal((await check(t, "1234" + hotp(2))).result.value, true);
+      const reads = await tokenReads(t.deps.db, async () => {
+        assert.equal((await check(t, "1234" + hotp(3))).result.value, true);
+        assert.equal((await check(t, "1234" + hotp(3))).result.value, false, "no OTP twice");
+        assert.equal((await check(t, "9999" + hotp(4))).result.value, false);
+      });
+      assert.equal(reads, 0, "checks of a cached owner read no token rows");
+      cached = await store.findByOwnerWithInfo(t.deps.db, owner);
+      assert.deepEqual(cached, await fresh(t.deps.db, owner));
+      assert.equal(cached[0].count, 4);
+      assert.equal(cached[0].failcount, 2);
+    } finally {
+      await t.close();
+    }
+  },
+);
 
-Deno.test("owner cache: an administrator's change applies to the next check", async () => {
+sqliteTest("owner cache: an administrator's change applies to the next check", async () => {
   const { t, serial } = await withAlice();
   try {
     assert.equal((await check(t, "1234" + hotp(0))).result.value, true);
@@ -144,7 +161,7 @@ Deno.test("owner cache: an administrator's change applies to the next check", as
   }
 });
 
-Deno.test("owner cache: copies handed out do not change the cache", async () => {
+sqliteTest("owner cache: copies handed out do not change the cache", async () => {
   const { t } = await withAlice();
   try {
     await check(t, "1234" + hotp(0));
@@ -164,7 +181,7 @@ Deno.test("owner cache: copies handed out do not change the cache", async () => 
   }
 });
 
-Deno.test("owner cache: another connection's commit is seen within milliseconds", async () => {
+sqliteTest("owner cache: another connection's commit is seen within milliseconds", async () => {
   await withFileDb("OC-1", async (db, other, owner, id) => {
     assert.equal((await store.findByOwnerWithInfo(db, owner))[0].active, true);
     other.prepare(`update token set active = 0 where id = ?`).run(id);
@@ -190,88 +207,100 @@ Deno.test("owner cache: another connection's commit is seen within milliseconds"
   });
 });
 
-Deno.test("owner cache: parallel checks of one user accept each OTP once and count every attempt", async () => {
-  const { t } = await withAlice();
-  try {
-    await check(t, "1234" + hotp(0));
-    // each OTP twice, plus wrong ones, all at once
-    const passes: string[] = [];
-    for (let c = 1; c <= 6; c++) passes.push("1234" + hotp(c), "1234" + hotp(c), "1234000000");
-    const results = await Promise.all(passes.map((p) => check(t, p)));
-    const accepted = results.filter((r) => r.result.value === true).length;
-    assert.equal(accepted, 6);
-    const [tok] = await fresh(t.deps.db, ALICE);
-    const [cached] = await store.findByOwnerWithInfo(t.deps.db, ALICE);
-    assert.deepEqual(cached, tok);
-    assert.equal(tok.info.count_auth.value, String(1 + passes.length));
-    assert.equal(tok.count, 7);
-  } finally {
-    await t.close();
-  }
-});
+sqliteTest(
+  "owner cache: parallel checks of one user accept each OTP once and count every attempt",
+  async () => {
+    const { t } = await withAlice();
+    try {
+      await check(t, "1234" + hotp(0));
+      // each OTP twice, plus wrong ones, all at once
+      const passes: string[] = [];
+      for (let c = 1; c <= 6; c++) passes.push("1234" + hotp(c), "1234" + hotp(c), "1234000000");
+      const results = await Promise.all(passes.map((p) => check(t, p)));
+      const accepted = results.filter((r) => r.result.value === true).length;
+      assert.equal(accepted, 6);
+      const [tok] = await fresh(t.deps.db, ALICE);
+      const [cached] = await store.findByOwnerWithInfo(t.deps.db, ALICE);
+      assert.deepEqual(cached, tok);
+      assert.equal(tok.info.count_auth.value, String(1 + passes.length));
+      assert.equal(tok.count, 7);
+    } finally {
+      await t.close();
+    }
+  },
+);
 
-Deno.test("owner cache: a TOTP check's time shift goes into the cache, not around it", async () => {
-  const t = await createTestApp();
-  try {
-    await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "pw" }] });
-    await enroll(t, { type: "totp", otpkey: SEED_HEX, pin: "p", user: "alice", realm: "realm1" });
-    assert.equal((await check(t, "p" + totp(t.clock.now()))).result.value, true);
-    t.clock.advance(30_000);
-    assert.equal((await check(t, "p" + totp(t.clock.now()))).result.value, true);
-    const reads = await tokenReads(t.deps.db, async () => {
-      for (let i = 0; i < 3; i++) {
-        t.clock.advance(60_000);
-        // one step late (and after the last used step): accepted, the time shift is written
-        assert.equal((await check(t, "p" + totp(t.clock.now() - 30_000))).result.value, true);
-      }
-    });
-    assert.equal(reads, 0, "TOTP checks of a cached owner read no token rows");
-    const [cached] = await store.findByOwnerWithInfo(t.deps.db, ALICE);
-    assert.deepEqual(cached, (await fresh(t.deps.db, ALICE))[0]);
-    assert.equal(
-      cached.info.timeShift.value,
-      (await fresh(t.deps.db, ALICE))[0].info.timeShift.value,
-    );
-    assert.match(cached.info.timeShift.value, /^-\d+$/);
-  } finally {
-    await t.close();
-  }
-});
+sqliteTest(
+  "owner cache: a TOTP check's time shift goes into the cache, not around it",
+  async () => {
+    const t = await createTestApp();
+    try {
+      await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "pw" }] });
+      await enroll(t, { type: "totp", otpkey: SEED_HEX, pin: "p", user: "alice", realm: "realm1" });
+      assert.equal((await check(t, "p" + totp(t.clock.now()))).result.value, true);
+      t.clock.advance(30_000);
+      assert.equal((await check(t, "p" + totp(t.clock.now()))).result.value, true);
+      const reads = await tokenReads(t.deps.db, async () => {
+        for (let i = 0; i < 3; i++) {
+          t.clock.advance(60_000);
+          // one step late (and after the last used step): accepted, the time shift is written
+          assert.equal((await check(t, "p" + totp(t.clock.now() - 30_000))).result.value, true);
+        }
+      });
+      assert.equal(reads, 0, "TOTP checks of a cached owner read no token rows");
+      const [cached] = await store.findByOwnerWithInfo(t.deps.db, ALICE);
+      assert.deepEqual(cached, (await fresh(t.deps.db, ALICE))[0]);
+      assert.equal(
+        cached.info.timeShift.value,
+        (await fresh(t.deps.db, ALICE))[0].info.timeShift.value,
+      );
+      assert.match(cached.info.timeShift.value, /^-\d+$/);
+    } finally {
+      await t.close();
+    }
+  },
+);
 
-Deno.test("owner cache: a hand-set counter that is no integer is counted as SQLite counts it", async () => {
-  const { t, serial } = await withAlice();
-  try {
-    assert.equal((await check(t, "1234" + hotp(0))).result.value, true);
-    const set = await t.asAdmin("POST", `/token/info/${serial}/count_auth`, {
-      body: { value: "12abc" },
-    });
-    assert.equal(set.status, 200);
-    // loaded with the odd value, then counted by SQL (cast to integer: 12, plus one)
-    assert.equal((await check(t, "1234" + hotp(1))).result.value, true);
-    assert.equal((await check(t, "1234" + hotp(2))).result.value, true);
-    const [cached] = await store.findByOwnerWithInfo(t.deps.db, ALICE);
-    assert.deepEqual(cached, (await fresh(t.deps.db, ALICE))[0]);
-    assert.equal(cached.info.count_auth.value, "14");
-  } finally {
-    await t.close();
-  }
-});
+sqliteTest(
+  "owner cache: a hand-set counter that is no integer is counted as SQLite counts it",
+  async () => {
+    const { t, serial } = await withAlice();
+    try {
+      assert.equal((await check(t, "1234" + hotp(0))).result.value, true);
+      const set = await t.asAdmin("POST", `/token/info/${serial}/count_auth`, {
+        body: { value: "12abc" },
+      });
+      assert.equal(set.status, 200);
+      // loaded with the odd value, then counted by SQL (cast to integer: 12, plus one)
+      assert.equal((await check(t, "1234" + hotp(1))).result.value, true);
+      assert.equal((await check(t, "1234" + hotp(2))).result.value, true);
+      const [cached] = await store.findByOwnerWithInfo(t.deps.db, ALICE);
+      assert.deepEqual(cached, (await fresh(t.deps.db, ALICE))[0]);
+      assert.equal(cached.info.count_auth.value, "14");
+    } finally {
+      await t.close();
+    }
+  },
+);
 
-Deno.test("owner cache: a commit of another process right after a load is not hidden by it", async () => {
-  await withFileDb("OC-2", async (db, other, owner, id) => {
-    const key = "test-owner";
-    const read = () => store.findByOwner(db, owner);
-    const rows = (await read()).map((t) => ({ ...t, info: {}, realms: [] }));
-    // the load returns what it read, then another process commits before the cache stores it
-    const loaded = ownerTokensNow(db, key, () => {
-      other.prepare(`update token set active = 0 where id = ?`).run(id);
-      const until = performance.now() + 3; // past the 1 ms data_version window
-      while (performance.now() < until) { /* wait */ }
-      return rows;
+sqliteTest(
+  "owner cache: a commit of another process right after a load is not hidden by it",
+  async () => {
+    await withFileDb("OC-2", async (db, other, owner, id) => {
+      const key = "test-owner";
+      const read = () => store.findByOwner(db, owner);
+      const rows = (await read()).map((t) => ({ ...t, info: {}, realms: [] }));
+      // the load returns what it read, then another process commits before the cache stores it
+      const loaded = ownerTokensNow(db, key, () => {
+        other.prepare(`update token set active = 0 where id = ?`).run(id);
+        const until = performance.now() + 3; // past the 1 ms data_version window
+        while (performance.now() < until) { /* wait */ }
+        return rows;
+      });
+      assert.equal(loaded?.[0].active, true, "the load's own answer is what it read");
+      await new Promise((r) => setTimeout(r, 5));
+      const again = ownerTokensNow(db, key, () => rows.map((t) => ({ ...t, active: false })));
+      assert.equal(again?.[0].active, false, "the next request reloads: the commit was seen");
     });
-    assert.equal(loaded?.[0].active, true, "the load's own answer is what it read");
-    await new Promise((r) => setTimeout(r, 5));
-    const again = ownerTokensNow(db, key, () => rows.map((t) => ({ ...t, active: false })));
-    assert.equal(again?.[0].active, false, "the next request reloads: the commit was seen");
-  });
-});
+  },
+);

@@ -1,0 +1,166 @@
+/**
+ * A private PostgreSQL cluster for tests and benchmarks: `initdb` in a
+ * temporary folder, `postgres` on a free loopback port (TCP only, no system
+ * service), stopped by its process id. The binaries come from Debian's
+ * `postgresql` package (`/usr/lib/postgresql/<major>/bin`) or the PATH.
+ * As root (CI), the server runs as the `postgres` user, since PostgreSQL
+ * refuses to run as root.
+ *
+ * @module
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { createServer } from "node:net";
+
+/** A running private cluster. */
+export interface PgCluster {
+  /** Superuser URL of the `postgres` database. */
+  url: string;
+  /** URL of database `name` on the cluster. */
+  urlOf(name: string): string;
+  port: number;
+  dir: string;
+  /** The server's process id. */
+  pid: number;
+  /** Stops the server (SIGTERM, then SIGKILL) and removes the folder. */
+  stop(): Promise<void>;
+}
+
+/** The folder holding `initdb` and `postgres`, or undefined when PostgreSQL is not installed. */
+export function pgBinDir(): string | undefined {
+  const base = "/usr/lib/postgresql";
+  if (existsSync(base)) {
+    const majors = readdirSync(base).filter((d) => /^\d+$/.test(d)).sort((a, b) => +b - +a);
+    for (const m of majors) if (existsSync(`${base}/${m}/bin/postgres`)) return `${base}/${m}/bin`;
+  }
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    if (dir && existsSync(`${dir}/postgres`) && existsSync(`${dir}/initdb`)) return dir;
+  }
+  return undefined;
+}
+
+async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const isRoot = () => Deno.uid() === 0;
+
+function command(
+  bin: string,
+  args: string[],
+  options: { stdout?: "piped" | "null"; stderr?: "piped" | "null" } = {},
+) {
+  // PostgreSQL refuses to run as root: run it as the postgres user then
+  const [cmd, argv] = isRoot() ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
+  return new Deno.Command(cmd, {
+    args: argv,
+    stdout: options.stdout ?? "piped",
+    stderr: options.stderr ?? "piped",
+    stdin: "null",
+  });
+}
+
+/** Starts a private cluster; throws with PostgreSQL's own message when that fails. */
+export async function startPgCluster(): Promise<PgCluster> {
+  const bin = pgBinDir();
+  if (!bin) {
+    throw new Error(
+      "PostgreSQL is not installed (no initdb/postgres found): install Debian's postgresql package",
+    );
+  }
+  const dir = await Deno.makeTempDir({ prefix: "tessera-pg-" });
+  if (isRoot()) {
+    const pw = new Deno.Command("id", { args: ["-u", "postgres"], stdout: "piped" }).outputSync();
+    const uid = Number(new TextDecoder().decode(pw.stdout).trim());
+    const gid = Number(
+      new TextDecoder().decode(
+        new Deno.Command("id", { args: ["-g", "postgres"], stdout: "piped" }).outputSync().stdout,
+      ).trim(),
+    );
+    await Deno.chown(dir, uid, gid);
+  }
+  const data = `${dir}/data`;
+  const init = await command(`${bin}/initdb`, [
+    "-D",
+    data,
+    "-U",
+    "postgres",
+    "--auth=trust",
+    "--no-sync",
+    "-E",
+    "UTF8",
+    "--locale=C",
+  ]).output();
+  if (!init.success) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw new Error(`initdb failed: ${new TextDecoder().decode(init.stderr)}`);
+  }
+  const port = await freePort();
+  const child = command(`${bin}/postgres`, [
+    "-D",
+    data,
+    "-p",
+    String(port),
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    `unix_socket_directories=${dir}`,
+    "-c",
+    "fsync=off",
+    "-c",
+    "synchronous_commit=off",
+    "-c",
+    "full_page_writes=off",
+    "-c",
+    "max_connections=300",
+    "-c",
+    "shared_buffers=64MB",
+    // the server's log goes to a file in the folder: a pipe nobody reads would fill and stall it
+    "-c",
+    "logging_collector=on",
+    "-c",
+    `log_directory=${dir}/log`,
+  ], { stdout: "null", stderr: "null" }).spawn();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    const timer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+    }, 10_000);
+    await child.status;
+    clearTimeout(timer);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  // wait until it accepts connections
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const ready = await command(`${bin}/pg_isready`, ["-h", "127.0.0.1", "-p", String(port)], {
+      stdout: "null",
+    }).output();
+    if (ready.success) break;
+    if (Date.now() > deadline) {
+      const log = await Deno.readTextFile(`${dir}/data/postmaster.log`).catch(() => "");
+      await stop();
+      throw new Error(`PostgreSQL did not start within 30 s ${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    urlOf: (name) => `postgres://postgres@127.0.0.1:${port}/${name}`,
+    port,
+    dir,
+    pid: child.pid,
+    stop,
+  };
+}
