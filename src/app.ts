@@ -11,6 +11,7 @@ import { errorEnvelope } from "./http/envelope.ts";
 import { readParams } from "./http/params.ts";
 import { AppError, HttpError } from "./errors.ts";
 import { newAuditEntry } from "./domain/audit/mod.ts";
+import { beginRequest } from "./db/direct.ts";
 import { clientAddress, type Network, parseNetwork } from "./lib/ip.ts";
 import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
@@ -54,6 +55,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.use("*", async (c, next) => {
     const started = performance.now();
     c.set("deps", deps);
+    // caches look for other processes' commits afresh: nothing older than this request counts
+    beginRequest(deps.db);
     c.set("authStyle", false);
     c.set("identity", undefined);
     const userAgent = c.req.header("user-agent") ?? "";

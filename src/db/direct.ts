@@ -17,9 +17,10 @@
  *   touch such data (every write except the hot-path writes to `audit`,
  *   `tokeninfo`, `challenge` and `update "token"`), on every rollback, and
  *   when SQLite's `PRAGMA data_version` says another connection (another
- *   process, the CLI) committed anything. That pragma is read at most once a
- *   millisecond, so another process's change is seen by requests that start
- *   1 ms after its commit; this process's own changes are seen at once.
+ *   process, the CLI) committed anything. That pragma is read at the first
+ *   look of every request ({@link beginRequest}) and then at most once a
+ *   millisecond, so a commit made anywhere before a request starts is seen by
+ *   that request; this process's own changes are seen at once.
  * - The token epoch ({@link DirectAccess.tokenEpoch}) moves with every write
  *   to `token`, `tokeninfo` and `token_realm` (quiet ones included), except
  *   the check path's own writes run with `keepsTokenCache`, whose effect the
@@ -64,6 +65,11 @@ export interface DirectAccess {
   /** Moves whenever cacheable data may have changed (see module doc). */
   epoch(): number;
   /**
+   * A request starts: the next {@link epoch} reads other connections' commits
+   * afresh, so no request works with data older than its own start.
+   */
+  beginRequest(): void;
+  /**
    * Moves with every write to `token`, `tokeninfo` or `token_realm`, except
    * those run with `keepsTokenCache` (the token cache's own bookkeeping).
    * Data of the token tables is current while both this and {@link epoch} stay.
@@ -76,6 +82,14 @@ const attached = new WeakMap<object, DirectAccess>();
 /** Registers `access` as the direct path of the Kysely handle `db`. */
 export function attachDirect(db: object, access: DirectAccess): void {
   attached.set(db, access);
+}
+
+/**
+ * Marks the start of a request on `db`: caches re-check other connections'
+ * commits at their next look (see {@link DirectAccess.beginRequest}).
+ */
+export function beginRequest(db: object): void {
+  attached.get(db)?.beginRequest();
 }
 
 /** The direct path of `db`, if it has one. */

@@ -158,6 +158,9 @@ export class NodeSqliteDatabase implements SqliteDatabase {
       inTransaction: () => this.raw.isTransaction && this.#group === undefined,
       epoch: () => this.epoch(),
       tokenEpoch: () => this.#tokenGeneration,
+      beginRequest: () => {
+        this.#checkedAt = -Infinity;
+      },
       execute: (sql, params, options) => this.#executeDirect(sql, params, options),
     };
   }
@@ -280,7 +283,9 @@ export class NodeSqliteDatabase implements SqliteDatabase {
 
   epoch(): number {
     // other connections' commits: PRAGMA data_version costs ~5 µs, so it is read
-    // at most once per EXTERNAL_CHECK_MS (our own writes move the epoch at once)
+    // at most once per EXTERNAL_CHECK_MS within a request, and always at the first
+    // look of a request (beginRequest): a commit of another process made before a
+    // request starts is seen by it (our own writes move the epoch at once)
     const now = performance.now();
     if (now - this.#checkedAt >= EXTERNAL_CHECK_MS) {
       this.#checkedAt = now;

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { sql } from "kysely";
 import { migrateToLatest, openDatabase, sqliteConnectionOf } from "../../src/db/database.ts";
 import {
+  beginRequest,
   directOf,
   EpochCache,
   movesEpoch,
@@ -69,6 +70,21 @@ Deno.test("epoch: moves on this connection's config writes and on another connec
     await b.updateTable("config").set({ value: "w" }).where("key", "=", "k").execute();
     await new Promise((r) => setTimeout(r, EXTERNAL_CHECK_MS + 1));
     assert.notEqual(direct.epoch(), e1, "another connection's commit moves it");
+  });
+});
+
+Deno.test("beginRequest: another connection's commit is seen by the next request at once", async () => {
+  await withTwoConnections(async (a, b) => {
+    const direct = directOf(a)!;
+    await a.insertInto("config").values({ key: "k", value: "v", type: "", description: "" })
+      .execute();
+    const e1 = direct.epoch();
+    await b.updateTable("config").set({ value: "w" }).where("key", "=", "k").execute();
+    // within the millisecond, a look inside the same request may still see the old epoch…
+    direct.epoch();
+    // …but a request that starts after the commit sees it, with no wait
+    beginRequest(a);
+    assert.notEqual(direct.epoch(), e1);
   });
 });
 
