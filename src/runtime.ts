@@ -10,7 +10,7 @@ import type { Deps, ResponseSigner } from "./deps.ts";
 import { createResponseSigner, loadOrCreateSigningKey } from "./domain/signing/mod.ts";
 import { migrateToLatest, openDatabase } from "./db/database.ts";
 import { AuditWriter } from "./domain/audit/mod.ts";
-import { keysFromKeyFile } from "./domain/keys.ts";
+import { checkKeyFile, keysFromKeyFile } from "./domain/keys.ts";
 import { systemClock } from "./lib/clock.ts";
 import { loadOrCreateKeyFile } from "./lib/key_file.ts";
 import type { Logger } from "./lib/logger.ts";
@@ -31,6 +31,11 @@ export async function openRuntime(
     if (applied.length > 0) {
       log.info("Applied database migrations", { migrations: applied.join(",") });
     }
+    // a node with another key file must not write secrets the other nodes cannot read
+    await checkKeyFile(db, key.bytes, Date.now()).catch(async (err) => {
+      await db.destroy();
+      throw err;
+    });
   }
   return {
     config,

@@ -66,3 +66,10 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** Drops a test database by URL (after its handles are closed elsewhere). */
+export async function dropTestDatabase(url: string): Promise<void> {
+  if (!TEST_PG_URL) return;
+  const name = new URL(url).pathname.slice(1);
+  await adminStatement(sql`drop database if exists ${sql.id(name)} with (force)`);
+}

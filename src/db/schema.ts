@@ -71,6 +71,14 @@ export interface Database {
   realm: RealmTable;
   realm_resolver: RealmResolverTable;
   user_attribute: UserAttributeTable;
+  key_check: KeyCheckTable;
+}
+
+/** Which key file the database's secrets are encrypted under (see migration 0012). */
+export interface KeyCheckTable {
+  name: string;
+  fingerprint: string;
+  created_at: number;
 }
 
 /** The typed Kysely handle every store receives. */

@@ -16,6 +16,7 @@ import * as m0008 from "./0008_machines.ts";
 import * as m0009 from "./0009_token_owner_uid.ts";
 import * as m0010 from "./0010_audit_serial_index.ts";
 import * as m0011 from "./0011_admin_credential_version.ts";
+import * as m0012 from "./0012_key_check.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0009_token_owner_uid": m0009,
   "0010_audit_serial_index": m0010,
   "0011_admin_credential_version": m0011,
+  "0012_key_check": m0012,
 };

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { loadConfig } from "../../src/config.ts";
+import { closeRuntime, openRuntime } from "../../src/runtime.ts";
+import { KeyMismatchError } from "../../src/domain/keys.ts";
+import { memoryLogger } from "../../src/lib/logger.ts";
+import { dropTestDatabase, openTestDatabase } from "../test_db.ts";
+
+/** A node's config: its own data dir (key file) on the shared database `url`. */
+async function nodeConfig(url: string) {
+  const dataDir = await Deno.makeTempDir({ prefix: "tessera-node-" });
+  const config = loadConfig({ overrides: { dataDir } });
+  config.storage.databaseUrl = url;
+  config.signing.enabled = false;
+  return config;
+}
+
+Deno.test("a node started with another key file than the database's refuses to start", async () => {
+  const shared = await openTestDatabase();
+  await shared.db.destroy();
+  // SQLite in memory is one connection: use a file, shared by both "nodes"
+  const fileDir = shared.url === ":memory:"
+    ? await Deno.makeTempDir({ prefix: "tessera-shared-" })
+    : undefined;
+  const url = fileDir ? `sqlite:${fileDir}/db.sqlite` : shared.url;
+  const first = await nodeConfig(url);
+  const a = await openRuntime(first, memoryLogger());
+  await closeRuntime(a);
+  // the same key file again (another node with a copy of it) starts
+  const copy = await nodeConfig(url);
+  await Deno.copyFile(first.storage.keyFile, copy.storage.keyFile);
+  await closeRuntime(await openRuntime(copy, memoryLogger()));
+  // a node that made its own key file refuses, and says why
+  const other = await nodeConfig(url);
+  await assert.rejects(
+    () => openRuntime(other, memoryLogger()),
+    (err: Error) => {
+      assert.ok(err instanceof KeyMismatchError);
+      assert.match(err.message, /every node sharing a database needs the same key file/);
+      // the message names no key material beyond a short fingerprint prefix
+      assert.ok(
+        !err.message.includes(new TextDecoder().decode(Deno.readFileSync(other.storage.keyFile))),
+      );
+      return true;
+    },
+  );
+  // and the first key still works afterwards
+  await closeRuntime(await openRuntime(first, memoryLogger()));
+  for (const c of [first, copy, other]) await Deno.remove(c.storage.dataDir, { recursive: true });
+  // a fresh handle to drop the database
+  if (fileDir) await Deno.remove(fileDir, { recursive: true });
+  await dropTestDatabase(shared.url);
+});
