@@ -92,6 +92,15 @@ export function beginRequest(db: object): void {
   attached.get(db)?.beginRequest();
 }
 
+/**
+ * True when `db` has the direct path (SQLite): its hot-path writes share the
+ * connection's write group. Without it (PostgreSQL, a transaction handle)
+ * each statement commits on its own unless the caller opens a transaction.
+ */
+export function hasDirectAccess(db: object): boolean {
+  return attached.has(db);
+}
+
 /** The direct path of `db`, if it has one. */
 export function directOf(db: object): DirectAccess | undefined {
   return attached.get(db);

@@ -50,7 +50,7 @@ import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
 import type { OtpCheck, TokenType, TypeCheckContext } from "../token/types/mod.ts";
 import { countAuthAttempts, deleteUsedToken, realmsOfToken } from "./validate_store.ts";
-import { PendingCommits } from "../../db/direct.ts";
+import { hasDirectAccess, PendingCommits } from "../../db/direct.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import { radiusPassthru } from "../radius/mod.ts";
 
@@ -724,6 +724,21 @@ async function consumeAnswers(
   answers: RightAnswer[],
 ): Promise<TokenWithInfo[]> {
   if (answers.length === 0) return [];
+  if (!hasDirectAccess(env.deps.db)) {
+    // no write group (PostgreSQL): the consumption and the counter writes share
+    // one database transaction, so they land together or not at all
+    return await env.deps.db.transaction().execute(async (trx) =>
+      await consumeWith({ ...env, deps: { ...env.deps, db: trx } }, tx, answers)
+    );
+  }
+  return await consumeWith(env, tx, answers);
+}
+
+async function consumeWith(
+  env: CheckEnv,
+  tx: Transaction,
+  answers: RightAnswer[],
+): Promise<TokenWithInfo[]> {
   const consumed = await consumeTransaction(env.deps, tx.id, env.pending);
   const answered: TokenWithInfo[] = [];
   for (const { token, check } of answers) {
