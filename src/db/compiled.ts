@@ -13,6 +13,7 @@ import {
   type DirectResult,
   executeDirect,
   type ExecuteOptions,
+  noteStatement,
   type PendingCommits,
 } from "./direct.ts";
 
@@ -82,6 +83,7 @@ export async function runCached<R>(
     return now;
   }
   const res = await db.executeQuery<R>(CompiledQuery.raw(sql, params));
+  noteStatement(db, sql);
   return { rows: res.rows, numAffectedRows: res.numAffectedRows };
 }
 

@@ -26,8 +26,10 @@
  *   the check path's own writes run with `keepsTokenCache`, whose effect the
  *   owner cache (domain/token/owner_cache.ts) writes into itself.
  *
- * A database that is not SQLite (or a Kysely transaction handle) has no
- * direct access: statements go through Kysely and caches always load.
+ * A database that is not SQLite has no direct access: statements go through
+ * Kysely, and an {@link EpochCache} asks its {@link VersionSource} (PostgreSQL's
+ * `cache_epoch` row, read once per request). A Kysely transaction handle has
+ * neither: its caches always load.
  *
  * @module
  */
@@ -79,6 +81,40 @@ export interface DirectAccess {
 
 const attached = new WeakMap<object, DirectAccess>();
 
+/**
+ * The cache epoch of a database without a direct path (PostgreSQL): read
+ * from the database's `cache_epoch` row, which triggers on the cached tables
+ * move in the writing transaction (migration 0013). One reading is shared by
+ * the cache looks of requests that started before it was taken; a request
+ * that starts takes a new one ({@link beginRequest}), so a change committed on
+ * any node before a request starts is seen by that request.
+ */
+export interface VersionSource {
+  /** The current epoch (a number that moves when cached tables changed). */
+  epoch(): Promise<number>;
+  /** A request starts: the next {@link epoch} reads the database afresh. */
+  beginRequest(): void;
+  /** This process ran a statement that may have changed a cached table. */
+  noteWrite(): void;
+}
+
+const sources = new WeakMap<object, VersionSource>();
+
+/**
+ * A statement that bypassed Kysely's query builder (a precompiled one) ran on
+ * `db`: when it may change cached data (see {@link movesEpoch}), the version
+ * source reads afresh.
+ */
+export function noteStatement(db: object, sql: string): void {
+  const source = sources.get(db);
+  if (source !== undefined && movesEpoch(sql)) source.noteWrite();
+}
+
+/** Registers `source` as the cache epoch of the Kysely handle `db` (PostgreSQL). */
+export function attachVersionSource(db: object, source: VersionSource): void {
+  sources.set(db, source);
+}
+
 /** Registers `access` as the direct path of the Kysely handle `db`. */
 export function attachDirect(db: object, access: DirectAccess): void {
   attached.set(db, access);
@@ -90,6 +126,7 @@ export function attachDirect(db: object, access: DirectAccess): void {
  */
 export function beginRequest(db: object): void {
   attached.get(db)?.beginRequest();
+  sources.get(db)?.beginRequest();
 }
 
 /**
@@ -170,9 +207,10 @@ export class EpochCache<K, V> {
   /** The cached value of `key`, or what `load` returns (then cached). */
   async get(db: object, key: K, load: () => Promise<V>): Promise<V> {
     const access = attached.get(db);
-    if (access === undefined) return await load();
+    const source = access === undefined ? sources.get(db) : undefined;
+    if (access === undefined && source === undefined) return await load();
     // taken before loading: a write that lands while loading moves it again
-    const epoch = access.epoch();
+    const epoch = access !== undefined ? access.epoch() : await source!.epoch();
     let entries = this.#byDb.get(db);
     const hit = entries?.get(key);
     if (hit !== undefined && hit.epoch === epoch) return hit.value;

@@ -22,6 +22,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import type { Database, Db } from "./schema.ts";
+import { attachVersionSource, type VersionSource } from "./direct.ts";
 
 const INT8_OID = 20;
 
@@ -47,6 +48,112 @@ class SerialIds extends OperationNodeTransformer {
     const out = super.transformColumnDefinition(node);
     return out.autoIncrement ? { ...out, autoIncrement: false } : out;
   }
+}
+
+// tables whose writes no cache depends on (the hot path writes them on every check)
+const HOT_TABLES = new Set([
+  "token",
+  "tokeninfo",
+  "token_realm",
+  "challenge",
+  "audit",
+  "eventcounter",
+]);
+
+function tableOf(node: unknown): string | undefined {
+  // deno-lint-ignore no-explicit-any
+  const n = node as any;
+  const t = n?.kind === "AliasNode" ? n.node : n;
+  return t?.kind === "TableNode" ? t.table?.identifier?.name : undefined;
+}
+
+/** Whether a root query node may change a cached table (unknown shapes count as yes). */
+function movesCaches(node: RootOperationNode): boolean {
+  // deno-lint-ignore no-explicit-any
+  const n = node as any;
+  let table: string | undefined;
+  switch (node.kind) {
+    case "SelectQueryNode":
+      return false;
+    case "InsertQueryNode":
+      table = tableOf(n.into);
+      break;
+    case "UpdateQueryNode":
+      table = tableOf(n.table);
+      break;
+    case "DeleteQueryNode":
+      table = tableOf(n.from?.froms?.[0]);
+      break;
+    default:
+      return true;
+  }
+  return table === undefined || !HOT_TABLES.has(table);
+}
+
+/**
+ * The cache epoch of a PostgreSQL database (see db/direct.ts): the
+ * `cache_epoch` row, which triggers move with every committed change of a
+ * cached table on any node. A reading is shared until a request starts; for
+ * a few seconds after this process wrote a cached table, every look reads
+ * afresh (its own transaction may have committed after the shared reading).
+ */
+class PgCacheEpoch implements VersionSource {
+  #db: Db | undefined;
+  #reading: Promise<number> | undefined;
+  #generation = 0;
+  #lastSeen: number | undefined;
+  #dirtyUntil = 0;
+
+  attach(db: Db): void {
+    this.#db = db;
+  }
+
+  beginRequest(): void {
+    this.#reading = undefined;
+  }
+
+  /** This process wrote a cached table. */
+  noteWrite(): void {
+    this.#generation++;
+    this.#reading = undefined;
+    this.#dirtyUntil = performance.now() + OWN_WRITE_WINDOW_MS;
+  }
+
+  async epoch(): Promise<number> {
+    const fresh = performance.now() < this.#dirtyUntil;
+    const reading = fresh ? this.#read() : (this.#reading ??= this.#read());
+    const n = await reading;
+    if (n !== this.#lastSeen) {
+      this.#lastSeen = n;
+      this.#generation++;
+    }
+    return this.#generation;
+  }
+
+  async #read(): Promise<number> {
+    const row = await this.#db!.selectFrom("cache_epoch").select("n").where("id", "=", 1)
+      .executeTakeFirst();
+    // no row (a database migrated by an older build): never reuse a cached value
+    return row ? Number(row.n) : -++this.#generation;
+  }
+}
+
+/** How long after its own write to a cached table a process reads the epoch for every look. */
+const OWN_WRITE_WINDOW_MS = 5_000;
+
+function cacheEpochPlugin(source: PgCacheEpoch): KyselyPlugin {
+  const writes = new WeakSet<object>();
+  return {
+    transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+      if (movesCaches(args.node)) writes.add(args.queryId);
+      return args.node;
+    },
+    transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+      // after the statement ran (in a transaction: before its commit, hence the window)
+      if (writes.has(args.queryId)) source.noteWrite();
+      return Promise.resolve(args.result);
+    },
+  };
 }
 
 const serialIds: KyselyPlugin = {
@@ -83,5 +190,12 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Db {
   // an idle client losing its server (restart, failover) must not crash the process;
   // the pool drops it and the next query opens a new connection
   pool.on("error", () => {});
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [serialIds] });
+  const epoch = new PgCacheEpoch();
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    plugins: [serialIds, cacheEpochPlugin(epoch)],
+  });
+  epoch.attach(db);
+  attachVersionSource(db, epoch);
+  return db;
 }

@@ -72,6 +72,13 @@ export interface Database {
   realm_resolver: RealmResolverTable;
   user_attribute: UserAttributeTable;
   key_check: KeyCheckTable;
+  cache_epoch: CacheEpochTable;
+}
+
+/** One row counting changes of the cached tables (see migration 0013). */
+export interface CacheEpochTable {
+  id: number;
+  n: number;
 }
 
 /** Which key file the database's secrets are encrypted under (see migration 0012). */
