@@ -16,7 +16,9 @@ export class Stopwatch {
 
   /** Resolves once at least `ms` milliseconds have passed since creation. */
   async waitUntil(ms: number): Promise<void> {
-    const left = ms - this.elapsedMs();
-    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    // timers may fire a fraction of a millisecond early: wait again for what is left
+    for (let left = ms - this.elapsedMs(); left > 0; left = ms - this.elapsedMs()) {
+      await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
+    }
   }
 }
