@@ -2,12 +2,22 @@
  * `deno task bench`: measures Tessera's hot paths against this machine's
  * ceiling (a plain Hono "hello" served by the same program) with wrk on
  * loopback, checks correctness under load, and prints a table (or JSON).
+ * `--database postgres|both` runs the scenarios on a private PostgreSQL
+ * cluster too, `--nodes 2` with two Tessera processes sharing it.
  * See README "Benchmark" and `deno task bench --help`.
  *
  * @module
  */
 import { benchPolicies } from "./lib/policies.ts";
-import { ArgsError, type BenchOptions, parseBenchArgs, type Scenario, USAGE } from "./lib/args.ts";
+import {
+  ArgsError,
+  type BenchOptions,
+  benchTargets,
+  parseBenchArgs,
+  type Scenario,
+  targetLabel,
+  USAGE,
+} from "./lib/args.ts";
 import { Api } from "./lib/api.ts";
 import {
   advanceUsers,
@@ -28,7 +38,9 @@ import {
   scenarioResult,
   type SignRate,
 } from "./lib/report.ts";
+import { type BenchCluster, benchDatabaseName, startBenchCluster } from "./lib/postgres.ts";
 import { freePort, type ServerProcess, startServer } from "./lib/server.ts";
+import { planRun, shareKeys, type TargetRun, threadsFor } from "./lib/targets.ts";
 import { combineRuns, serverErrors, type WrkResult } from "./lib/stats.ts";
 import { runWrk, WRK_INSTALL_HINT, wrkVersion } from "./lib/wrk.ts";
 import { type ProfileRow, summarize } from "./profile_summary.ts";
@@ -44,11 +56,20 @@ class Bench {
   readonly notes: string[] = [];
   readonly report: BenchReport;
   ceilingRps = 0;
-  /** The server the current scenario loads (its CPU time is read around each run). */
-  server?: ServerProcess;
+  /** The server(s) the current scenario loads (their CPU time is read around each run). */
+  servers: ServerProcess[] = [];
+  /** Every server process started (stopped again on error and Ctrl-C). */
+  readonly started: ServerProcess[] = [];
+  /** CPU seconds of the database server of the current run (PostgreSQL), if any. */
+  dbCpu?: () => number | undefined;
+  /** The engine/node run of the current rows when a run covers several (row group, check prefix). */
+  group?: string;
+  /** wrk threads of the current run (a multiple of its nodes). */
+  threads: number;
   private runNo = 0;
 
   constructor(readonly o: BenchOptions, readonly tmp: string, wrk: string) {
+    this.threads = o.threads;
     this.report = {
       startedAt: new Date().toISOString(),
       machine: { cpus: navigator.hardwareConcurrency, deno: Deno.version.deno, wrk },
@@ -60,6 +81,9 @@ class Bench {
         users: o.users,
         tokens: o.tokens,
         serverEnv: o.serverEnv,
+        ...(benchTargets(o).length > 1 || o.databases.includes("postgres")
+          ? { targets: benchTargets(o).map(targetLabel) }
+          : {}),
       },
       ceilingRps: 0,
       results: [],
@@ -71,8 +95,37 @@ class Bench {
   }
 
   check(name: string, ok: boolean, detail: string): void {
-    this.checks.push({ name, ok, detail });
-    if (!ok) progress(`CHECK FAILED ${name}: ${detail}`);
+    const full = this.group ? `${this.group}: ${name}` : name;
+    this.checks.push({ name: full, ok, detail });
+    if (!ok) progress(`CHECK FAILED ${full}: ${detail}`);
+  }
+
+  note(text: string): void {
+    this.notes.push(this.group ? `${this.group}: ${text}` : text);
+  }
+
+  /** Makes `run` the current engine/node run (undefined: the ceiling, no group). */
+  enter(run?: TargetRun, multi = false): void {
+    this.group = run && multi ? run.label : undefined;
+    this.threads = run ? threadsFor(this.o.threads, run.target.nodes) : this.o.threads;
+    this.dbCpu = run?.cluster ? () => run.cluster!.cpuSeconds() : undefined;
+  }
+
+  /** CPU seconds of the current servers together; undefined if one cannot be read. */
+  serversCpu(): number | undefined {
+    let total = 0;
+    for (const s of this.servers) {
+      const cpu = s.cpuSeconds();
+      if (cpu === undefined) return undefined;
+      total += cpu;
+    }
+    return this.servers.length > 0 ? total : undefined;
+  }
+
+  /** The largest peak RSS of the current servers. */
+  serversPeakRss(): number | undefined {
+    const peaks = this.servers.map((s) => s.peakRss()).filter((p) => p !== undefined);
+    return peaks.length > 0 ? Math.max(...peaks) : undefined;
   }
 
   wants(s: Scenario): boolean {
@@ -91,39 +144,50 @@ class Bench {
    */
   async load(
     scenario: Scenario,
-    url: string,
+    urls: string[],
     spec: (seconds: number) => LuaSpec,
     after?: (r: WrkResult) => void,
     connections = this.o.connections,
   ): Promise<{ measured: WrkResult; all: WrkResult[] }> {
     const all: WrkResult[] = [];
     const phases = this.o.warmupS > 0 ? [this.o.warmupS, this.o.durationS] : [this.o.durationS];
+    // several nodes: wrk's threads are spread over them (lua.ts), each with its own items
+    const nodes = urls.length > 1
+      ? urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) }))
+      : undefined;
     let cpuBefore: number | undefined;
     let cpuAfter: number | undefined;
+    let dbBefore: number | undefined;
+    let dbAfter: number | undefined;
     for (const seconds of phases) {
-      cpuBefore = this.server?.cpuSeconds();
+      cpuBefore = this.serversCpu();
+      dbBefore = this.dbCpu?.();
       const r = await runWrk({
-        url,
-        spec: spec(seconds),
+        url: urls[0],
+        spec: nodes ? { ...spec(seconds), nodes } : spec(seconds),
         scriptPath: `${this.tmp}/run${++this.runNo}-${scenario}.lua`,
         seconds,
         connections,
       });
-      cpuAfter = this.server?.cpuSeconds();
+      cpuAfter = this.serversCpu();
+      dbAfter = this.dbCpu?.();
       after?.(r);
       all.push(r);
     }
     const measured = all[all.length - 1];
-    const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined && measured.requests > 0
-      ? ((cpuAfter - cpuBefore) * 1e6) / measured.requests
-      : undefined;
+    const perRequest = (before?: number, after?: number) =>
+      before !== undefined && after !== undefined && measured.requests > 0
+        ? ((after - before) * 1e6) / measured.requests
+        : undefined;
+    const cpuUs = perRequest(cpuBefore, cpuAfter);
+    const dbCpuUs = perRequest(dbBefore, dbAfter);
     progress(
-      `  ${scenario}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${
-        measured.p99Ms.toFixed(2)
-      } ms`,
+      `  ${this.group ? `[${this.group}] ` : ""}${scenario}: ${
+        measured.rps.toFixed(0)
+      } req/s, p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${measured.p99Ms.toFixed(2)} ms`,
     );
     if (measured.exhausted) {
-      this.notes.push(`${scenario}: the pre-computed OTPs ran out, the run stopped early`);
+      this.note(`${scenario}: the pre-computed OTPs ran out, the run stopped early`);
     }
     const c = combineRuns(all);
     this.check(
@@ -136,7 +200,9 @@ class Bench {
     this.report.results.push({
       ...scenarioResult(scenario, measured, this.ceilingRps || undefined),
       cpuUsPerRequest: cpuUs,
-      peakRssAfterBytes: this.server?.peakRss(),
+      peakRssAfterBytes: this.serversPeakRss(),
+      ...(this.group ? { target: this.group } : {}),
+      ...(dbCpuUs !== undefined ? { dbCpuUsPerRequest: dbCpuUs } : {}),
     });
     return { measured, all };
   }
@@ -166,10 +232,11 @@ class Bench {
       binary: this.o.binary,
       readyPath: "/",
     });
-    this.server = hello;
+    this.started.push(hello);
+    this.servers = [hello];
     try {
       progress(`ceiling${again ? " again" : ""}: plain Hono hello from the same program`);
-      const { measured } = await this.load("hello", hello.url, () => ({
+      const { measured } = await this.load("hello", [hello.url], () => ({
         method: "GET",
         items: [{ path: "/" }],
         threads: this.o.threads,
@@ -216,9 +283,10 @@ class Bench {
     signing: boolean,
     log: string,
     denoFlags: string[] = [],
+    databaseUrl?: string,
   ): Promise<ServerProcess> {
     const port = freePort();
-    return this.server = await startServer({
+    const server = await startServer({
       denoFlags,
       args: ["serve", "--data-dir", dataDir, "--listen", `127.0.0.1:${port}`],
       port,
@@ -226,6 +294,7 @@ class Bench {
         TESSERA_SIGNING_ENABLED: String(signing),
         TESSERA_LOG_LEVEL: "warn",
         TESSERA_CONFIG: `${this.tmp}/tessera.toml`,
+        ...(databaseUrl ? { TESSERA_STORAGE_DATABASE_URL: databaseUrl } : {}),
         ...this.o.serverEnv,
       },
       logFile: log,
@@ -233,21 +302,56 @@ class Bench {
       readyPath: "/healthz/",
       timeoutMs: 60000,
     });
+    this.started.push(server);
+    return server;
+  }
+
+  /**
+   * Starts the nodes of `run` one after the other on the shared database:
+   * the first creates the keys (and migrates, and creates the admin), the
+   * others get copies of its key files, as a second node of an installation
+   * does. The servers become the current load targets.
+   */
+  async startNodes(run: TargetRun, signing: boolean, denoFlags: string[] = []): Promise<void> {
+    this.servers = [];
+    for (const log of [...run.logs, ...run.signedLogs]) {
+      await Deno.mkdir(log.slice(0, log.lastIndexOf("/")), { recursive: true });
+    }
+    for (let i = 0; i < run.dataDirs.length; i++) {
+      if (i > 0) await shareKeys(run.dataDirs[0], run.dataDirs[i]);
+      this.servers.push(
+        await this.tessera(
+          run.dataDirs[i],
+          signing,
+          signing ? run.signedLogs[i] : run.logs[i],
+          i === 0 ? denoFlags : [],
+          run.databaseUrl,
+        ),
+      );
+    }
+  }
+
+  /** Stops the current servers; returns them. */
+  async stopNodes(): Promise<ServerProcess[]> {
+    const stopped = this.servers;
+    for (const s of stopped) await s.stop();
+    this.servers = [];
+    return stopped;
   }
 
   async hotp(
-    url: string,
+    urls: string[],
     e: Enrolment,
     scenario: "hotp" | "signed" | "policies",
   ): Promise<WrkResult> {
     let sentOtps = 0;
     const { measured, all } = await this.load(
       scenario,
-      url,
+      urls,
       (seconds) => ({
         method: "POST",
         items: this.otpItems(e.hotp, e.byUser, seconds),
-        threads: this.o.threads,
+        threads: this.threads,
       }),
       (r) => sentOtps += advanceUsers(e.hotp, r.used),
     );
@@ -262,14 +366,14 @@ class Bench {
     return measured;
   }
 
-  async wrong(url: string, api: Api, e: Enrolment): Promise<void> {
-    const { all } = await this.load("wrong", url, () => ({
+  async wrong(urls: string[], api: Api, e: Enrolment): Promise<void> {
+    const { all } = await this.load("wrong", urls, () => ({
       method: "POST",
       items: e.wrong.map((u) => ({
         path: "/validate/check",
         body: validateBody(u, e.byUser) + u.wrong,
       })),
-      threads: this.o.threads,
+      threads: this.threads,
     }));
     const c = combineRuns(all);
     await new Promise((r) => setTimeout(r, 300)); // requests in flight when wrk stopped
@@ -286,7 +390,7 @@ class Bench {
       });
       audited = Number(page.count);
     } catch (err) {
-      this.notes.push(`wrong: audit count not available (${(err as Error).message.slice(0, 120)})`);
+      this.note(`wrong: audit count not available (${(err as Error).message.slice(0, 120)})`);
     }
     this.check(
       "wrong: fail counters equal the wrong attempts",
@@ -298,14 +402,14 @@ class Bench {
     );
   }
 
-  async unknown(url: string, e: Enrolment): Promise<void> {
-    const { all } = await this.load("unknown", url, () => ({
+  async unknown(urls: string[], e: Enrolment): Promise<void> {
+    const { all } = await this.load("unknown", urls, () => ({
       method: "POST",
       items: e.unknown.map((login) => ({
         path: "/validate/check",
         body: `user=${login}&realm=${e.realm}&pass=4711123456`,
       })),
-      threads: this.o.threads,
+      threads: this.threads,
     }));
     const c = combineRuns(all);
     this.check(
@@ -315,11 +419,11 @@ class Bench {
     );
   }
 
-  async spass(url: string, e: Enrolment): Promise<void> {
-    const { all } = await this.load("spass", url, () => ({
+  async spass(urls: string[], e: Enrolment): Promise<void> {
+    const { all } = await this.load("spass", urls, () => ({
       method: "POST",
       items: e.spass.map((u) => ({ path: "/validate/check", body: validateBody(u, e.byUser) })),
-      threads: this.o.threads,
+      threads: this.threads,
     }));
     const c = combineRuns(all);
     this.check(
@@ -329,15 +433,15 @@ class Bench {
     );
   }
 
-  async tokenList(url: string, api: Api, e: Enrolment): Promise<void> {
+  async tokenList(urls: string[], api: Api, e: Enrolment): Promise<void> {
     const pages = Math.max(1, Math.ceil(e.tokensInDb / 15));
-    const { all } = await this.load("tokenlist", url, () => ({
+    const { all } = await this.load("tokenlist", urls, () => ({
       method: "GET",
       headers: { "PI-Authorization": api.jwt ?? "" },
       items: Array.from({ length: Math.min(pages, 100) }, (_, i) => ({
         path: `/token/?pagesize=15&page=${i + 1}`,
       })),
-      threads: this.o.threads,
+      threads: this.threads,
     }));
     const c = combineRuns(all);
     this.check(
@@ -351,20 +455,20 @@ class Bench {
 
   /** Connections of the /auth scenario: a login is a CPU- and memory-bound password hash. */
   authConnections(): number {
-    return Math.max(this.o.threads, Math.min(this.o.connections, AUTH_CONNECTIONS));
+    return Math.max(this.threads, Math.min(this.o.connections, AUTH_CONNECTIONS));
   }
 
-  async auth(url: string, password: string): Promise<void> {
+  async auth(urls: string[], password: string): Promise<void> {
     const { all } = await this.load(
       "auth",
-      url,
+      urls,
       () => ({
         method: "POST",
         items: [{
           path: "/auth",
           body: `username=admin&password=${encodeURIComponent(password)}`,
         }],
-        threads: this.o.threads,
+        threads: this.threads,
       }),
       undefined,
       this.authConnections(),
@@ -377,10 +481,15 @@ class Bench {
     );
   }
 
-  /** Replays: used OTPs are refused; one fresh OTP sent 10× at once is accepted once. */
-  async replay(api: Api, e: Enrolment): Promise<void> {
+  /**
+   * Replays: used OTPs are refused; one fresh OTP sent 10× at once is accepted
+   * once. With several nodes (`apis`, one per node) a user's fresh OTP goes to
+   * one node and its replays to the next, and the 10 parallel sends alternate.
+   */
+  async replay(apis: Api[], e: Enrolment): Promise<void> {
     const sample = e.hotp.slice(0, 20);
-    const check = async (u: OtpUser, counter: number) => {
+    const node = (i: number) => apis[i % apis.length];
+    const check = async (u: OtpUser, counter: number, api: Api) => {
       const otp = hotpSequence(u.key, counter, 1);
       const body = Object.fromEntries(new URLSearchParams(validateBody(u, e.byUser) + otp));
       const a = await api.raw("POST", "/validate/check", body);
@@ -389,8 +498,8 @@ class Bench {
     };
     // one fresh OTP per user first, so there is something to replay in any case
     let fresh = 0;
-    for (const u of sample) {
-      if (await check(u, u.next)) fresh++;
+    for (const [i, u] of sample.entries()) {
+      if (await check(u, u.next, node(i))) fresh++;
       u.next += 1;
     }
     this.check(
@@ -399,9 +508,9 @@ class Bench {
       `${fresh} of ${sample.length} accepted`,
     );
     let replayAccepted = 0;
-    for (const u of sample) {
+    for (const [i, u] of sample.entries()) {
       for (const back of [1, 2, 5]) {
-        if (u.next - back >= 0 && await check(u, u.next - back)) replayAccepted++;
+        if (u.next - back >= 0 && await check(u, u.next - back, node(i + 1))) replayAccepted++;
       }
     }
     this.check(
@@ -409,23 +518,29 @@ class Bench {
       sample.length > 0 && replayAccepted === 0,
       `${replayAccepted} of up to ${
         sample.length * 3
-      } replayed OTPs accepted (${sample.length} users)`,
+      } replayed OTPs accepted (${sample.length} users${
+        apis.length > 1 ? ", each replayed on the node that did not accept it" : ""
+      })`,
     );
     const parallel = e.hotp.slice(0, 20);
     const accepted = await Promise.all(parallel.map(async (u) => {
       const counter = u.next;
       u.next += 1;
-      const results = await Promise.all(Array.from({ length: 10 }, () => check(u, counter)));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, j) => check(u, counter, node(j))),
+      );
       return results.filter(Boolean).length;
     }));
     this.check(
       "replay: a fresh OTP sent 10 times at once is accepted exactly once",
       accepted.every((n) => n === 1),
-      `accepts per user: ${accepted.join(",")}`,
+      `accepts per user: ${accepted.join(",")}${
+        apis.length > 1 ? ` (sent to ${apis.length} nodes in turn)` : ""
+      }`,
     );
     // over everything so far (load runs included): the server's own record of accepts
     const distinct = e.hotp.reduce((a, u) => a + u.next, 0);
-    const page = await api.call("GET", "/audit/", {
+    const page = await apis[0].call("GET", "/audit/", {
       serial: "BH*",
       action: "POST /validate/check",
       success: "1",
@@ -438,18 +553,25 @@ class Bench {
     );
   }
 
-  /** One more signed validate answer, verified with the server's key. */
-  async verifySignature(url: string, e: Enrolment, keyFile: string): Promise<void> {
-    const u = e.hotp[0];
-    const otp = hotpSequence(u.key, u.next++, 1);
-    const params = Object.fromEntries(new URLSearchParams(validateBody(u, e.byUser) + otp));
-    const answer = await new Api(url).raw("POST", "/validate/check", params);
+  /** One more signed validate answer per node, verified with the (shared) server key. */
+  async verifySignature(urls: string[], e: Enrolment, keyFile: string): Promise<void> {
     const pem = await Deno.readTextFile(keyFile).catch(() => "");
-    const ok = pem !== "" && await verifySignedBody(answer.text, pem);
+    const bad: string[] = [];
+    for (const url of urls) {
+      const u = e.hotp[0];
+      const otp = hotpSequence(u.key, u.next++, 1);
+      const params = Object.fromEntries(new URLSearchParams(validateBody(u, e.byUser) + otp));
+      const answer = await new Api(url).raw("POST", "/validate/check", params);
+      if (!(pem !== "" && await verifySignedBody(answer.text, pem))) {
+        bad.push(`body: ${answer.text.slice(0, 200)}`);
+      }
+    }
     this.check(
-      "signed: a response's signature verifies with the server's key",
-      ok,
-      ok ? "RSA-PSS SHA-256 over the canonical body" : `body: ${answer.text.slice(0, 200)}`,
+      urls.length > 1
+        ? "signed: a response of every node verifies with the shared server key"
+        : "signed: a response's signature verifies with the server's key",
+      bad.length === 0,
+      bad.length === 0 ? "RSA-PSS SHA-256 over the canonical body" : bad.join("; "),
     );
   }
 
@@ -457,7 +579,7 @@ class Bench {
     try {
       Deno.statSync(keyFile);
     } catch {
-      this.notes.push(`no signing key at ${keyFile}: the raw signing rate was not measured`);
+      this.note(`no signing key at ${keyFile}: the raw signing rate was not measured`);
       return undefined;
     }
     const script = new URL("./sign_rate.ts", import.meta.url).pathname;
@@ -467,7 +589,7 @@ class Bench {
       stderr: "piped",
     }).output();
     if (!out.success) {
-      this.notes.push(`sign_rate.ts failed: ${new TextDecoder().decode(out.stderr).slice(0, 300)}`);
+      this.note(`sign_rate.ts failed: ${new TextDecoder().decode(out.stderr).slice(0, 300)}`);
       return undefined;
     }
     const rate = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!);
@@ -522,6 +644,163 @@ async function guarded(bench: Bench, name: string, fn: () => Promise<void>): Pro
   }
 }
 
+/** Lines of a server log that report problems (for the notes when a check failed). */
+async function errorLines(logFile: string, max = 5): Promise<string[]> {
+  const text = await Deno.readTextFile(logFile).catch(() => "");
+  const lines = text.split("\n").filter((l) => /error|warn|fatal|exception|timeout/i.test(l));
+  return lines.slice(0, max).map((l) => l.slice(0, 300));
+}
+
+/** Start, enrolment and the unsigned scenarios of one engine/node run. */
+async function runUnsigned(bench: Bench, run: TargetRun, tmp: string): Promise<void> {
+  const o = bench.o;
+  const profDir = `${tmp}/profile`;
+  const profile = o.profile && run.primary;
+  progress(
+    `starting Tessera (signing off) on ${run.dataDirs.join(", ")}${
+      run.databaseUrl ? ` with ${run.label} on ${run.databaseUrl}` : ""
+    }`,
+  );
+  const serverStarted = performance.now();
+  await bench.startNodes(run, false, profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []);
+  const servers = bench.servers;
+  if (run.primary) bench.report.peakRssAtStartBytes = servers[0].peakRss();
+  const apis = servers.map((s) => new Api(s.url));
+  const api = apis[0];
+  const password = (await Deno.readTextFile(`${run.dataDirs[0]}/initial-admin-password`)).trim();
+  await api.login("admin", password);
+  for (const other of apis.slice(1)) other.jwt = api.jwt;
+  const enrolStarted = performance.now();
+  const e = await enrol(api, {
+    users: o.users,
+    tokens: o.tokens,
+    progress,
+    usersDatabase: run.usersDatabase,
+  });
+  run.enrolment = e;
+  for (const n of e.notes) bench.note(n);
+  if (run.primary) {
+    bench.report.tokensInDb = e.tokensInDb;
+    bench.report.peakRssAfterEnrolBytes = servers[0].peakRss();
+  }
+  const enrolledAfterMs = performance.now() - serverStarted;
+  progress(
+    `enrolled in ${
+      ((performance.now() - enrolStarted) / 1000).toFixed(1)
+    } s; ${e.tokensInDb} tokens`,
+  );
+  if (o.users <= o.connections / bench.threads) {
+    const note =
+      `--users ${o.users} is not above the connections per wrk thread (${
+        o.connections / bench.threads
+      }): ` +
+      "a user's next OTP can overtake the previous one, which is then refused as already used";
+    if (!bench.notes.includes(note)) bench.notes.push(note);
+  }
+  if (servers.length > 1) {
+    bench.note(
+      `${servers.length} Tessera processes on one database; wrk runs ${bench.threads} threads, ` +
+        `thread t on node t mod ${servers.length}, each with its own users`,
+    );
+  }
+
+  const urls = servers.map((s) => s.url);
+  if (bench.wants("hotp")) await guarded(bench, "hotp", () => bench.hotp(urls, e, "hotp").then());
+  if (bench.wants("wrong")) await guarded(bench, "wrong", () => bench.wrong(urls, api, e));
+  if (bench.wants("unknown")) {
+    if (e.byUser) await guarded(bench, "unknown", () => bench.unknown(urls, e));
+    else bench.note("unknown: skipped (no users API)");
+  }
+  if (bench.wants("spass")) await guarded(bench, "spass", () => bench.spass(urls, e));
+  if (bench.wants("tokenlist")) {
+    await guarded(bench, "tokenlist", () => bench.tokenList(urls, api, e));
+  }
+  if (bench.wants("replay")) await guarded(bench, "replay", () => bench.replay(apis, e));
+  if (run.primary) bench.report.peakRssBeforeAuthBytes = servers[0].peakRss();
+  if (bench.wants("auth")) {
+    await guarded(bench, "auth", () => bench.auth(urls, password));
+    bench.note(
+      `auth ran with ${bench.authConnections()} connections (a login is one scrypt password hash)`,
+    );
+  }
+  if (bench.wants("policies")) {
+    await guarded(bench, "policies", async () => {
+      const policies = benchPolicies();
+      progress(`defining ${policies.length} policies through /policy/`);
+      for (const [i, p] of policies.entries()) await api.call("POST", `/policy/bench${i}`, p);
+      for (const [n, other] of apis.entries()) {
+        if (n === 0) continue;
+        const listed = await other.call("GET", "/policy/");
+        // an object keyed by name, or a list with compat.policy_list
+        const names: string[] = Array.isArray(listed)
+          ? listed.map((p: { name: string }) => p.name)
+          : Object.keys(listed ?? {});
+        const seen = names.filter((name: string) => /^bench\d+$/.test(name)).length;
+        bench.check(
+          `policies: node ${n + 1} lists the policies defined on node 1`,
+          seen === policies.length,
+          `${seen} of ${policies.length}`,
+        );
+      }
+      await bench.hotp(urls, e, "policies");
+      for (let i = 0; i < policies.length; i++) await api.call("DELETE", `/policy/bench${i}`);
+    });
+  }
+  const stopped = await bench.stopNodes();
+  if (run.primary) bench.report.peakRssBytes = stopped[0].peakRss();
+  else {
+    bench.note(
+      `server peak RSS ${
+        stopped.map((s, i) => `${stopped.length > 1 ? `node ${i + 1} ` : ""}${mbText(s.peakRss())}`)
+          .join(", ")
+      } with ${e.tokensInDb} tokens`,
+    );
+  }
+  run.enrolled = true;
+  if (profile) await printProfile(profDir, enrolledAfterMs);
+}
+
+/** The signed part of one run: its nodes restarted with signing on (same data), hotp again. */
+async function runSigned(bench: Bench, run: TargetRun): Promise<void> {
+  const e = run.enrolment!;
+  progress(
+    `restarting Tessera with response signing on (same data)${
+      run.target.database === "postgres" ? `: ${run.label}` : ""
+    }`,
+  );
+  await bench.startNodes(run, true);
+  const urls = bench.servers.map((s) => s.url);
+  const measured = await bench.hotp(urls, e, "signed");
+  bench.check(
+    "signed: every response carries a signature",
+    measured.signed === measured.requests,
+    `${measured.signed} of ${measured.requests} responses signed`,
+  );
+  const keyFile = `${run.dataDirs[0]}/signing-key.pem`;
+  await bench.verifySignature(urls, e, keyFile);
+  const stopped = await bench.stopNodes();
+  if (run.primary) bench.report.peakRssSignedBytes = stopped[0].peakRss();
+  if (!bench.report.signRate) {
+    progress("raw RSA-PSS signing rate of the server's key, on its own");
+    bench.report.signRate = await bench.signRate(keyFile);
+  }
+  const rows = bench.report.results.filter((r) => r.target === bench.group);
+  const plain = rows.find((r) => r.scenario === "hotp");
+  const withSig = rows.find((r) => r.scenario === "signed");
+  if (plain?.cpuUsPerRequest && withSig?.cpuUsPerRequest) {
+    const extra = withSig.cpuUsPerRequest - plain.cpuUsPerRequest;
+    bench.note(
+      `signing adds ${extra.toFixed(0)} µs server CPU per validate request (${
+        ((extra / withSig.cpuUsPerRequest) * 100).toFixed(0)
+      }% of a signed request's CPU; the target wants signing to be nearly all of it)`,
+    );
+  }
+}
+
+function mbText(bytes: number | undefined): string {
+  return bytes === undefined ? "?" : `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
 async function main(args: string[]): Promise<number> {
   let o: BenchOptions;
   try {
@@ -543,120 +822,114 @@ async function main(args: string[]): Promise<number> {
     return 2;
   }
   const tmp = await Deno.makeTempDir({ prefix: "tessera-bench-" });
-  const dataDir = `${tmp}/data`;
   // an empty config file: defaults plus the TESSERA_* variables set per server below
   await Deno.writeTextFile(`${tmp}/tessera.toml`, "# tessera bench: defaults\n");
   const bench = new Bench(o, tmp, wrk);
-  if (o.users <= o.connections / o.threads) {
+  const targets = benchTargets(o);
+  const multi = targets.length > 1;
+  const runs = targets.map((t, i) => planRun(t, tmp, i === 0));
+  if (!multi && o.users <= o.connections / threadsFor(o.threads, targets[0].nodes)) {
     bench.notes.push(
       `--users ${o.users} is not above the connections per wrk thread (${
-        o.connections / o.threads
+        o.connections / threadsFor(o.threads, targets[0].nodes)
       }): ` +
         "a user's next OTP can overtake the previous one, which is then refused as already used",
     );
   }
+  let cluster: BenchCluster | undefined;
+  // Ctrl-C or SIGTERM: stop every server and the PostgreSQL cluster before leaving
+  let interrupted = false;
+  const cleanUp = async () => {
+    for (const s of bench.started) await s.stop().catch(() => {});
+    await cluster?.stop().catch(() => {});
+  };
+  const onSignal = () => {
+    if (interrupted) return;
+    interrupted = true;
+    progress("interrupted: stopping the servers and PostgreSQL");
+    cleanUp().finally(async () => {
+      if (!o.keep) await Deno.remove(tmp, { recursive: true }).catch(() => {});
+      Deno.exit(130);
+    });
+  };
+  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, onSignal);
   const started = performance.now();
-  let server: ServerProcess | undefined;
   let failed = false;
   try {
     await bench.ceiling();
 
-    progress(`starting Tessera (signing off) on ${dataDir}`);
-    const profDir = `${tmp}/profile`;
-    const serverStarted = performance.now();
-    server = await bench.tessera(
-      dataDir,
-      false,
-      `${tmp}/tessera.log`,
-      o.profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [],
-    );
-    bench.report.peakRssAtStartBytes = server.peakRss();
-    const api = new Api(server.url);
-    const password = (await Deno.readTextFile(`${dataDir}/initial-admin-password`)).trim();
-    await api.login("admin", password);
-    const enrolStarted = performance.now();
-    const e = await enrol(api, { users: o.users, tokens: o.tokens, progress });
-    bench.notes.push(...e.notes);
-    bench.report.tokensInDb = e.tokensInDb;
-    bench.report.peakRssAfterEnrolBytes = server.peakRss();
-    const enrolledAfterMs = performance.now() - serverStarted;
-    progress(
-      `enrolled in ${
-        ((performance.now() - enrolStarted) / 1000).toFixed(1)
-      } s; ${e.tokensInDb} tokens`,
-    );
-
-    const url = server.url;
-    if (bench.wants("hotp")) await guarded(bench, "hotp", () => bench.hotp(url, e, "hotp").then());
-    if (bench.wants("wrong")) await guarded(bench, "wrong", () => bench.wrong(url, api, e));
-    if (bench.wants("unknown")) {
-      if (e.byUser) await guarded(bench, "unknown", () => bench.unknown(url, e));
-      else bench.notes.push("unknown: skipped (no users API)");
+    for (const run of runs) {
+      bench.enter(run, multi);
+      try {
+        if (run.target.database === "postgres") {
+          if (!cluster) {
+            progress("starting a private PostgreSQL cluster (initdb in a temporary folder)");
+            cluster = await startBenchCluster();
+            progress(
+              `  PostgreSQL on 127.0.0.1:${cluster.cluster.port} (pid ${cluster.cluster.pid})`,
+            );
+          }
+          run.cluster = cluster;
+          run.databaseUrl = await cluster!.createDatabase(benchDatabaseName(run.target.nodes));
+          bench.enter(run, multi);
+        }
+        await runUnsigned(bench, run, tmp);
+      } catch (err) {
+        if (!multi) throw err;
+        failed = true;
+        progress(`${run.label} aborted: ${(err as Error).stack ?? err}`);
+        bench.note(`aborted: ${(err as Error).message.split("\n")[0]}`);
+        await bench.stopNodes();
+      }
     }
-    if (bench.wants("spass")) await guarded(bench, "spass", () => bench.spass(url, e));
-    if (bench.wants("tokenlist")) {
-      await guarded(bench, "tokenlist", () => bench.tokenList(url, api, e));
-    }
-    if (bench.wants("replay")) await guarded(bench, "replay", () => bench.replay(api, e));
-    bench.report.peakRssBeforeAuthBytes = server.peakRss();
-    if (bench.wants("auth")) {
-      await guarded(bench, "auth", () => bench.auth(url, password));
-      bench.notes.push(
-        `auth ran with ${bench.authConnections()} connections (a login is one scrypt password hash)`,
-      );
-    }
-    if (bench.wants("policies")) {
-      await guarded(bench, "policies", async () => {
-        const policies = benchPolicies();
-        progress(`defining ${policies.length} policies through /policy/`);
-        for (const [i, p] of policies.entries()) await api.call("POST", `/policy/bench${i}`, p);
-        await bench.hotp(url, e, "policies");
-        for (let i = 0; i < policies.length; i++) await api.call("DELETE", `/policy/bench${i}`);
-      });
-    }
-    await server.stop();
-    bench.report.peakRssBytes = server.peakRss();
-    server = undefined;
-    if (o.profile) await printProfile(profDir, enrolledAfterMs);
+    bench.enter(undefined);
     await bench.ceiling(true);
 
     if (bench.wants("signed")) {
-      await guarded(bench, "signed", async () => {
-        progress("restarting Tessera with response signing on (same data)");
-        const signed = await bench.tessera(dataDir, true, `${tmp}/tessera-signed.log`);
-        server = signed;
-        const measured = await bench.hotp(signed.url, e, "signed");
-        bench.check(
-          "signed: every response carries a signature",
-          measured.signed === measured.requests,
-          `${measured.signed} of ${measured.requests} responses signed`,
-        );
-        await bench.verifySignature(signed.url, e, `${dataDir}/signing-key.pem`);
-        await signed.stop();
-        bench.report.peakRssSignedBytes = signed.peakRss();
-        server = undefined;
-        progress("raw RSA-PSS signing rate of the server's key, on its own");
-        bench.report.signRate = await bench.signRate(`${dataDir}/signing-key.pem`);
-        const plain = bench.report.results.find((r) => r.scenario === "hotp");
-        const withSig = bench.report.results.find((r) => r.scenario === "signed");
-        if (plain?.cpuUsPerRequest && withSig?.cpuUsPerRequest) {
-          const extra = withSig.cpuUsPerRequest - plain.cpuUsPerRequest;
-          bench.notes.push(
-            `signing adds ${extra.toFixed(0)} µs server CPU per validate request (${
-              ((extra / withSig.cpuUsPerRequest) * 100).toFixed(0)
-            }% of a signed request's CPU; the target wants signing to be nearly all of it)`,
-          );
-        }
-      });
+      for (const run of runs.filter((r) => r.enrolled)) {
+        bench.enter(run, multi);
+        await guarded(bench, "signed", async () => {
+          try {
+            await runSigned(bench, run);
+          } finally {
+            await bench.stopNodes();
+          }
+        });
+      }
+      bench.enter(undefined);
     }
   } catch (err) {
     failed = true;
     progress(`benchmark aborted: ${(err as Error).stack ?? err}`);
     bench.notes.push(`aborted: ${(err as Error).message.split("\n")[0]}`);
   } finally {
-    if (server) await server.stop();
+    bench.enter(undefined);
+    for (const s of bench.started) await s.stop();
+    if (cluster && (o.keep || failed)) {
+      await cluster.keepLogs(`${tmp}/postgres-log`).catch(() => {});
+    }
+    await cluster?.stop();
+    for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.removeSignalListener(sig, onSignal);
   }
-  bench.report.targets = evaluateTargets(bench.report);
+  // a failed check or run: the servers' own warnings and errors, to read beside the numbers
+  if (failed || bench.checks.some((c) => !c.ok)) {
+    for (const run of runs) {
+      for (const log of [...run.logs, ...run.signedLogs]) {
+        const lines = await errorLines(log);
+        if (lines.length > 0) {
+          bench.notes.push(`${log.slice(tmp.length + 1)}: ${lines.join(" | ")}`);
+        }
+      }
+    }
+  }
+  const primary = runs[0];
+  bench.report.targets = evaluateTargets({
+    ...bench.report,
+    results: bench.report.results.filter((r) =>
+      r.target === undefined || r.target === primary.label
+    ),
+  });
+  if (multi) bench.notes.push(`the targets of issue 10 are judged on the ${primary.label} rows`);
   bench.notes.push(`total run time ${((performance.now() - started) / 1000).toFixed(0)} s`);
   if (o.keep || failed || o.profile) bench.notes.push(`data, logs and Lua scripts kept in ${tmp}`);
   else await Deno.remove(tmp, { recursive: true }).catch(() => {});

@@ -35,6 +35,21 @@ export const SCENARIO_TITLES: Record<Scenario, string> = {
   signed: "/validate/check HOTP, signing on",
 };
 
+/** Database engines the benchmark can run Tessera on. */
+export const DATABASES = ["sqlite", "postgres"] as const;
+
+/** A database engine. */
+export type DatabaseEngine = typeof DATABASES[number];
+
+/** How many Tessera processes share the database (PostgreSQL only for 2). */
+export type NodeCount = 1 | 2;
+
+/** One engine/node combination the scenarios run on. */
+export interface BenchTarget {
+  database: DatabaseEngine;
+  nodes: NodeCount;
+}
+
 /** Parsed options. */
 export interface BenchOptions {
   /** Measured seconds per load scenario. */
@@ -57,6 +72,10 @@ export interface BenchOptions {
   profile: boolean;
   /** Extra environment of the server processes (Tessera and hello), e.g. DENO_V8_FLAGS. */
   serverEnv: Record<string, string>;
+  /** Engines to run on, in this order (SQLite first when both). */
+  databases: DatabaseEngine[];
+  /** Node counts of the PostgreSQL runs (SQLite always runs one node). */
+  nodes: NodeCount[];
   help: boolean;
 }
 
@@ -73,6 +92,8 @@ export const DEFAULTS: BenchOptions = {
   keep: false,
   profile: false,
   serverEnv: {},
+  databases: ["sqlite"],
+  nodes: [1],
   help: false,
 };
 
@@ -100,6 +121,13 @@ Options:
                        e.g. MALLOC_ARENA_MAX=1 or DENO_V8_FLAGS=--max-old-space-size=64
   --profile            run the server (signing off) with --cpu-prof and print
                        where its CPU time went (combine with --scenario)
+  --database <db>      sqlite (default), postgres or both: PostgreSQL runs on a
+                       private cluster the benchmark starts (initdb in a
+                       temporary folder) and stops at the end
+  --nodes <n>          Tessera processes sharing the PostgreSQL database: 1
+                       (default), 2, or "1,2"/"both" for a run of each; wrk
+                       spreads its threads (and users) over the nodes.
+                       SQLite always runs one node
   -h, --help           this text`;
 
 /** Thrown for bad command lines; the message is for the user. */
@@ -180,6 +208,13 @@ export function parseBenchArgs(args: string[]): BenchOptions {
       case "--binary":
         o.binary = value();
         break;
+      case "--database":
+      case "--databases":
+        o.databases = parseDatabases(value());
+        break;
+      case "--nodes":
+        o.nodes = parseNodes(value());
+        break;
       case "--scenario":
       case "--scenarios": {
         chosen ??= [];
@@ -202,9 +237,65 @@ export function parseBenchArgs(args: string[]): BenchOptions {
   if (o.connections < o.threads) {
     throw new ArgsError("--connections must be at least --threads (wrk needs one per thread)");
   }
+  if (o.nodes.includes(2) && !o.databases.includes("postgres")) {
+    throw new ArgsError(
+      "--nodes 2 needs --database postgres (or both): two nodes share one PostgreSQL database",
+    );
+  }
   if (chosen) {
     // the ceiling always runs; keep the canonical order
     o.scenarios = SCENARIOS.filter((s) => s === "hello" || chosen.includes(s));
   }
   return o;
+}
+
+/** Reads `sqlite`, `postgres`, `both` or a comma list into engines in canonical order. */
+export function parseDatabases(text: string): DatabaseEngine[] {
+  const names = text.split(",").map((n) => n.trim().toLowerCase()).filter((n) => n !== "");
+  const wanted = new Set<string>();
+  for (const n of names) {
+    if (n === "both" || n === "all") DATABASES.forEach((d) => wanted.add(d));
+    else if (n === "postgresql" || n === "pg") wanted.add("postgres");
+    else if ((DATABASES as readonly string[]).includes(n)) wanted.add(n);
+    else {
+      throw new ArgsError(`Cannot parse --database "${text}": use sqlite, postgres or both`);
+    }
+  }
+  if (wanted.size === 0) throw new ArgsError("Option --database needs sqlite, postgres or both");
+  return DATABASES.filter((d) => wanted.has(d));
+}
+
+/** Reads `1`, `2`, `1,2` or `both` into node counts in ascending order. */
+export function parseNodes(text: string): NodeCount[] {
+  const names = text.split(",").map((n) => n.trim().toLowerCase()).filter((n) => n !== "");
+  const wanted = new Set<NodeCount>();
+  for (const n of names) {
+    if (n === "both") {
+      wanted.add(1);
+      wanted.add(2);
+    } else if (n === "1" || n === "2") wanted.add(Number(n) as NodeCount);
+    else throw new ArgsError(`Cannot parse --nodes "${text}": use 1, 2 or 1,2`);
+  }
+  if (wanted.size === 0) throw new ArgsError("Option --nodes needs 1, 2 or 1,2");
+  return ([1, 2] as const).filter((n) => wanted.has(n));
+}
+
+/**
+ * The engine/node combinations of a run, in run order: SQLite (one node)
+ * first, then PostgreSQL with each node count.
+ */
+export function benchTargets(o: Pick<BenchOptions, "databases" | "nodes">): BenchTarget[] {
+  const out: BenchTarget[] = [];
+  for (const database of o.databases) {
+    if (database === "sqlite") out.push({ database, nodes: 1 });
+    else for (const nodes of o.nodes) out.push({ database, nodes });
+  }
+  return out;
+}
+
+/** "SQLite, 1 node", "PostgreSQL, 2 nodes". */
+export function targetLabel(t: BenchTarget): string {
+  return `${t.database === "sqlite" ? "SQLite" : "PostgreSQL"}, ${t.nodes} node${
+    t.nodes === 1 ? "" : "s"
+  }`;
 }

@@ -89,7 +89,16 @@ export function validateBody(u: OtpUser, byUser: boolean, realm = REALM): string
  */
 export async function enrol(
   api: Api,
-  options: { users: number; tokens: number; progress: (msg: string) => void },
+  options: {
+    users: number;
+    tokens: number;
+    progress: (msg: string) => void;
+    /**
+     * SQLite file of the bench users (default "bench-users.sqlite", under the
+     * data directory); an absolute path shared by several nodes.
+     */
+    usersDatabase?: string;
+  },
 ): Promise<Enrolment> {
   const { users, progress } = options;
   const notes: string[] = [];
@@ -109,7 +118,7 @@ export async function enrol(
     await api.call("POST", `/resolver/${RESOLVER}`, {
       type: "sqlresolver",
       Driver: "sqlite",
-      Database: "bench-users.sqlite",
+      Database: options.usersDatabase ?? "bench-users.sqlite",
       Table: "users",
       Map: JSON.stringify({
         userid: "id",

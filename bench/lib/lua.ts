@@ -9,6 +9,10 @@
  * body (or path) on each use, so every OTP is sent once and, with more items
  * per thread than connections, a user's OTPs arrive in order.
  *
+ * With several server nodes, thread t connects to node t mod nodes (wrk's
+ * `setup()` sets the thread's address), so each node gets its own threads,
+ * connections and items, and an OTP still goes to one node only.
+ *
  * @module
  */
 import { RESULT_MARKER } from "./stats.ts";
@@ -33,6 +37,11 @@ export interface LuaSpec {
   digits?: number;
   /** wrk threads (each takes every n-th item). */
   threads: number;
+  /**
+   * Server nodes to spread the threads over (thread t → node t mod n); absent
+   * or one: every thread uses wrk's URL. `threads` must be a multiple of them.
+   */
+  nodes?: { host: string; port: number }[];
 }
 
 /** A Lua string literal for any text (long bracket form is not safe for all input). */
@@ -49,12 +58,35 @@ export function luaString(text: string): string {
   return out + '"';
 }
 
+/** Lua of the node addresses and `node_addr(tid)` (thread tid → node tid mod n). */
+function nodeSetup(nodes: { host: string; port: number }[]): string {
+  const list = nodes.map((n) => `{${luaString(n.host)}, ${luaString(String(n.port))}}`).join(", ");
+  return `local NODES = {${list}}
+local node_addrs = {}
+local function node_addr(tid)
+  local i = tid % #NODES + 1
+  if node_addrs[i] == nil then
+    local addrs = wrk.lookup(NODES[i][1], NODES[i][2])
+    if addrs == nil or #addrs == 0 then error("cannot resolve node " .. NODES[i][1]) end
+    node_addrs[i] = addrs[1]
+  end
+  return node_addrs[i]
+end
+`;
+}
+
 /** The complete Lua script for `spec`. */
 export function luaScript(spec: LuaSpec): string {
   if (spec.items.length === 0) throw new Error("a wrk run needs at least one request item");
   if (spec.items.some((it) => it.otps !== undefined) && spec.items.length < spec.threads) {
     // threads share the items then, and would send the same OTPs
     throw new Error("OTP items must be at least as many as wrk threads");
+  }
+  const nodes = spec.nodes && spec.nodes.length > 1 ? spec.nodes : undefined;
+  if (nodes && spec.threads % nodes.length !== 0) {
+    throw new Error(
+      `wrk threads (${spec.threads}) must be a multiple of the nodes (${nodes.length})`,
+    );
   }
   const digits = spec.digits ?? 6;
   const headers = Object.entries({
@@ -78,9 +110,9 @@ ${items}
 -- setup/done side (main state)
 local threads = {}
 local next_tid = 0
-function setup(thread)
+${nodes ? nodeSetup(nodes) : ""}function setup(thread)
   thread:set("tid", next_tid)
-  next_tid = next_tid + 1
+${nodes ? "  thread.addr = node_addr(next_tid)\n" : ""}  next_tid = next_tid + 1
   table.insert(threads, thread)
 end
 

@@ -23,8 +23,15 @@ export interface ScenarioResult {
   ratio?: number;
   /** Server CPU time (user + system, all threads) per request of the measured run, µs. */
   cpuUsPerRequest?: number;
-  /** The server's peak RSS (VmHWM) right after this scenario, bytes. */
+  /** The server's peak RSS (VmHWM) right after this scenario, bytes (the largest node's). */
   peakRssAfterBytes?: number;
+  /**
+   * The engine/node run of this row ("PostgreSQL, 2 nodes") when a run covers
+   * several; absent for the hello ceiling and in a run on one engine.
+   */
+  target?: string;
+  /** CPU time of the PostgreSQL server and its backends per request of the measured run, µs. */
+  dbCpuUsPerRequest?: number;
 }
 
 /** A correctness check done by the run. */
@@ -66,6 +73,8 @@ export interface BenchReport {
     tokens: number;
     /** Extra environment the servers ran with. */
     serverEnv?: Record<string, string>;
+    /** Engine/node runs ("SQLite, 1 node", …) when not SQLite alone. */
+    targets?: string[];
   };
   ceilingRps: number;
   results: ScenarioResult[];
@@ -208,6 +217,11 @@ export function formatReport(report: BenchReport): string {
   lines.push(
     `wrk -t${o.threads} -c${o.connections}, ${o.durationS}s per scenario after ${o.warmupS}s warm-up; ${o.users} users per validate scenario, ${report.tokensInDb} tokens`,
   );
+  if (o.targets && o.targets.length > 0) {
+    lines.push(
+      `runs: ${o.targets.join("; ")} (PostgreSQL: a private cluster on loopback, fsync off)`,
+    );
+  }
   const shipped = shippedRuntime();
   const runtime = [
     ...Object.entries(shipped.env).map(([k, v]) => `${k}=${v}`),
@@ -221,27 +235,40 @@ export function formatReport(report: BenchReport): string {
     lines.push(`server environment: ${env.map(([k, v]) => `${k}=${v}`).join(" ")}`);
   }
   lines.push("");
-  const rows = [[
+  const hasDbCpu = report.results.some((r) => r.dbCpuUsPerRequest !== undefined);
+  const header = [
     "scenario",
     "req/s",
     "p50 ms",
     "p99 ms",
     "of ceiling",
     "srv CPU µs/req",
+    ...(hasDbCpu ? ["db CPU µs/req"] : []),
     "peak RSS MB",
     "statuses",
-  ]];
-  for (const r of report.results) {
-    rows.push([
-      r.label ?? `${r.scenario} — ${SCENARIO_TITLES[r.scenario]}`,
-      fmtRate(r.rps),
-      r.p50Ms.toFixed(2),
-      r.p99Ms.toFixed(2),
-      r.ratio === undefined ? "-" : pct(r.ratio),
-      r.cpuUsPerRequest === undefined ? "-" : r.cpuUsPerRequest.toFixed(0),
-      r.peakRssAfterBytes === undefined ? "-" : (r.peakRssAfterBytes / 1e6).toFixed(1),
-      statusText(r.statuses),
-    ]);
+  ];
+  const rowOf = (r: ScenarioResult, indent: string) => [
+    indent + (r.label ?? `${r.scenario} — ${SCENARIO_TITLES[r.scenario]}`),
+    fmtRate(r.rps),
+    r.p50Ms.toFixed(2),
+    r.p99Ms.toFixed(2),
+    r.ratio === undefined ? "-" : pct(r.ratio),
+    r.cpuUsPerRequest === undefined ? "-" : r.cpuUsPerRequest.toFixed(0),
+    ...(hasDbCpu ? [r.dbCpuUsPerRequest === undefined ? "-" : r.dbCpuUsPerRequest.toFixed(0)] : []),
+    r.peakRssAfterBytes === undefined ? "-" : (r.peakRssAfterBytes / 1e6).toFixed(1),
+    statusText(r.statuses),
+  ];
+  const rows = [header];
+  const groups = targetGroups(report.results);
+  if (groups.length === 0) {
+    for (const r of report.results) rows.push(rowOf(r, ""));
+  } else {
+    // the ceilings first, then one group of rows per engine/node run
+    for (const r of report.results) if (r.target === undefined) rows.push(rowOf(r, ""));
+    for (const g of groups) {
+      rows.push([`${g}:`]);
+      for (const r of report.results) if (r.target === g) rows.push(rowOf(r, "  "));
+    }
   }
   lines.push(table(rows));
   lines.push(
@@ -249,6 +276,17 @@ export function formatReport(report: BenchReport): string {
   );
   lines.push(" what else runs on the machine, unlike req/s. peak RSS MB: the serving process's");
   lines.push(" VmHWM right after the scenario.)");
+  if (hasDbCpu) {
+    lines.push(
+      "(db CPU µs/req: CPU time of the PostgreSQL server and its backends per request; with 2",
+    );
+    lines.push(" nodes srv CPU is both Tessera processes together and peak RSS the larger one.)");
+  }
+  if (groups.length > 1) {
+    lines.push("");
+    lines.push("Side by side (req/s · of ceiling · CPU µs/req: server, + PostgreSQL when used):");
+    lines.push(table(sideBySide(report.results, groups)));
+  }
   lines.push("");
   if (report.signRate) {
     const s = report.signRate;
@@ -290,6 +328,39 @@ export function formatReport(report: BenchReport): string {
     for (const n of report.notes) lines.push(`  - ${n}`);
   }
   return lines.join("\n");
+}
+
+/** The engine/node runs of `results` in order of first appearance. */
+export function targetGroups(results: readonly ScenarioResult[]): string[] {
+  const out: string[] = [];
+  for (const r of results) {
+    if (r.target !== undefined && !out.includes(r.target)) out.push(r.target);
+  }
+  return out;
+}
+
+/** One cell of the side-by-side table: "6787 · 6.6% · 172" or "2100 · 2.0% · 310+240". */
+export function compactCell(r: ScenarioResult | undefined): string {
+  if (!r) return "-";
+  const cpu = r.cpuUsPerRequest === undefined ? "-" : r.cpuUsPerRequest.toFixed(0) +
+    (r.dbCpuUsPerRequest === undefined ? "" : `+${r.dbCpuUsPerRequest.toFixed(0)}`);
+  return `${fmtRate(r.rps)} · ${r.ratio === undefined ? "-" : pct(r.ratio)} · ${cpu}`;
+}
+
+/** Rows of the side-by-side table: one per scenario, one column per engine/node run. */
+export function sideBySide(results: readonly ScenarioResult[], groups: string[]): string[][] {
+  const scenarios: Scenario[] = [];
+  for (const r of results) {
+    if (r.target !== undefined && !scenarios.includes(r.scenario)) scenarios.push(r.scenario);
+  }
+  const rows = [["scenario", ...groups]];
+  for (const s of scenarios) {
+    rows.push([
+      s,
+      ...groups.map((g) => compactCell(results.find((r) => r.target === g && r.scenario === s))),
+    ]);
+  }
+  return rows;
 }
 
 /** The machine-readable report (stable key names, numbers unrounded). */

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { parseProcStatCpu, parseProcStatus } from "./stats.ts";
+import {
+  parseProcStat,
+  parseProcStatCpu,
+  parseProcStatus,
+  type ProcStat,
+  treeCpuSeconds,
+} from "./stats.ts";
 
 /** A started server process. */
 export interface ServerProcess {
@@ -80,6 +86,22 @@ export function procMemory(pid: number): { peakRss?: number; rss?: number } {
 }
 
 /**
+ * CPU seconds used so far by process `root` and its descendants (e.g. a
+ * PostgreSQL server and its backends); undefined when `root` is gone.
+ */
+export function processTreeCpuSeconds(root: number): number | undefined {
+  const stats = new Map<number, ProcStat>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const st = parseProcStat(Deno.readTextFileSync(`/proc/${entry.name}/stat`));
+      if (st) stats.set(Number(entry.name), st);
+    } catch { /* ended meanwhile */ }
+  }
+  return treeCpuSeconds(root, stats);
+}
+
+/**
  * Starts `tessera <args>` with `env`, output to `logFile`, and waits until
  * GET `readyPath` answers 200 (at most `timeoutMs`).
  */
@@ -100,6 +122,8 @@ export async function startServer(options: {
     ...shipped.denoFlags,
     ...(options.denoFlags ?? []),
   ]);
+  // the log first: a child spawned before a failing open would be left running
+  const file = await Deno.open(options.logFile, { create: true, append: true });
   const child = new Deno.Command(cmd, {
     args,
     env: { ...shipped.env, ...options.env },
@@ -107,7 +131,6 @@ export async function startServer(options: {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const file = await Deno.open(options.logFile, { create: true, append: true });
   const writer = file.writable.getWriter();
   const pump = async (stream: ReadableStream<Uint8Array>) => {
     for await (const chunk of stream) await writer.write(chunk);

@@ -127,6 +127,56 @@ export function parseProcStatCpu(text: string, ticksPerSecond = 100): number | u
   return (utime + stime) / ticksPerSecond;
 }
 
+/** What {@link parseProcStat} reads out of a /proc/<pid>/stat line. */
+export interface ProcStat {
+  ppid: number;
+  /** CPU seconds of the process itself (user + system, all threads). */
+  cpuSeconds: number;
+  /** CPU seconds of its children that ended and were waited for (cutime + cstime). */
+  childCpuSeconds: number;
+}
+
+/** Parent pid and CPU times out of a /proc/<pid>/stat line; undefined when unreadable. */
+export function parseProcStat(text: string, ticksPerSecond = 100): ProcStat | undefined {
+  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  // rest[1] is field 4 (ppid); fields 14–17 are utime, stime, cutime, cstime
+  const [ppid, utime, stime, cutime, cstime] = [1, 11, 12, 13, 14].map((i) => Number(rest[i]));
+  if (![ppid, utime, stime, cutime, cstime].every(Number.isFinite)) return undefined;
+  return {
+    ppid,
+    cpuSeconds: (utime + stime) / ticksPerSecond,
+    childCpuSeconds: (cutime + cstime) / ticksPerSecond,
+  };
+}
+
+/**
+ * CPU seconds used so far by the process `root` and all its descendants,
+ * ended ones included (they count in their parent's child times), from a
+ * pid → stat map of every process (pure; see processTreeCpuSeconds).
+ */
+export function treeCpuSeconds(root: number, stats: Map<number, ProcStat>): number | undefined {
+  if (!stats.has(root)) return undefined;
+  const children = new Map<number, number[]>();
+  for (const [pid, st] of stats) {
+    const list = children.get(st.ppid);
+    if (list) list.push(pid);
+    else children.set(st.ppid, [pid]);
+  }
+  let total = 0;
+  const queue = [root];
+  const seen = new Set<number>();
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const st = stats.get(pid);
+    if (!st) continue;
+    total += st.cpuSeconds + st.childCpuSeconds;
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return total;
+}
+
 /** Several wrk runs of one scenario (warm-up + measured) added up, for the checks. */
 export function combineRuns(runs: readonly WrkResult[]): {
   requests: number;

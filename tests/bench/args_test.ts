@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import {
   ArgsError,
+  benchTargets,
   DEFAULTS,
   parseBenchArgs,
+  parseDatabases,
   parseDuration,
+  parseNodes,
   SCENARIOS,
+  targetLabel,
 } from "../../bench/lib/args.ts";
 
 Deno.test("parseDuration reads s, ms, m and bare seconds", () => {
@@ -92,4 +96,51 @@ Deno.test("parseBenchArgs --server-env collects NAME=VALUE pairs (values may hol
 Deno.test("parseBenchArgs -h / --help", () => {
   assert.equal(parseBenchArgs(["-h"]).help, true);
   assert.equal(parseBenchArgs(["--help"]).help, true);
+});
+
+Deno.test("parseBenchArgs --database and --nodes: engines and node counts of the run", () => {
+  assert.deepEqual(parseBenchArgs([]).databases, ["sqlite"]);
+  assert.deepEqual(parseBenchArgs([]).nodes, [1]);
+  assert.deepEqual(parseBenchArgs(["--database", "postgres"]).databases, ["postgres"]);
+  assert.deepEqual(parseBenchArgs(["--database=both"]).databases, ["sqlite", "postgres"]);
+  assert.deepEqual(parseBenchArgs(["--database", "postgres,sqlite"]).databases, [
+    "sqlite",
+    "postgres",
+  ]);
+  assert.deepEqual(parseDatabases("PostgreSQL"), ["postgres"]);
+  const two = parseBenchArgs(["--database", "postgres", "--nodes", "2"]);
+  assert.deepEqual(two.nodes, [2]);
+  assert.deepEqual(parseNodes("2,1"), [1, 2]);
+  assert.deepEqual(parseNodes("both"), [1, 2]);
+  assert.deepEqual(DEFAULTS.databases, ["sqlite"]); // defaults untouched
+});
+
+Deno.test("parseBenchArgs refuses unknown engines, node counts and two SQLite nodes", () => {
+  assert.throws(() => parseBenchArgs(["--database", "mysql"]), /Cannot parse --database "mysql"/);
+  assert.throws(() => parseBenchArgs(["--database", ","]), /needs sqlite, postgres or both/);
+  assert.throws(() => parseBenchArgs(["--nodes", "3"]), /Cannot parse --nodes "3"/);
+  assert.throws(() => parseBenchArgs(["--nodes"]), /needs a value/);
+  assert.throws(() => parseBenchArgs(["--nodes", "2"]), /--nodes 2 needs --database postgres/);
+  assert.throws(
+    () => parseBenchArgs(["--database", "sqlite", "--nodes", "1,2"]),
+    /needs --database postgres/,
+  );
+});
+
+Deno.test("benchTargets: SQLite once with one node, then PostgreSQL per node count", () => {
+  const label = (args: string[]) => benchTargets(parseBenchArgs(args)).map(targetLabel);
+  assert.deepEqual(label([]), ["SQLite, 1 node"]);
+  assert.deepEqual(label(["--database", "both"]), ["SQLite, 1 node", "PostgreSQL, 1 node"]);
+  assert.deepEqual(label(["--database", "both", "--nodes", "1,2"]), [
+    "SQLite, 1 node",
+    "PostgreSQL, 1 node",
+    "PostgreSQL, 2 nodes",
+  ]);
+  assert.deepEqual(label(["--database", "both", "--nodes", "2"]), [
+    "SQLite, 1 node",
+    "PostgreSQL, 2 nodes",
+  ]);
+  assert.deepEqual(benchTargets(parseBenchArgs(["--database", "postgres", "--nodes", "2"])), [
+    { database: "postgres", nodes: 2 },
+  ]);
 });

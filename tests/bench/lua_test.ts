@@ -119,3 +119,79 @@ Deno.test({
     }
   },
 });
+
+Deno.test("luaScript spreads threads over several nodes only when there are several", () => {
+  const spec = { method: "GET" as const, items: [{ path: "/" }], threads: 2 };
+  assert.equal(
+    luaScript({ ...spec, nodes: [{ host: "127.0.0.1", port: 1 }] }),
+    luaScript(spec),
+  );
+  const two = luaScript({
+    ...spec,
+    nodes: [{ host: "127.0.0.1", port: 4001 }, { host: "127.0.0.1", port: 4002 }],
+  });
+  assert.match(two, /local NODES = \{\{"127.0.0.1", "4001"\}, \{"127.0.0.1", "4002"\}\}/);
+  assert.match(two, /thread\.addr = node_addr\(next_tid\)/);
+  assert.doesNotMatch(luaScript(spec), /node_addr/);
+  assert.throws(
+    () =>
+      luaScript({
+        ...spec,
+        threads: 3,
+        nodes: [{ host: "127.0.0.1", port: 1 }, { host: "127.0.0.1", port: 2 }],
+      }),
+    /multiple of the nodes/,
+  );
+});
+
+Deno.test({
+  name: "the generated script under wrk with two nodes: each thread, and its users, on one node",
+  ignore: !hasWrk,
+  async fn() {
+    const byNode: Map<string, Set<string>>[] = [new Map(), new Map()];
+    const servers = byNode.map((seen) =>
+      Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+        const form = new URLSearchParams(await req.text());
+        const user = form.get("user");
+        if (user === null) return new Response("not here", { status: 404 });
+        const otps = seen.get(user) ?? new Set();
+        otps.add(form.get("pass")!);
+        seen.set(user, otps);
+        return Response.json({ result: { status: true, value: true } });
+      })
+    );
+    const dir = await Deno.makeTempDir();
+    try {
+      const perUser = 200;
+      const keys = [1, 2, 3, 4].map((i) => new TextEncoder().encode(`key-${i}`));
+      const r = await runWrk({
+        url: `http://127.0.0.1:${servers[0].addr.port}`,
+        spec: {
+          method: "POST",
+          items: keys.map((k, i) => ({
+            path: "/validate/check",
+            body: `user=u${i + 1}&pass=`,
+            otps: hotpSequence(k, 0, perUser),
+          })),
+          threads: 2,
+          nodes: servers.map((s) => ({ host: "127.0.0.1", port: s.addr.port })),
+        },
+        scriptPath: `${dir}/t.lua`,
+        seconds: 1,
+        connections: 2,
+      });
+      assert.equal(r.sent, 4 * perUser);
+      // thread 0 (users 1 and 3) on the first node, thread 1 (users 2 and 4) on the second
+      assert.deepEqual([...byNode[0].keys()].sort(), ["u1", "u3"]);
+      assert.deepEqual([...byNode[1].keys()].sort(), ["u2", "u4"]);
+      const received = byNode.reduce(
+        (n, m) => n + [...m.values()].reduce((a, s) => a + s.size, 0),
+        0,
+      );
+      assert.ok(received >= r.requests - 2 && received <= r.sent, `${received} of ${r.sent}`);
+    } finally {
+      for (const s of servers) await s.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

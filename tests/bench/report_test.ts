@@ -8,7 +8,9 @@ import {
   pct,
   reportJson,
   scenarioResult,
+  sideBySide,
   table,
+  targetGroups,
 } from "../../bench/lib/report.ts";
 import type { WrkResult } from "../../bench/lib/stats.ts";
 
@@ -151,4 +153,62 @@ Deno.test("formatReport shows rows, ratios, signing, RSS, checks, targets and no
 Deno.test("reportJson round-trips the report", () => {
   const r = report();
   assert.deepEqual(JSON.parse(reportJson(r)), JSON.parse(JSON.stringify(r)));
+});
+
+Deno.test("formatReport groups the rows of several engine/node runs and sets them side by side", () => {
+  const ceiling = 40000;
+  const row = (scenario: "hotp" | "unknown", rps: number, target: string, db?: number) => ({
+    ...scenarioResult(scenario, wrk(rps), ceiling),
+    cpuUsPerRequest: 170,
+    target,
+    ...(db === undefined ? {} : { dbCpuUsPerRequest: db }),
+  });
+  const r = report({
+    options: {
+      durationS: 5,
+      warmupS: 1,
+      connections: 32,
+      threads: 1,
+      users: 200,
+      tokens: 1000,
+      targets: ["SQLite, 1 node", "PostgreSQL, 2 nodes"],
+    },
+    results: [
+      scenarioResult("hello", wrk(ceiling), ceiling),
+      row("hotp", 8000, "SQLite, 1 node"),
+      row("unknown", 12000, "SQLite, 1 node"),
+      row("hotp", 2000, "PostgreSQL, 2 nodes", 240.4),
+      row("unknown", 6000, "PostgreSQL, 2 nodes", 80),
+    ],
+  });
+  const text = formatReport(r);
+  assert.match(text, /runs: SQLite, 1 node; PostgreSQL, 2 nodes/);
+  assert.match(text, /db CPU µs\/req/);
+  assert.match(
+    text,
+    /\nSQLite, 1 node:\n {2}hotp — \/validate\/check correct HOTP\s+8000 .* 20\.0%\s+170\s+-/,
+  );
+  assert.match(text, /\nPostgreSQL, 2 nodes:\n {2}hotp — .*\s+2000 .* 5\.0%\s+170\s+240\s/);
+  assert.match(text, /Side by side/);
+  assert.match(text, /hotp\s+8000 · 20\.0% · 170\s+2000 · 5\.0% · 170\+240/);
+  assert.match(text, /unknown\s+12000 · 30\.0% · 170\s+6000 · 15\.0% · 170\+80/);
+});
+
+Deno.test("formatReport of one engine: no groups, no db CPU column, no side-by-side table", () => {
+  const text = formatReport(report());
+  assert.doesNotMatch(text, /db CPU|Side by side|runs:/);
+  assert.match(text, /\nhotp — /);
+});
+
+Deno.test("sideBySide: a scenario a run did not measure shows a dash", () => {
+  const results = [
+    { ...scenarioResult("hotp", wrk(100), 1000), target: "A" },
+    { ...scenarioResult("wrong", wrk(50), 1000), target: "B" },
+  ];
+  assert.deepEqual(targetGroups(results), ["A", "B"]);
+  assert.deepEqual(sideBySide(results, targetGroups(results)), [
+    ["scenario", "A", "B"],
+    ["hotp", "100.0 · 10.0% · -", "-"],
+    ["wrong", "-", "50.0 · 5.0% · -"],
+  ]);
 });

@@ -2,13 +2,16 @@ import assert from "node:assert/strict";
 import {
   combineRuns,
   mean,
+  parseProcStat,
   parseProcStatCpu,
   parseProcStatus,
   parseWrkOutput,
   percentile,
+  type ProcStat,
   ratePerSecond,
   RESULT_MARKER,
   serverErrors,
+  treeCpuSeconds,
 } from "../../bench/lib/stats.ts";
 
 Deno.test("percentile interpolates linearly between closest ranks", () => {
@@ -98,4 +101,30 @@ Deno.test("combineRuns adds requests, statuses, accepts and socket errors over r
     statuses: {},
     socketErrors: 0,
   });
+});
+
+Deno.test("parseProcStat reads the parent pid and the process's and its ended children's CPU", () => {
+  // fields 3…17: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
+  const line = "77 (postgres: x (y)) S 42 1 1 0 -1 4194560 10 0 0 0 250 50 30 20 20 0";
+  assert.deepEqual(parseProcStat(line), { ppid: 42, cpuSeconds: 3, childCpuSeconds: 0.5 });
+  assert.equal(parseProcStat("garbage"), undefined);
+});
+
+Deno.test("treeCpuSeconds adds a process and all its descendants, ended children included", () => {
+  const st = (ppid: number, cpu: number, child = 0): ProcStat => ({
+    ppid,
+    cpuSeconds: cpu,
+    childCpuSeconds: child,
+  });
+  const stats = new Map<number, ProcStat>([
+    [1, st(0, 100)], // init: not part of the tree
+    [10, st(1, 1, 0.5)], // the root (e.g. runuser) with an ended child
+    [11, st(10, 2, 4)], // postmaster: ended backends count in its child times
+    [12, st(11, 3)],
+    [13, st(11, 0.25)],
+    [14, st(13, 0.25)],
+    [20, st(1, 50)], // unrelated
+  ]);
+  assert.equal(treeCpuSeconds(10, stats), 1 + 0.5 + 2 + 4 + 3 + 0.25 + 0.25);
+  assert.equal(treeCpuSeconds(99, stats), undefined);
 });
