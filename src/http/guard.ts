@@ -109,7 +109,8 @@ async function resolveTarget(
   if (objects === "none") return target;
   if (objects === "token") {
     const serial = requestSerial(p, path);
-    const list = bulkSerials(p, serial);
+    // a serial in the path names one token: a `serials` parameter cannot widen it
+    const list = path.serial ? undefined : bulkSerials(p, serial);
     if (list) {
       target.serials = list;
       for (const s of list) {
@@ -125,7 +126,7 @@ async function resolveTarget(
   const given = rule.ignoresUserParam ? "" : path.user || stringParam(p, "user") || "";
   const realmParam = path.realm || stringParam(p, "realm") || "";
   const resolver = path.resolver || stringParam(p, "resolver") || undefined;
-  if (rule.namesUserByResolver && !stringParam(p, "realm") && !path.realm) {
+  if (rule.namesUserByResolver) {
     // a user named by resolver (POST/PUT/DELETE /user): every realm of that resolver
     if (given !== "") target.login = given;
     target.userRealms = resolver ? await realmsOfResolver(deps, resolver) : [];
@@ -243,10 +244,12 @@ async function authorizeUser(
   rule: RouteRule,
   target: RequestTarget,
 ): Promise<void> {
-  if (
-    target.login !== undefined &&
-    (target.login !== identity.username || (target.userRealms[0] ?? "") !== identity.realm)
-  ) {
+  const isSelf = target.login === undefined ||
+    (target.login === identity.username &&
+      (target.resolver !== undefined
+        ? target.resolver === identity.resolver
+        : (target.userRealms[0] ?? "") === identity.realm));
+  if (!isSelf) {
     // only a path can still name another user: the parameters were forced to the caller
     throw new PolicyError(
       rule.otherUserMessage ?? "User actions are defined, but you may only act on yourself!",

@@ -433,3 +433,32 @@ Deno.test("a refused request fires no pre event handler", async () => {
   assert.equal((await findTokenBySerial(w.t.deps, w.sales))?.description, "touched");
   await w.t.close();
 });
+
+Deno.test("a serial in the path cannot be widened by a serials parameter", async () => {
+  const w = await world();
+  const before = await snapshot(w);
+  const res = await send(w, w.sub, ["POST", `/token/lost/${w.staff}`, { serials: w.sales }]);
+  assert.equal(res.status, 403);
+  assert.equal(await snapshot(w), before);
+  await w.t.close();
+});
+
+Deno.test("POST /user/ names the user by resolver, also with a realm parameter", async () => {
+  const w = await world();
+  const res = await jsonOf(
+    await w.t.asAdmin("POST", "/user/", {
+      body: { user: "newbie", resolver: "sql-sales", realm: "sales", password: "p" },
+    }),
+  );
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const refused = await send(w, w.sub, ["POST", "/user/", {
+    user: "mallory",
+    resolver: "sql-staff",
+    realm: "sales",
+    password: "p",
+  }]);
+  assert.equal(refused.status, 403, "the resolver's realm counts, not the realm parameter");
+  const users = await jsonOf(await w.t.asAdmin("GET", "/user/", { query: { realm: "staff" } }));
+  assert.deepEqual(users.body.result.value.map((u: { username: string }) => u.username), ["alice"]);
+  await w.t.close();
+});
