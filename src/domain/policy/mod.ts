@@ -404,13 +404,20 @@ const EXPORT_FIELDS = [
   "user_agents",
 ] as const;
 
-/** `GET /policy/export/<fn>`: every policy as INI with Python literal values. */
+/**
+ * `GET /policy/export/<fn>`: every policy as INI, each value as Python's
+ * `str()` writes it (privacyIDEA's format): strings plain (`scope =
+ * authentication`), lists, dicts, booleans and None as Python literals.
+ */
 export async function exportPolicies(deps: Deps): Promise<string> {
   const policies = await listPolicies(deps);
   let out = "";
   for (const p of policies) {
     out += `[${p.name}]\n`;
-    for (const f of EXPORT_FIELDS) out += `${f} = ${pyRepr(p[f] as PyValue)}\n`;
+    for (const f of EXPORT_FIELDS) {
+      const v = p[f] as PyValue;
+      out += `${f} = ${typeof v === "string" ? v : pyRepr(v)}\n`;
+    }
     out += "\n";
   }
   return out;
