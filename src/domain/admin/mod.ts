@@ -75,6 +75,31 @@ export async function deleteAdmin(deps: Deps, username: string): Promise<void> {
   if (!(await store.deleteAdmin(deps.db, username))) {
     throw new ResourceNotFoundError(`Cannot delete admin "${username}": no such admin`);
   }
+  forgetInitialPassword(deps, username);
+}
+
+/** The admin made on first start; its password is written to {@link initialPasswordFile}. */
+export const INITIAL_ADMIN = "admin";
+
+/** Where the first start writes the initial admin's password (mode 0600). */
+export function initialPasswordFile(deps: Pick<Deps, "config">): string {
+  return `${deps.config.storage.dataDir.replace(/\/+$/, "")}/initial-admin-password`;
+}
+
+/** Once the initial admin's password is changed or the admin is gone, its file goes too. */
+function forgetInitialPassword(deps: Deps, username: string): void {
+  if (username !== INITIAL_ADMIN) return;
+  try {
+    Deno.removeSync(initialPasswordFile(deps));
+    deps.log.info("Removed the initial admin password file", { path: initialPasswordFile(deps) });
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) {
+      deps.log.warn("Cannot remove the initial admin password file", {
+        path: initialPasswordFile(deps),
+        error: String(err),
+      });
+    }
+  }
 }
 
 /**
@@ -95,6 +120,7 @@ export async function setAdminPassword(
   if (!changed) {
     throw new ResourceNotFoundError(`Cannot set password of admin "${username}": no such admin`);
   }
+  forgetInitialPassword(deps, username);
 }
 
 const HEX = "0123456789abcdef";
@@ -204,6 +230,6 @@ const PASSWORD_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz2345
 export async function ensureInitialAdmin(deps: Deps): Promise<string | undefined> {
   if ((await store.countAdmins(deps.db)) > 0) return undefined;
   const password = randomString(deps.random, 24, PASSWORD_ALPHABET);
-  await addAdmin(deps, "admin", { password });
+  await addAdmin(deps, INITIAL_ADMIN, { password });
   return password;
 }
