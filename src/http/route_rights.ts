@@ -82,6 +82,7 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /healthz/livez": PUBLIC,
   "GET /healthz/readyz": PUBLIC,
   "GET /healthz/startupz": PUBLIC,
+  "GET /openapi.json": PUBLIC,
   // --- validation: public (the credentials are the request), except triggering challenges
   "GET /validate/check": PUBLIC,
   "POST /validate/check": PUBLIC,
