@@ -148,6 +148,7 @@ class Bench {
     spec: (seconds: number) => LuaSpec,
     after?: (r: WrkResult) => void,
     connections = this.o.connections,
+    beforePhase?: () => Promise<void>,
   ): Promise<{ measured: WrkResult; all: WrkResult[] }> {
     const all: WrkResult[] = [];
     const phases = this.o.warmupS > 0 ? [this.o.warmupS, this.o.durationS] : [this.o.durationS];
@@ -160,6 +161,7 @@ class Bench {
     let dbBefore: number | undefined;
     let dbAfter: number | undefined;
     for (const seconds of phases) {
+      await beforePhase?.();
       cpuBefore = this.serversCpu();
       dbBefore = this.dbCpu?.();
       const r = await runWrk({
@@ -458,6 +460,36 @@ class Bench {
     return Math.max(this.threads, Math.min(this.o.connections, AUTH_CONNECTIONS));
   }
 
+  /**
+   * Waits until each node admits as many logins at once as the next wrk run
+   * keeps in flight. The logins wrk had in flight when its previous run
+   * stopped still run on the server (queued password hashes) and count
+   * against the per-address limit (`auth.login_parallel`, 4); a run started
+   * before they end gets 429s that are the previous run's, not its own.
+   */
+  async drainLogins(urls: string[], password: string): Promise<void> {
+    const perNode = Math.ceil(this.authConnections() / urls.length);
+    const deadline = Date.now() + 30_000;
+    for (const url of urls) {
+      const api = new Api(url);
+      for (;;) {
+        const answers = await Promise.all(
+          Array.from(
+            { length: perNode },
+            () => api.raw("POST", "/auth", { username: "admin", password }),
+          ),
+        );
+        if (answers.every((a) => a.httpStatus === 200)) break;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `logins still refused after 30 s: HTTP ${answers.map((a) => a.httpStatus).join(",")}`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
   async auth(urls: string[], password: string): Promise<void> {
     const { all } = await this.load(
       "auth",
@@ -472,6 +504,7 @@ class Bench {
       }),
       undefined,
       this.authConnections(),
+      () => this.drainLogins(urls, password),
     );
     const c = combineRuns(all);
     this.check(
