@@ -57,6 +57,7 @@ export interface Database {
   machinetokenoption: MachineTokenOptionTable;
   subscription: SubscriptionTable;
   radiusserver: RadiusServerTable;
+  privacyideaserver: PrivacyideaServerTable;
   token: TokenTable;
   tokeninfo: TokenInfoTable;
   token_realm: TokenRealmTable;
@@ -266,6 +267,15 @@ export interface RadiusServerTable {
   retries: number;
   timeout: number;
   options: string | null;
+}
+
+/** Remote privacyIDEA server definitions (`/privacyideaserver/`); `tls` is 0/1 (verify the certificate). */
+export interface PrivacyideaServerTable {
+  id: Generated<number>;
+  identifier: string;
+  url: string;
+  tls: number;
+  description: string;
 }
 
 /** Uploaded vendor-signed subscriptions (`/subscriptions/`); dates are midnight UTC in ms. */

@@ -73,7 +73,12 @@ async function readJson(
   }
 }
 
-async function rebuild(c: Context<AppEnv>, old: Response, body: Record<string, unknown>) {
+async function rebuild(
+  c: Context<AppEnv>,
+  old: Response,
+  body: Record<string, unknown>,
+  status: number,
+) {
   delete body.signature;
   let text: string;
   const signer = c.get("deps").signer;
@@ -88,7 +93,8 @@ async function rebuild(c: Context<AppEnv>, old: Response, body: Record<string, u
   }
   const headers = new Headers(old.headers);
   headers.delete("content-length");
-  return new Response(text, { status: old.status, headers });
+  // a handler may replace the status with the body (Federation: the remote's status)
+  return new Response(text, { status, headers });
 }
 
 /** Runs the event handlers configured for the request's event, if any. */
@@ -150,7 +156,7 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
   await runDefinitions(deps, plan.post, ctx, c.get("audit"));
   // the empty radiuscheck answer stays empty: a non-JSON response is left untouched
   if (ctx.response.changed && ctx.response.body && read.res.body !== null) {
-    const fresh = await rebuild(c, read.res, ctx.response.body);
+    const fresh = await rebuild(c, read.res, ctx.response.body, ctx.response.status);
     c.res = undefined;
     c.res = fresh;
   }

@@ -246,6 +246,11 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /radiusserver/test_request": { ...ADMIN, action: "radiusserver_write" },
   "POST /radiusserver/:identifier": { ...ADMIN, action: "radiusserver_write" },
   "DELETE /radiusserver/:identifier": { ...ADMIN, action: "radiusserver_write" },
+  // --- remote privacyIDEA servers (Federation handler)
+  "GET /privacyideaserver": { ...ADMIN, action: "privacyideaserver_read" },
+  "POST /privacyideaserver/test_request": { ...ADMIN, action: "privacyideaserver_write" },
+  "POST /privacyideaserver/:identifier": { ...ADMIN, action: "privacyideaserver_write" },
+  "DELETE /privacyideaserver/:identifier": { ...ADMIN, action: "privacyideaserver_write" },
   // --- subscriptions
   "GET /subscriptions": { ...ADMIN, action: "managesubscription" },
   "POST /subscriptions": { ...ADMIN, action: "managesubscription" },

@@ -116,7 +116,7 @@ Deno.test("POST /event refuses bad input with 400/905 and stores nothing", async
     ["missing action", { ...BASIC, action: "" }, /Missing parameter: action/],
     ["missing module", { ...BASIC, handlermodule: "" }, /Missing parameter: handlermodule/],
     ["unknown module", { ...BASIC, handlermodule: "Nope" }, /Unknown handler module: Nope/],
-    ["federation not implemented", { ...BASIC, handlermodule: "Federation" }, /Unknown handler/],
+    ["container not implemented", { ...BASIC, handlermodule: "Container" }, /Unknown handler/],
     ["bad conditions JSON", { ...BASIC, conditions: "{nope" }, /must be a dictionary/],
     ["conditions list", { ...BASIC, conditions: "[1,2]" }, /must be a dictionary/],
     ["bad id", { ...BASIC, id: "abc" }, /event handler id/],
@@ -219,6 +219,7 @@ Deno.test("GET /event/handlermodules lists the implemented modules in upstream o
     "UserNotification",
     "Token",
     "Script",
+    "Federation",
     "Counter",
     "RequestMangler",
     "ResponseMangler",
@@ -304,6 +305,8 @@ Deno.test("GET /event/positions/<module> and /event/defaults/<module>", async ()
   const def = async (m: string) =>
     (await jsonOf(await t.asAdmin("GET", `/event/defaults/${m}`))).body.result.value;
   assert.deepEqual(await def("Token"), { abort_on_error: false });
+  assert.deepEqual(await pos("Federation"), ["post"]);
+  assert.deepEqual(await def("Federation"), { abort_on_error: true });
   assert.equal(await def("Nope"), false);
   await t.close();
 });

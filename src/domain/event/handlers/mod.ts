@@ -7,6 +7,7 @@ import type { HandlerModule } from "../types.ts";
 import { userNotificationHandler } from "./user_notification.ts";
 import { tokenHandler } from "./token.ts";
 import { scriptHandler } from "./script.ts";
+import { federationHandler } from "./federation.ts";
 import { counterHandler } from "./counter.ts";
 import { requestManglerHandler } from "./request_mangler.ts";
 import { responseManglerHandler } from "./response_mangler.ts";
@@ -14,11 +15,12 @@ import { loggingHandler } from "./logging.ts";
 import { customUserAttributesHandler } from "./custom_user_attributes.ts";
 import { webhookHandler } from "./webhook.ts";
 
-/** Federation and Container are not implemented and therefore not listed. */
+/** Container is not implemented and therefore not listed. */
 export const HANDLER_MODULES: readonly HandlerModule[] = [
   userNotificationHandler,
   tokenHandler,
   scriptHandler,
+  federationHandler,
   counterHandler,
   requestManglerHandler,
   responseManglerHandler,
