@@ -7,6 +7,7 @@
 import type { Deps } from "../../deps.ts";
 import { ConfigAdminError, ParameterError, ResolverError } from "../../errors.ts";
 import { decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.ts";
+import { checkCaFile, LDAP_DEFAULTS, ldapResolver, parseLdapConfig } from "./ldap.ts";
 import { checkPasswdFile, passwdResolver } from "./passwd.ts";
 import { resolveDataPath } from "./paths.ts";
 import {
@@ -19,11 +20,22 @@ import {
 import * as store from "./resolver_store.ts";
 import type { UserResolver } from "./types.ts";
 
-export type { ResolverTestResult, UserInfo, UserResolver } from "./types.ts";
+export type { ResolverTestResult, UserInfo, UserListEntry, UserResolver } from "./types.ts";
 export { USER_FIELDS } from "./types.ts";
 export { closeSqlConnections, SQL_DEFAULT_MAP } from "./sql.ts";
 export type { ResolverRecord } from "./resolver_store.ts";
-export { ownPaths, readAllUpTo, refuseOwnPath } from "./paths.ts";
+export { ownPaths, readAllUpTo, refuseOwnPath, resolveDataPath } from "./paths.ts";
+export { checkCaFile, parseServerSettings, readCaFile } from "./ldap.ts";
+export * as ldapValues from "./ldap_values.ts";
+export {
+  type BindAs,
+  ldapErrorText,
+  LdapPool,
+  ldapResultCode,
+  type LdapServerSettings,
+  LdapUnreachableError,
+  type PoolStrategy,
+} from "./ldap_pool.ts";
 
 /** What a censored secret looks like in responses (and means "keep" in requests). */
 export const CENSORED = "__CENSORED__";
@@ -35,6 +47,7 @@ export const NAME_REGEXP = /^[A-Za-z0-9_\-.]{1,255}$/;
 const TYPES: Record<string, { secrets: string[]; defaults: Record<string, string> }> = {
   passwdresolver: { secrets: [], defaults: { fileName: "/etc/passwd" } },
   sqlresolver: { secrets: ["Password"], defaults: SQL_DEFAULTS },
+  ldapresolver: { secrets: ["BINDPW"], defaults: LDAP_DEFAULTS },
 };
 
 /** Parameters that are never part of a resolver's configuration. */
@@ -68,8 +81,12 @@ function checkName(name: string): void {
 }
 
 function isEditable(rec: { type: string; config: Record<string, string> }): boolean {
-  if (rec.type !== "sqlresolver") return false;
-  return ["1", "true", "yes", "on"].includes((rec.config.Editable ?? "").trim().toLowerCase());
+  const flag = rec.type === "sqlresolver"
+    ? rec.config.Editable
+    : rec.type === "ldapresolver"
+    ? rec.config.EDITABLE
+    : undefined;
+  return ["1", "true", "yes", "on"].includes((flag ?? "").trim().toLowerCase());
 }
 
 function censored(rec: store.ResolverRecord): ResolverListEntry {
@@ -179,6 +196,7 @@ async function checkStoreFile(deps: Deps, type: string, file: string | undefined
   if (file === undefined) return;
   if (type === "passwdresolver") await checkPasswdFile(file, deps.config);
   else if (type === "sqlresolver") checkSqliteFile(file, deps.config);
+  else if (type === "ldapresolver") await checkCaFile(file, deps.config);
 }
 
 /** `POST /resolver/<name>`: creates or updates a resolver; returns its id. */
@@ -319,6 +337,19 @@ function buildInstance(
         appConfig: deps.config,
       });
       return { instance, file: cfg.database };
+    }
+    case "ldapresolver": {
+      const cfg = parseLdapConfig(rec.name, rec.config, deps.config.storage.dataDir);
+      const instance = ldapResolver({
+        name: rec.name,
+        config: cfg,
+        now: () => deps.clock.now(),
+        random: deps.random,
+        log: deps.log,
+        appConfig: deps.config,
+      });
+      // the CA file is the one file an LDAP resolver reads
+      return { instance, file: cfg.server.tlsCaFile };
     }
     default:
       throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);

@@ -1,5 +1,5 @@
 /**
- * The interface every user store implements (passwd, SQL; LDAP later).
+ * The interface every user store implements (passwd, SQL, LDAP).
  *
  * @module
  */
@@ -19,6 +19,12 @@ export const USER_FIELDS = [
 /** Attributes of one user as strings; never contains a password. */
 export type UserInfo = Record<string, string>;
 
+/**
+ * One user of a user list: like {@link UserInfo}, but a field an LDAP resolver
+ * lists in `MULTIVALUEATTRIBUTES` stays a list when the user has several values.
+ */
+export type UserListEntry = Record<string, string | string[]>;
+
 /** Result of a resolver self-test. */
 export interface ResolverTestResult {
   success: boolean;
@@ -35,7 +41,7 @@ export interface UserResolver {
   /** Attributes of the user with `uid`, undefined when unknown. */
   getUserInfo(uid: string): Promise<UserInfo | undefined>;
   /** Users matching every search field (`*` wildcard); unknown fields give []. */
-  getUserList(search: Record<string, string>): Promise<UserInfo[]>;
+  getUserList(search: Record<string, string>): Promise<UserListEntry[]>;
   /** Checks a password; false for unknown users and unusable hashes. */
   checkPass(uid: string, password: string): Promise<boolean>;
   /** Creates a user (editable stores only); returns the new uid. */

@@ -16,7 +16,13 @@ import {
   realmNames,
   realmsOfResolver,
 } from "../realm/mod.ts";
-import { getResolver, instanceOf, USER_FIELDS, type UserResolver } from "../resolver/mod.ts";
+import {
+  getResolver,
+  instanceOf,
+  USER_FIELDS,
+  type UserListEntry,
+  type UserResolver,
+} from "../resolver/mod.ts";
 import * as attrStore from "./attribute_store.ts";
 import { customAttributeRights, mayDelete, maySet } from "./attribute_rights.ts";
 import type { AttributeRights } from "./attribute_rights.ts";
@@ -165,7 +171,7 @@ export async function listUsers(
 ): Promise<Record<string, unknown>[]> {
   const includeCustom = options.includeCustomAttributes ?? true;
   const items: Record<string, unknown>[] = [];
-  const finish = async (info: Record<string, string>, realm: string, resolver: UserResolver) => {
+  const finish = async (info: UserListEntry, realm: string, resolver: UserResolver) => {
     let item: Record<string, unknown> = {
       ...info,
       realm,
@@ -174,7 +180,7 @@ export async function listUsers(
     };
     if (includeCustom) {
       const custom = await attrStore.attributesOf(deps.db, {
-        uid: info.userid,
+        uid: String(info.userid),
         resolver: resolver.name,
         realm,
       });
@@ -221,7 +227,7 @@ export async function listUsers(
       if (done.has(key)) continue;
       done.add(key);
       let inst: UserResolver;
-      let found: Record<string, string>[];
+      let found: UserListEntry[];
       try {
         inst = instanceOf(deps, m.record);
         found = await inst.getUserList(options.search);
@@ -235,8 +241,9 @@ export async function listUsers(
       }
       for (const info of found) {
         // the same login in a lower-priority resolver is masked (spec 03 §5)
-        if (seen.has(info.username)) continue;
-        seen.add(info.username);
+        const username = String(info.username);
+        if (seen.has(username)) continue;
+        seen.add(username);
         await finish(info, pair.realm, inst);
       }
     }
