@@ -37,6 +37,7 @@ function contextFor(
     request: {
       method: c.req.method,
       path: c.req.path,
+      rawPath: new URL(c.req.url).pathname,
       params: c.get("params"),
       headers: c.req.raw.headers,
       clientIp: c.get("clientIp"),

@@ -31,7 +31,10 @@ export interface EventIdentity {
 /** The request a handler sees. `params` is the live map: pre handlers may change it. */
 export interface EventRequest {
   method: string;
+  /** The routed path: decoded, without a trailing slash. */
   path: string;
+  /** The path as the client sent it (percent-encoded, trailing slash kept). */
+  rawPath?: string;
   params: Record<string, unknown>;
   headers: Headers;
   clientIp: string;

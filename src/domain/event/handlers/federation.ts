@@ -120,7 +120,8 @@ export const federationHandler: HandlerModule = {
 
     const remote = await forwardToPrivacyideaServer(deps, identifier, {
       method: request.method,
-      path: encodePath(request.path),
+      // as sent: privacyIDEA's routes tell `/token/` from `/token`
+      path: request.rawPath ?? encodePath(request.path),
       params,
       headers,
       timeoutMs: timeoutOf(o.timeout),
