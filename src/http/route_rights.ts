@@ -73,6 +73,25 @@ const MACHINE_TOKEN = {
   action: "manage_machine_tokens",
 } as const;
 
+/**
+ * `tokenrealms` of `/token/load`: split on "," without trimming (privacyIDEA's
+ * quirk), lower-cased. The guard checks and the handler uses this one list.
+ */
+export function tokenRealmsParam(p: Params): string[] {
+  const raw = p.tokenrealms;
+  const list = Array.isArray(raw) ? raw.map(String) : typeof raw === "string" ? raw.split(",") : [];
+  return list.map((r) => r.toLowerCase()).filter((r) => r !== "");
+}
+
+// a token file lands in the `tokenrealms` given (each must be allowed), else in no realm
+const TOKEN_LOAD: RouteRule = {
+  ...ADMIN,
+  action: "importtokens",
+  createsToken: true,
+  movesTo: tokenRealmsParam,
+  message: () => "Admin actions are defined, but you are not allowed to upload token files.",
+};
+
 /** Route key: `METHOD /path` as registered (path without a trailing slash). */
 export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   // --- authentication and health: public
@@ -146,6 +165,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "DELETE /token/:serial": { ...TOKEN_ANY, action: "delete" },
   "POST /token/lost/:serial": { ...TOKEN_ANY, action: "losttoken" },
   "GET /token/getserial/:otp": { ...ADMIN, action: "getserial" },
+  "POST /token/load/:filename": TOKEN_LOAD,
+  "POST /token/load": TOKEN_LOAD,
   // --- users
   "GET /user": { roles: "any", objects: "user", isUserFilter: true, action: "userlist" },
   "POST /user": { ...ADMIN, objects: "user", namesUserByResolver: true, action: "adduser" },

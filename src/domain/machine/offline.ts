@@ -11,9 +11,11 @@ import { findHotpCounter, hotpAt, type OtpHash } from "../../lib/otp.ts";
 import { toHex } from "../../lib/random.ts";
 import { loadSystemConfig } from "../system/mod.ts";
 import {
+  checkImportedPin,
   checkPin,
   findTokenBySerial,
   infoPlain,
+  isImportedPinHash,
   splitPinPass,
   tokenSecret,
   type TokenWithInfo,
@@ -230,7 +232,9 @@ export async function offlineRefill(
     const split = splitPinPass(req.pass, token.otplen, prependPin);
     if (!split) throw new ParameterError("Could not split password");
     // stricter than privacyIDEA: the PIN is checked too, not only hashed into the values
-    if (!checkPin(deps, token.pinHash, split.pin)) throw new ParameterError("PIN is not correct");
+    const isPinRight = checkPin(deps, token.pinHash, split.pin) ||
+      (isImportedPinHash(token.pinHash) && await checkImportedPin(deps, token, split.pin));
+    if (!isPinRight) throw new ParameterError("PIN is not correct");
     const hash = (token.info.hashlib?.value ?? "sha1") as OtpHash;
     const first = Math.max(0, token.count - count);
     const matched = findHotpCounter(

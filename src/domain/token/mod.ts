@@ -32,7 +32,15 @@ import { deleteChallengesOf } from "../challenge/mod.ts";
 export type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 export { TOKEN_TYPE_MODULES, TOKEN_TYPES, tokenTypeOf } from "./types/mod.ts";
 export type { TokenType } from "./types/mod.ts";
-export { checkPin, pinHashOf, splitPinPass } from "./pin.ts";
+export {
+  checkImportedPin,
+  checkPin,
+  importedPinHash,
+  isImportedPinHash,
+  pinHashOf,
+  splitPinPass,
+} from "./pin.ts";
+export { type ImportedToken, type ImportOutcome, writeImportedToken } from "./imported.ts";
 export { checkSerial, generateSerial } from "./serial.ts";
 export {
   DEFAULT_ENROLL_POLICIES,

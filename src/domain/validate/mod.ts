@@ -18,11 +18,13 @@ import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import {
   advanceTokenCounter,
   checkContext,
+  checkImportedPin,
   checkPin,
   clearFailcount,
   findTokenBySerial,
   getTokensOfUser,
   increaseFailcount,
+  isImportedPinHash,
   isOwner,
   lastAuthStamp,
   parseValidityDate,
@@ -361,7 +363,9 @@ async function pinMatches(env: CheckEnv, t: TokenWithInfo, pin: string): Promise
       return owner ? await checkUserPassword(env.deps, owner, pin) : false;
     }
     default:
-      return checkPin(env.deps, t.pinHash, pin);
+      // a PIN imported from privacyIDEA is checked once with its own scheme, then re-hashed
+      return checkPin(env.deps, t.pinHash, pin) ||
+        (isImportedPinHash(t.pinHash) && await checkImportedPin(env.deps, t, pin));
   }
 }
 

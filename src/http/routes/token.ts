@@ -31,6 +31,7 @@ import {
   USER_NOT_FOUND_MESSAGE,
 } from "../../domain/token/mod.ts";
 import { listChallenges } from "../../domain/challenge/mod.ts";
+import { addTokenLoadRoutes } from "./token_load.ts";
 
 /** `/token/`: enrolment and administration of tokens (spec 02 §5). */
 export const tokenRoutes = new Hono<AppEnv>();
@@ -321,3 +322,5 @@ tokenRoutes.get("/getserial/:otp", async (c) => {
     }),
   );
 });
+
+addTokenLoadRoutes(tokenRoutes);
