@@ -509,9 +509,11 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
   ];
 
   function unreachable(err: unknown, action: string): ResolverError {
-    return new ResolverError(
-      `Cannot ${action} in LDAP resolver "${name}": ${ldapErrorText(err)}`,
-    );
+    // the answer names no server (it may go to unauthenticated clients); the log does
+    const why = err instanceof LdapUnreachableError
+      ? `no LDAP server could be used (${err.failure})`
+      : ldapErrorText(err);
+    return new ResolverError(`Cannot ${action} in LDAP resolver "${name}": ${why}`);
   }
 
   async function searchEntries(
@@ -542,13 +544,11 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
       ) {
         throw err;
       }
-      if (!(err instanceof LdapUnreachableError)) {
-        opts.log.warn("LDAP operation failed", {
-          resolver: name,
-          action,
-          error: ldapErrorText(err),
-        });
-      }
+      opts.log.warn("LDAP operation failed", {
+        resolver: name,
+        action,
+        error: ldapErrorText(err),
+      });
       throw unreachable(err, action);
     }
   }

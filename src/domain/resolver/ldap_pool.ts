@@ -62,9 +62,13 @@ export interface PoolEnv {
   readCa(path: string): Promise<string>;
 }
 
-/** No server of the pool could be used; `reason` names the last failure. */
+/**
+ * No server of the pool could be used. `reason` names the last failure with
+ * its server (for admins and the log); `failure` is the same without the
+ * server (for answers to clients).
+ */
 export class LdapUnreachableError extends Error {
-  constructor(readonly reason: string) {
+  constructor(readonly reason: string, readonly failure: string) {
     super(reason);
     this.name = "LdapUnreachableError";
   }
@@ -300,7 +304,7 @@ export class LdapPool {
         await close(idle);
       }
     }
-    let last: string | undefined;
+    let last: { uri: string; text: string } | undefined;
     for (let round = 0; round < s.rounds; round++) {
       for (const uri of this.#order()) {
         const until = this.#downUntil.get(uri);
@@ -310,7 +314,7 @@ export class LdapPool {
           conn = await this.#open(uri, bind);
         } catch (err) {
           if (!isServerFailure(err)) throw err;
-          last = `${uri}: ${ldapErrorText(err)}`;
+          last = { uri, text: ldapErrorText(err) };
           this.#markDown(uri);
           continue;
         }
@@ -329,9 +333,11 @@ export class LdapPool {
         }
       }
     }
-    throw new LdapUnreachableError(
-      last ?? `every LDAP server failed within the last ${s.skipMs / 1000} s (SERVERPOOL_SKIP)`,
-    );
+    if (last) throw new LdapUnreachableError(`${last.uri}: ${last.text}`, last.text);
+    const skipped = `every LDAP server failed within the last ${
+      s.skipMs / 1000
+    } s (SERVERPOOL_SKIP)`;
+    throw new LdapUnreachableError(skipped, skipped);
   }
 
   #markDown(uri: string): void {

@@ -126,7 +126,15 @@ export function isWithinBase(dn: string, base: string): boolean {
 
 /** Parses an admin-written filter (LDAPSEARCHFILTER, SEARCHFILTER); throws on bad syntax. */
 export function parseFilter(text: string): Filter {
-  return FilterParser.parseString(text.trim());
+  const t = text.trim();
+  // raw parentheses are always syntax (values escape them as \28 and \29)
+  let depth = 0;
+  for (const c of t) {
+    if (c === "(") depth++;
+    else if (c === ")" && --depth < 0) break;
+  }
+  if (depth !== 0) throw new Error(`Unbalanced parens in filter string: ${t.slice(0, 200)}`);
+  return FilterParser.parseString(t);
 }
 
 /**
