@@ -38,6 +38,7 @@ import { subscriptionCheck } from "./http/subscription_check.ts";
 import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 import { privacyideaserverRoutes } from "./http/routes/privacyideaserver.ts";
 import { openApiDocument } from "./http/openapi.ts";
+import { uiRoutes } from "./http/routes/ui.ts";
 
 const MAX_INFO = 900;
 
@@ -120,6 +121,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
     openApi ??= JSON.stringify(openApiDocument(app.routes));
     return c.body(openApi, 200, { "content-type": "application/json" });
   });
+
+  // the web interface: static files only; it calls the API above with its session's JWT
+  app.route("/", uiRoutes);
 
   app.onError(async (err, c) => {
     if (!(err instanceof AppError)) {

@@ -102,6 +102,10 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /healthz/readyz": PUBLIC,
   "GET /healthz/startupz": PUBLIC,
   "GET /openapi.json": PUBLIC,
+  // the web interface's static files, public like a login page: the UI then calls the API
+  // with its session's JWT, as any client does
+  "GET /": PUBLIC,
+  "GET /ui/:file": PUBLIC,
   // --- validation: public (the credentials are the request), except triggering challenges
   "GET /validate/check": PUBLIC,
   "POST /validate/check": PUBLIC,

@@ -1,0 +1,86 @@
+/**
+ * The web interface's static files: `GET /` (the page) and `GET /ui/<file>`
+ * (script and stylesheet), built into the program (`src/ui/assets.ts`).
+ * Public like any login page: the UI then calls the JSON API with the JWT of
+ * its session, as every other client does.
+ *
+ * @module
+ */
+import { type Context, Hono } from "hono";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import type { AppEnv } from "../context.ts";
+import { HttpError } from "../../errors.ts";
+import { UI_ASSETS, type UiAsset } from "../../ui/assets.ts";
+
+/** `/` and `/ui/<file>`. */
+export const uiRoutes = new Hono<AppEnv>();
+
+// the page loads only its own script and style; images are the QR codes' data: URLs
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+type Encoding = "br" | "gzip";
+
+// compressed once per process and asset, on first use
+const compressed = new Map<string, Uint8Array<ArrayBuffer>>();
+
+function compressedBody(
+  name: string,
+  asset: UiAsset,
+  encoding: Encoding,
+): Uint8Array<ArrayBuffer> {
+  const key = `${encoding}:${name}`;
+  let body = compressed.get(key);
+  if (!body) {
+    const raw = new TextEncoder().encode(asset.body);
+    body = new Uint8Array(
+      encoding === "br"
+        ? brotliCompressSync(raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } })
+        : gzipSync(raw, { level: 9 }),
+    );
+    compressed.set(key, body);
+  }
+  return body;
+}
+
+function acceptedEncoding(header: string | undefined): Encoding | undefined {
+  const accepted = (header ?? "").split(",").map((p) => p.split(";")[0].trim().toLowerCase());
+  if (accepted.includes("br")) return "br";
+  if (accepted.includes("gzip")) return "gzip";
+  return undefined;
+}
+
+function serve(c: Context<AppEnv>, name: string): Response {
+  const asset = Object.hasOwn(UI_ASSETS, name) ? UI_ASSETS[name] : undefined;
+  if (!asset) throw new HttpError(404, "The requested URL was not found on the server.", 404);
+  const headers: Record<string, string> = {
+    "content-type": asset.contentType,
+    "cache-control": "no-cache",
+    etag: asset.etag,
+    vary: "Accept-Encoding",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+  };
+  if (name === "index.html") {
+    headers["content-security-policy"] = CONTENT_SECURITY_POLICY;
+    headers["x-frame-options"] = "DENY";
+  }
+  if (c.req.header("if-none-match") === asset.etag) {
+    return new Response(null, { status: 304, headers });
+  }
+  const encoding = acceptedEncoding(c.req.header("accept-encoding"));
+  if (!encoding) return new Response(asset.body, { status: 200, headers });
+  headers["content-encoding"] = encoding;
+  return new Response(compressedBody(name, asset, encoding), { status: 200, headers });
+}
+
+uiRoutes.get("/", (c) => serve(c, "index.html"));
+uiRoutes.get("/ui/:file", (c) => serve(c, c.req.param("file")));

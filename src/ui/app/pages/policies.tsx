@@ -1,0 +1,339 @@
+/** @jsxImportSource preact */
+/** @jsxRuntime automatic */
+/**
+ * Policies: list (enable, disable, delete) and the editor, whose actions come
+ * from `/policy/defs`.
+ *
+ * @module
+ */
+import { useMemo, useState } from "preact/hooks";
+import { api, get, seg } from "../api.ts";
+import { hasRight, useSession } from "../session.ts";
+import {
+  Check,
+  ConfirmButton,
+  Field,
+  Form,
+  go,
+  href,
+  LoadState,
+  Outcome,
+  Page,
+  Panel,
+  Select,
+  useAction,
+  useLoad,
+  yesNo,
+} from "../ui.tsx";
+
+/** A policy as `GET /policy/` returns it. */
+interface Policy {
+  name: string;
+  scope: string;
+  active: boolean;
+  priority: number;
+  action: Record<string, string | boolean>;
+  realm: string[];
+  resolver: string[];
+  user: string[];
+  adminrealm: string[];
+  adminuser: string[];
+  client: string[];
+  pinode: string[];
+  time: string;
+  description: string | null;
+  check_all_resolvers: boolean;
+}
+
+/** An action definition of `/policy/defs`. */
+interface ActionDef {
+  type: "bool" | "str" | "int" | "text";
+  desc: string;
+  group?: string;
+  value?: (string | number)[];
+}
+
+type Defs = Record<string, Record<string, ActionDef>>;
+
+/** `GET /policy/` as a list, whatever `compat.policy_list` says. */
+function policiesOf(value: Policy[] | Record<string, Policy>): Policy[] {
+  return (Array.isArray(value) ? value : Object.values(value)).sort((a, b) =>
+    a.name.localeCompare(b.name)
+  );
+}
+
+function actionText(a: Record<string, string | boolean>): string {
+  return Object.entries(a).map(([k, v]) => (v === true ? k : `${k}=${v}`)).join(", ");
+}
+
+/** `#/policies`. */
+export function PoliciesPage() {
+  const { session } = useSession();
+  const list = useLoad(() => get<Policy[] | Record<string, Policy>>("/policy/"), []);
+  const act = useAction();
+  const canWrite = hasRight(session, "policywrite");
+  const policies = list.data ? policiesOf(list.data) : [];
+  return (
+    <Page
+      title="Policies"
+      actions={canWrite && (
+        <a class="button primary" href={href(["policies", "new"])}>
+          New policy
+        </a>
+      )}
+    >
+      <LoadState error={list.error} loading={list.loading && !list.data} />
+      {list.data && policies.length === 0 && <p class="muted">There is no policy yet.</p>}
+      {policies.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Active</th>
+              <th scope="col">Priority</th>
+              <th scope="col">Realms</th>
+              <th scope="col">Actions</th>
+              <th scope="col">
+                <span class="sr-only">Change</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {policies.map((p) => (
+              <tr key={p.name}>
+                <td>
+                  <a href={href(["policies", p.name])}>{p.name}</a>
+                </td>
+                <td>{p.scope}</td>
+                <td>{yesNo(p.active)}</td>
+                <td>{p.priority}</td>
+                <td>{p.realm.join(", ")}</td>
+                <td class="clip" title={actionText(p.action)}>{actionText(p.action)}</td>
+                <td class="actions">
+                  {canWrite && (
+                    <button
+                      type="button"
+                      onClick={() =>
+                        act.run(async () => {
+                          await api(
+                            "POST",
+                            `/policy/${p.active ? "disable" : "enable"}/${seg(p.name)}`,
+                          );
+                          list.reload();
+                        }, `Policy ${p.name} ${p.active ? "disabled" : "enabled"}`)}
+                    >
+                      {p.active ? "Disable" : "Enable"} {p.name}
+                    </button>
+                  )}
+                  {hasRight(session, "policydelete") && (
+                    <ConfirmButton
+                      label={`Delete ${p.name}`}
+                      question={`Delete policy ${p.name}?`}
+                      danger
+                      onConfirm={() =>
+                        act.run(async () => {
+                          await api("DELETE", `/policy/${seg(p.name)}`);
+                          list.reload();
+                        }, `Policy ${p.name} deleted`)}
+                    />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Outcome error={act.error} note={act.note} />
+    </Page>
+  );
+}
+
+const CONDITION_FIELDS = [
+  ["realm", "Realms"],
+  ["resolver", "Resolvers"],
+  ["user", "Users"],
+  ["adminrealm", "Admin realms"],
+  ["adminuser", "Admins"],
+  ["client", "Clients"],
+  ["pinode", "Nodes"],
+] as const;
+
+function ActionInput(
+  props: {
+    name: string;
+    def: ActionDef;
+    value: string | true | undefined;
+    onValue: (v: string | true | undefined) => void;
+  },
+) {
+  const { name, def, value } = props;
+  if (def.type === "bool") {
+    return (
+      <Check
+        label={name}
+        title={def.desc}
+        checked={value !== undefined}
+        onChecked={(on) => props.onValue(on ? true : undefined)}
+      />
+    );
+  }
+  const v = value === undefined || value === true ? "" : value;
+  if (def.value && def.value.length > 0) {
+    return (
+      <Select
+        label={name}
+        value={v}
+        onValue={(nv) => props.onValue(nv === "" ? undefined : nv)}
+        options={[["", "not set"], ...def.value.map((x) => String(x))]}
+      />
+    );
+  }
+  return (
+    <Field
+      label={name}
+      value={v}
+      title={def.desc}
+      onValue={(nv) => props.onValue(nv === "" ? undefined : nv)}
+    />
+  );
+}
+
+function PolicyForm(props: { policy?: Policy; defs: Defs }) {
+  const p = props.policy;
+  const { session } = useSession();
+  const [name, setName] = useState(p?.name ?? "");
+  const [scope, setScope] = useState(p?.scope ?? "admin");
+  const [active, setActive] = useState(p?.active ?? true);
+  const [priority, setPriority] = useState(String(p?.priority ?? 1));
+  const [description, setDescription] = useState(p?.description ?? "");
+  const [time, setTime] = useState(p?.time ?? "");
+  const [conds, setConds] = useState<Record<string, string>>(
+    Object.fromEntries(CONDITION_FIELDS.map(([k]) => [k, (p?.[k] ?? []).join(", ")])),
+  );
+  const [actions, setActions] = useState<Record<string, string | true>>(
+    Object.fromEntries(
+      Object.entries(p?.action ?? {}).map(([k, v]) => [k, v === true ? true : String(v)]),
+    ),
+  );
+  const [filter, setFilter] = useState("");
+  const act = useAction();
+  const defs = props.defs[scope] ?? {};
+  const groups = useMemo(() => {
+    const out: Record<string, string[]> = {};
+    const f = filter.trim().toLowerCase();
+    for (const [k, d] of Object.entries(defs)) {
+      if (f && !k.toLowerCase().includes(f) && !d.desc.toLowerCase().includes(f)) continue;
+      (out[d.group ?? "other"] ??= []).push(k);
+    }
+    return Object.entries(out).sort(([a], [b]) => a.localeCompare(b));
+  }, [defs, filter]);
+  const chosen = Object.keys(actions).filter((k) => k in defs);
+  return (
+    <Form
+      label={p ? `Edit policy ${p.name}` : "New policy"}
+      onSubmit={() =>
+        act.run(async () => {
+          const action = Object.fromEntries(Object.entries(actions).filter(([k]) => k in defs));
+          await api("POST", `/policy/${seg(name)}`, {
+            scope,
+            action,
+            active,
+            priority: Number(priority),
+            description,
+            time,
+            ...conds,
+          });
+          if (p && p.name !== name) return;
+          go(["policies", name]);
+        }, `Policy ${name} saved`)}
+    >
+      <Field label="Policy name" value={name} onValue={setName} required disabled={!!p} />
+      <Select
+        label="Scope"
+        value={scope}
+        onValue={setScope}
+        options={Object.keys(props.defs).sort()}
+      />
+      <Check label="Active" checked={active} onChecked={setActive} />
+      <Field label="Priority" type="number" min={1} value={priority} onValue={setPriority} />
+      <Field label="Description" value={description} onValue={setDescription} />
+      <fieldset>
+        <legend>Conditions (comma separated; empty matches all)</legend>
+        {CONDITION_FIELDS.map(([k, label]) => (
+          <Field
+            key={k}
+            label={label}
+            value={conds[k]}
+            onValue={(v) => setConds({ ...conds, [k]: v })}
+          />
+        ))}
+        <Field label="Time" value={time} onValue={setTime} hint="e.g. Mon-Fri: 08:00-18:00" />
+      </fieldset>
+      <fieldset class="policy-actions">
+        <legend>Actions of scope {scope} ({chosen.length} set)</legend>
+        <Field label="Filter actions" type="search" value={filter} onValue={setFilter} />
+        {groups.map(([group, names]) => (
+          <details
+            key={group}
+            open={!!filter || names.some((n) => n in actions)}
+          >
+            <summary>{group} ({names.length})</summary>
+            <div class="grid">
+              {names.map((n) => (
+                <ActionInput
+                  key={n}
+                  name={n}
+                  def={defs[n]}
+                  value={actions[n]}
+                  onValue={(v) => {
+                    const next = { ...actions };
+                    if (v === undefined) delete next[n];
+                    else next[n] = v;
+                    setActions(next);
+                  }}
+                />
+              ))}
+            </div>
+          </details>
+        ))}
+      </fieldset>
+      {hasRight(session, "policywrite") && (
+        <button type="submit" class="primary" disabled={act.busy}>Save policy</button>
+      )}
+      <Outcome error={act.error} note={act.note} />
+    </Form>
+  );
+}
+
+/** `#/policies/<name>` and `#/policies/new`. */
+export function PolicyEditPage(props: { name: string }) {
+  const defs = useLoad(() => get<Defs>("/policy/defs"), []);
+  const policy = useLoad(
+    () =>
+      props.name
+        ? get<Policy[] | Record<string, Policy>>(`/policy/${seg(props.name)}`)
+        : Promise.resolve(undefined),
+    [props.name],
+  );
+  const p = policy.data ? policiesOf(policy.data)[0] : undefined;
+  return (
+    <Page
+      title={props.name ? `Policy ${props.name}` : "New policy"}
+      actions={<a href={href(["policies"])}>Back to policies</a>}
+    >
+      <LoadState
+        error={defs.error ?? policy.error}
+        loading={defs.loading || policy.loading}
+      />
+      {props.name && policy.data && !p && (
+        <p class="error" role="alert">The policy could not be found.</p>
+      )}
+      {defs.data && (!props.name || p) && (
+        <Panel title="Policy">
+          <PolicyForm key={props.name} policy={p} defs={defs.data} />
+        </Panel>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,349 @@
+/** @jsxImportSource preact */
+/** @jsxRuntime automatic */
+/**
+ * Shared building blocks: labelled fields, buttons with confirmation,
+ * messages, tables, paging, the hash router and data-loading hooks.
+ *
+ * @module
+ */
+import type { ComponentChildren } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { messageOf } from "./api.ts";
+
+// ---------------------------------------------------------------- routing
+
+/** The current hash route: path segments and query. */
+export interface Route {
+  parts: string[];
+  query: URLSearchParams;
+}
+
+function currentRoute(): Route {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [path, query = ""] = hash.split("?");
+  return {
+    parts: path.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p)),
+    query: new URLSearchParams(query),
+  };
+}
+
+/** Follows `location.hash`. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(currentRoute);
+  useEffect(() => {
+    const on = () => setRoute(currentRoute());
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return route;
+}
+
+/** A hash link target from path segments and an optional query. */
+export function href(parts: (string | number)[], query: Record<string, string> = {}): string {
+  const q = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== "")).toString();
+  return `#/${parts.map((p) => encodeURIComponent(String(p))).join("/")}${q ? `?${q}` : ""}`;
+}
+
+/** Navigates to a hash route. */
+export function go(parts: (string | number)[], query: Record<string, string> = {}): void {
+  location.hash = href(parts, query);
+}
+
+// ---------------------------------------------------------------- data
+
+/** Loads data with `load`, again whenever `deps` change or `reload()` is called. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({
+    loading: true,
+  });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (err) => live && setState({ error: messageOf(err), loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}
+
+/** Runs user actions: one at a time, with the API's message or a success note. */
+export function useAction() {
+  const [state, setState] = useState<{ busy: boolean; error?: string; note?: string }>({
+    busy: false,
+  });
+  const run = useCallback(async (fn: () => Promise<unknown>, note?: string) => {
+    setState({ busy: true });
+    try {
+      const said = await fn();
+      // an action may say what happened itself (e.g. a test's description)
+      setState({ busy: false, note: typeof said === "string" && said ? said : note });
+      return true;
+    } catch (err) {
+      setState({ busy: false, error: messageOf(err) });
+      return false;
+    }
+  }, []);
+  const clear = useCallback(() => setState({ busy: false }), []);
+  return { ...state, run, clear };
+}
+
+/** The error or success note of an action, where it was taken. */
+export function Outcome(props: { error?: string; note?: string }) {
+  return (
+    <>
+      {props.error && <p class="error" role="alert">{props.error}</p>}
+      {props.note && <p class="note" role="status">{props.note}</p>}
+    </>
+  );
+}
+
+/** A load error or a loading note. */
+export function LoadState(props: { error?: string; loading?: boolean }) {
+  if (props.error) return <p class="error" role="alert">{props.error}</p>;
+  if (props.loading) return <p class="muted" aria-live="polite">Loading…</p>;
+  return null;
+}
+
+// ---------------------------------------------------------------- fields
+
+/** What a {@link Field} passes on to its input. */
+interface InputOptions {
+  type?: "text" | "password" | "search" | "number" | "email";
+  required?: boolean;
+  disabled?: boolean;
+  autoComplete?: string;
+  autoFocus?: boolean;
+  inputMode?: "numeric" | "text";
+  min?: number;
+  title?: string;
+}
+
+/** A labelled text input. */
+export function Field(
+  props: InputOptions & {
+    label: string;
+    value: string;
+    onValue: (v: string) => void;
+    hint?: string;
+  },
+) {
+  const { label, value, onValue, hint, type, ...rest } = props;
+  return (
+    <label class="field">
+      <span>{label}</span>
+      <input
+        // one variant of preact's input type union: the attributes are the same for ours
+        type={(type ?? "text") as "text"}
+        {...rest}
+        value={value}
+        onInput={(e) => onValue((e.target as HTMLInputElement).value)}
+      />
+      {hint && <small class="muted">{hint}</small>}
+    </label>
+  );
+}
+
+/** A labelled multi-line input. */
+export function TextArea(
+  props: { label: string; value: string; onValue: (v: string) => void; rows?: number },
+) {
+  return (
+    <label class="field wide">
+      <span>{props.label}</span>
+      <textarea
+        rows={props.rows ?? 3}
+        value={props.value}
+        onInput={(e) => props.onValue((e.target as HTMLTextAreaElement).value)}
+      />
+    </label>
+  );
+}
+
+/** A labelled select; options are values or [value, text] pairs. */
+export function Select(
+  props: {
+    label: string;
+    value: string;
+    onValue: (v: string) => void;
+    options: (string | [string, string])[];
+    required?: boolean;
+  },
+) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <select
+        value={props.value}
+        required={props.required}
+        onChange={(e) => props.onValue((e.target as HTMLSelectElement).value)}
+      >
+        {props.options.map((o) => {
+          const [v, t] = Array.isArray(o) ? o : [o, o];
+          return <option key={v} value={v}>{t}</option>;
+        })}
+      </select>
+    </label>
+  );
+}
+
+/** A labelled checkbox. */
+export function Check(
+  props: { label: string; checked: boolean; onChecked: (v: boolean) => void; title?: string },
+) {
+  return (
+    <label class="check" title={props.title}>
+      <input
+        type="checkbox"
+        checked={props.checked}
+        onChange={(e) => props.onChecked((e.target as HTMLInputElement).checked)}
+      />
+      <span>{props.label}</span>
+    </label>
+  );
+}
+
+/** A form that runs `onSubmit` without reloading the page. */
+export function Form(
+  props: {
+    onSubmit: () => void;
+    children: ComponentChildren;
+    label?: string;
+    class?: string;
+  },
+) {
+  return (
+    <form
+      class={props.class ?? "form"}
+      aria-label={props.label}
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onSubmit();
+      }}
+    >
+      {props.children}
+    </form>
+  );
+}
+
+// ---------------------------------------------------------------- buttons
+
+/** A button that asks first, in a modal dialog, and then runs `onConfirm`. */
+export function ConfirmButton(
+  props: {
+    label: string;
+    question: string;
+    confirmLabel?: string;
+    onConfirm: () => void;
+    disabled?: boolean;
+    danger?: boolean;
+  },
+) {
+  const [open, setOpen] = useState(false);
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (open && d && !d.open) d.showModal();
+  }, [open]);
+  return (
+    <>
+      <button
+        type="button"
+        class={props.danger ? "danger" : undefined}
+        disabled={props.disabled}
+        onClick={() => setOpen(true)}
+      >
+        {props.label}
+      </button>
+      {open && (
+        <dialog ref={ref} aria-label={props.label} onClose={() => setOpen(false)}>
+          <p>{props.question}</p>
+          <div class="actions">
+            <button type="button" onClick={() => setOpen(false)}>Cancel</button>
+            <button
+              type="button"
+              class={props.danger ? "danger" : "primary"}
+              onClick={() => {
+                setOpen(false);
+                props.onConfirm();
+              }}
+            >
+              {props.confirmLabel ?? props.label}
+            </button>
+          </div>
+        </dialog>
+      )}
+    </>
+  );
+}
+
+// ---------------------------------------------------------------- layout
+
+/** A page with its heading. */
+export function Page(
+  props: { title: string; children: ComponentChildren; actions?: ComponentChildren },
+) {
+  useEffect(() => {
+    document.title = `${props.title} · Tessera`;
+  }, [props.title]);
+  return (
+    <section class="page">
+      <header class="page-head">
+        <h1>{props.title}</h1>
+        {props.actions && <div class="actions">{props.actions}</div>}
+      </header>
+      {props.children}
+    </section>
+  );
+}
+
+/** A titled part of a page. */
+export function Panel(props: { title: string; children: ComponentChildren }) {
+  return (
+    <section class="panel" aria-label={props.title}>
+      <h2>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+/** Paging buttons for a list of `count` items. */
+export function Pager(
+  props: { page: number; pageSize: number; count: number; onPage: (p: number) => void },
+) {
+  const pages = Math.max(1, Math.ceil(props.count / props.pageSize));
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button
+        type="button"
+        disabled={props.page <= 1}
+        onClick={() => props.onPage(props.page - 1)}
+      >
+        Previous page
+      </button>
+      <span>Page {props.page} of {pages} ({props.count} in all)</span>
+      <button
+        type="button"
+        disabled={props.page >= pages}
+        onClick={() => props.onPage(props.page + 1)}
+      >
+        Next page
+      </button>
+    </nav>
+  );
+}
+
+/** A yes/no cell. */
+export function yesNo(v: unknown): string {
+  return v === true || v === 1 || v === "1" || v === "True" ? "yes" : "no";
+}
+
+/** Splits `a, b` into trimmed non-empty parts. */
+export function csv(text: string): string[] {
+  return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
