@@ -36,6 +36,7 @@ import { policyRoutes } from "./http/routes/policy.ts";
 import { subscriptionRoutes } from "./http/routes/subscriptions.ts";
 import { subscriptionCheck } from "./http/subscription_check.ts";
 import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
+import { smsgatewayRoutes } from "./http/routes/smsgateway.ts";
 import { privacyideaserverRoutes } from "./http/routes/privacyideaserver.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
@@ -114,6 +115,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/policy", policyRoutes);
   app.route("/subscriptions", subscriptionRoutes);
   app.route("/radiusserver", radiusserverRoutes);
+  app.route("/smsgateway", smsgatewayRoutes);
   app.route("/privacyideaserver", privacyideaserverRoutes);
   // generated from the route table above (and the rights table), never written by hand
   let openApi: string | undefined;

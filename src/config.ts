@@ -47,6 +47,7 @@ export interface Config {
   };
   subscriptions: { mode: "enforce" | "warn" | "off"; keyDir: string };
   events: { scriptDir: string };
+  sms: { scriptDir: string };
 }
 
 /** One RADIUS client (NAS) allowed to talk to the native listener. */
@@ -222,6 +223,14 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
       doc: "directory of scripts the script event handler may run; empty means <data_dir>/scripts",
     },
   },
+  sms: {
+    script_dir: {
+      type: "string",
+      default: "",
+      doc:
+        "directory of scripts the script SMS provider may run; empty means <data_dir>/sms-scripts",
+    },
+  },
 };
 
 /** Values given on the command line; they win over file and environment. */
@@ -355,6 +364,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
       keyDir: (raw.subscriptions.key_dir as string) || join("subscription-keys"),
     },
     events: { scriptDir: (raw.events.script_dir as string) || join("scripts") },
+    sms: { scriptDir: (raw.sms.script_dir as string) || join("sms-scripts") },
   };
 }
 

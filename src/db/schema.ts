@@ -58,6 +58,8 @@ export interface Database {
   subscription: SubscriptionTable;
   radiusserver: RadiusServerTable;
   privacyideaserver: PrivacyideaServerTable;
+  smsgateway: SmsGatewayTable;
+  smsgatewayoption: SmsGatewayOptionTable;
   token: TokenTable;
   tokeninfo: TokenInfoTable;
   token_realm: TokenRealmTable;
@@ -276,6 +278,24 @@ export interface PrivacyideaServerTable {
   url: string;
   tls: number;
   description: string;
+}
+
+/** SMS gateway definitions (`/smsgateway/`). */
+export interface SmsGatewayTable {
+  id: Generated<number>;
+  identifier: string;
+  description: string;
+  providermodule: string;
+}
+
+/** Options (`type` "option") and headers (`type` "header") of SMS gateways; secret values encrypted. */
+export interface SmsGatewayOptionTable {
+  id: Generated<number>;
+  gateway_id: number;
+  key: string;
+  value: string;
+  type: string;
+  is_secret: number;
 }
 
 /** Uploaded vendor-signed subscriptions (`/subscriptions/`); dates are midnight UTC in ms. */

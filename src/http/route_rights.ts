@@ -276,6 +276,13 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /privacyideaserver/test_request": { ...ADMIN, action: "privacyideaserver_write" },
   "POST /privacyideaserver/:identifier": { ...ADMIN, action: "privacyideaserver_write" },
   "DELETE /privacyideaserver/:identifier": { ...ADMIN, action: "privacyideaserver_write" },
+  // --- SMS gateways (spec 11 §3)
+  "GET /smsgateway": { ...ADMIN, action: "smsgateway_read" },
+  "GET /smsgateway/providers": { ...ADMIN, action: "smsgateway_read" },
+  "GET /smsgateway/:gwid": { ...ADMIN, action: "smsgateway_read" },
+  "POST /smsgateway": { ...ADMIN, action: "smsgateway_write" },
+  "DELETE /smsgateway/option/:gwid/:key": { ...ADMIN, action: "smsgateway_write" },
+  "DELETE /smsgateway/:identifier": { ...ADMIN, action: "smsgateway_write" },
   // --- subscriptions
   "GET /subscriptions": { ...ADMIN, action: "managesubscription" },
   "POST /subscriptions": { ...ADMIN, action: "managesubscription" },

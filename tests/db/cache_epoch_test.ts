@@ -10,11 +10,12 @@ import { openDatabase } from "../../src/db/database.ts";
 import { beginRequest, EpochCache } from "../../src/db/direct.ts";
 import { CACHED_TABLES as CACHED_0013 } from "../../src/db/migrations/0013_cache_epoch.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0014 } from "../../src/db/migrations/0014_privacyidea_server.ts";
+import { CACHE_EPOCH_TABLES as CACHED_0015 } from "../../src/db/migrations/0015_smsgateway.ts";
 import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
 
 const onPostgres = { ignore: TEST_ENGINE !== "postgres" };
 // the tables with a trigger: 0013's, plus those later migrations add
-const CACHED_TABLES = [...CACHED_0013, ...CACHED_0014];
+const CACHED_TABLES = [...CACHED_0013, ...CACHED_0014, ...CACHED_0015];
 const HOT = ["token", "tokeninfo", "token_realm", "challenge", "audit", "eventcounter"];
 
 Deno.test({

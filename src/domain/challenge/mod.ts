@@ -33,6 +33,8 @@ export interface NewChallenge {
   type: string;
   message: string;
   data?: string;
+  /** Seconds it stays valid; undefined: {@link challengeValidity} of its type. */
+  validity?: number;
 }
 
 /** One entry of `detail.multi_challenge`. */
@@ -67,7 +69,7 @@ export async function createChallenges(
       challenge: "",
       session: "",
       created_at: now,
-      expires_at: now + challengeValidity(system, c.type) * 1000,
+      expires_at: now + (c.validity ?? challengeValidity(system, c.type)) * 1000,
     })),
   );
   const multi: MultiChallengeEntry[] = challenges.map((c) => ({
@@ -100,6 +102,8 @@ export function challengeDetail(
     detail.type = last.type;
     detail.client_mode = last.client_mode;
     detail.preferred_client_mode = preferredClientMode;
+    // a type's extras are also copied to the top level (spec 11 §0.2, deprecated but read)
+    for (const key of ["attributes", "image"]) if (key in last) detail[key] = last[key];
   }
   return detail;
 }

@@ -490,6 +490,42 @@ function hardeningDefs(): Record<string, ActionDef> {
   };
 }
 
+/** Authentication actions of token types that make their own challenges (spec 11 §12). */
+const AUTH_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
+  email: {
+    emailtext: s("Body of the email with the OTP (tags like {otp}, {user}, {serial})."),
+    emailsubject: s("Subject of the email with the OTP."),
+  },
+  sms: { smstext: s("Text of the SMS with the OTP (tags like {otp}, {user}, {serial}).") },
+  indexedsecret: {
+    indexedsecret_count: n("Number of positions of the secret asked in a challenge."),
+  },
+  question: { question_number: n("Number of questions to answer.", { value: range(1, 30) }) },
+};
+
+/** Enrollment actions of token types (matched on the owner). */
+const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
+  tan: { tantoken_count: n("Number of TANs of a new TAN list.") },
+};
+
+/** Admin and user actions of token types (matched on the caller). */
+const CALLER_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
+  sms: {
+    sms_gateways: s("SMS gateways that may be chosen at enrollment (space separated)."),
+  },
+  indexedsecret: {
+    indexedsecret_force_attribute: s("User attribute that becomes the secret of the token."),
+  },
+  daypassword: {
+    daypassword_timestep: s("Time step of day password tokens (e.g. 1d, 12h)."),
+    daypassword_hashlib: s("Hash algorithm of day password tokens.", {
+      value: ["sha1", "sha256", "sha512"],
+    }),
+    daypassword_otplen: n("OTP length of day password tokens.", { value: [6, 8] }),
+    daypassword_force_server_generate: b("The server generates the key of day password tokens."),
+  },
+};
+
 /** Per-token-type definitions (spec 04 §3 "Dynamic"), a useful subset. */
 function tokenTypeDefs(ctx: DefsContext): Record<Scope, Record<string, ActionDef>> {
   const out = Object.fromEntries(SCOPES.map((sc) => [sc, {}])) as Record<
@@ -562,6 +598,18 @@ function tokenTypeDefs(ctx: DefsContext): Record<Scope, Record<string, ActionDef
       }
     }
     if (t.type === "paper") out.enrollment.papertoken_count = n("Number of OTP values printed.");
+    Object.assign(out.authentication, AUTH_TYPE_DEFS[t.type] ?? {});
+    Object.assign(out.enrollment, ENROLL_TYPE_DEFS[t.type] ?? {});
+    for (const scope of ["admin", "user"] as const) {
+      for (const [name, def] of Object.entries(CALLER_TYPE_DEFS[t.type] ?? {})) {
+        out[scope][name] = { ...def, group: t.type };
+      }
+    }
+    if (t.type === "indexedsecret") {
+      out.webui.indexedsecret_preset_attribute = s(
+        "User attribute the enrollment dialog offers as the secret.",
+      );
+    }
     out.authentication[prefix(t.type, "challenge_text")] = s(
       `Challenge text of ${t.type} tokens.`,
     );

@@ -1,7 +1,9 @@
 /**
- * The one place where enrolment reads policy: `verify_enrollment` and
- * `<type>_2step_clientsize|difficulty` (enrollment scope, matched on the
- * token owner) and `<type>_2step` (the caller's admin or user scope).
+ * The one place where enrolment reads policy: `verify_enrollment`,
+ * `<type>_2step_clientsize|difficulty` and the type's own enrolment values
+ * (`tantoken_count`; enrollment scope, matched on the token owner), and
+ * `<type>_2step` and the type's own admin/user values (`sms_gateways`,
+ * `daypassword_*`, `indexedsecret_force_attribute`; the caller's scope).
  * Without policies these are privacyIDEA's defaults (no verification,
  * two-step dropped); tests may inject values per `deps` with
  * {@link setEnrollPolicyOverride}.
@@ -10,7 +12,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import type { UserRef } from "./model.ts";
-import { loadPolicySet } from "../policy/mod.ts";
+import { loadPolicySet, type PolicyMatcher } from "../policy/mod.ts";
 
 /** Who enrols what (policy match context). */
 export interface EnrollPolicyContext {
@@ -30,7 +32,31 @@ export interface EnrollPolicies {
   /** `<type>_2step_clientsize`, `_serversize`, `_difficulty`. */
   twoStepClientSize: number;
   twoStepDifficulty: number;
+  /** The type's own policy values (see {@link TYPE_ENROLL_ACTIONS}): action → value. */
+  typeActions: Readonly<Record<string, string>>;
 }
+
+/**
+ * Type-specific policy actions read at enrolment: `enrollment` ones are
+ * matched on the owner, `caller` ones in the caller's admin or user scope.
+ * `multi` values of all matching policies are united (space separated).
+ */
+export const TYPE_ENROLL_ACTIONS: Readonly<
+  Record<string, { enrollment?: string[]; caller?: string[]; multi?: string[]; bool?: string[] }>
+> = {
+  tan: { enrollment: ["tantoken_count"] },
+  sms: { caller: ["sms_gateways"], multi: ["sms_gateways"] },
+  indexedsecret: { caller: ["indexedsecret_force_attribute"] },
+  daypassword: {
+    caller: [
+      "daypassword_timestep",
+      "daypassword_hashlib",
+      "daypassword_otplen",
+      "daypassword_force_server_generate",
+    ],
+    bool: ["daypassword_force_server_generate"],
+  },
+};
 
 /** No policy: no verification, no two-step enrolment. */
 export const DEFAULT_ENROLL_POLICIES: Readonly<EnrollPolicies> = Object.freeze({
@@ -38,6 +64,7 @@ export const DEFAULT_ENROLL_POLICIES: Readonly<EnrollPolicies> = Object.freeze({
   twoStep: "none",
   twoStepClientSize: 8,
   twoStepDifficulty: 10000,
+  typeActions: {},
 });
 
 /** An injected policy source. */
@@ -83,6 +110,19 @@ async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<Enr
     conditions: false as const,
   };
   const out: EnrollPolicies = { ...DEFAULT_ENROLL_POLICIES, verifyEnrollment: [] };
+  const own = TYPE_ENROLL_ACTIONS[type] ?? {};
+  const typeActions: Record<string, string> = {};
+  const read = async (m: PolicyMatcher, action: string) => {
+    if (own.multi?.includes(action)) {
+      const { values } = await m.values(action);
+      if (values.length > 0) typeActions[action] = values.join(" ");
+    } else if (own.bool?.includes(action)) {
+      if ((await m.bool(action)).length > 0) typeActions[action] = "true";
+    } else {
+      const value = await m.value(action);
+      if (value !== undefined) typeActions[action] = value;
+    }
+  };
   if (hasEnrollment) {
     const m = set.matcher({ ...owner, scope: "enrollment" });
     out.verifyEnrollment = (await m.values("verify_enrollment")).values.map((v) => v.toLowerCase());
@@ -92,6 +132,7 @@ async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<Enr
     };
     out.twoStepClientSize = await int(`${type}_2step_clientsize`, out.twoStepClientSize);
     out.twoStepDifficulty = await int(`${type}_2step_difficulty`, out.twoStepDifficulty);
+    for (const action of own.enrollment ?? []) await read(m, action);
   }
   if (hasCaller && caller) {
     const isAdmin = caller.role === "admin";
@@ -106,6 +147,8 @@ async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<Enr
     });
     const twoStep = await m.value(`${type}_2step`);
     if (twoStep === "allow" || twoStep === "force") out.twoStep = twoStep;
+    for (const action of own.caller ?? []) await read(m, action);
   }
+  out.typeActions = typeActions;
   return out;
 }

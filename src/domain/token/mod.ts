@@ -282,6 +282,8 @@ export async function initToken(
     // the server part of a two-step key is always generated
     params: wantsTwoStep ? { ...params, otpkey: undefined, genkey: "1" } : params,
     existing,
+    owner: options.user ?? existing?.owner,
+    policies: policies.typeActions,
   });
   if (wantsTwoStep) {
     typed.active = false;
@@ -297,7 +299,11 @@ export async function initToken(
       "2step_clientsize": String(policies.twoStepClientSize),
       "2step_difficulty": String(policies.twoStepDifficulty),
     };
-  } else if (policies.verifyEnrollment.includes(type) && module.authenticates && !module.pinOnly) {
+  } else if (
+    policies.verifyEnrollment.includes(type) && module.authenticates && !module.pinOnly &&
+    // a challenge-only type's code exists only once a challenge sent it
+    !module.challengeOnly
+  ) {
     typed.rolloutState = "verify";
     typed.detail = {
       ...typed.detail,
@@ -362,6 +368,11 @@ export async function initToken(
         id = await store.insertToken(trx, newTokenRow(system, serial, type, now, fields));
       }
       await store.setInfo(trx, id, info);
+      if (existing && typed.ownsInfo) {
+        const stale = Object.entries(existing.info)
+          .filter(([k, e]) => !(k in info) && typed.ownsInfo!(k, e)).map(([k]) => k);
+        await store.deleteInfo(trx, id, stale);
+      }
       if (owner?.realm) await store.addRealm(trx, id, owner.realm);
       if (options.realm && !options.user) await store.addRealm(trx, id, options.realm);
     });
@@ -391,7 +402,8 @@ async function verifyEnrollment(
   const module = tokenTypeOf(token.type)!;
   const res = await module.checkOtp(checkContext(deps, system, token), otp);
   const isAccepted = res.isValid &&
-    (res.counter === undefined || await store.advanceCounter(deps.db, token.id, res.counter));
+    (res.counter === undefined || await store.advanceCounter(deps.db, token.id, res.counter)) &&
+    (res.consumeInfo === undefined || await store.consumeInfo(deps.db, token.id, res.consumeInfo));
   if (!isAccepted) throw new ParameterError("Verification of the new token failed.");
   await store.updateToken(deps.db, token.id, { rollout_state: "enrolled" });
   return {
@@ -509,12 +521,14 @@ export function tokenConditionData(load: () => Promise<TokenWithInfo | undefined
 
 /** The list dict of a token (spec 02 §5.1). */
 export function tokenView(t: TokenWithInfo, hiddenInfo: string[] = []): TokenView {
-  const info: Record<string, string> = {};
+  let info: Record<string, unknown> = {};
   for (const [k, e] of Object.entries(t.info)) {
     if (hiddenInfo.includes(k)) continue;
     info[k] = e.value;
     if (e.type === "password") info[`${k}.type`] = "password";
   }
+  const listInfo = tokenTypeOf(t.type)?.listInfo;
+  if (listInfo) info = listInfo(info as Record<string, string>);
   const o = t.owner;
   const view: TokenView = {
     active: t.active,
@@ -915,6 +929,19 @@ export async function advanceTokenCounter(
   pending?: PendingCommits,
 ): Promise<boolean> {
   return await store.advanceCounter(deps.db, tokenId, counter, pending);
+}
+
+/**
+ * Deletes the tokeninfo `key` of a token if it is still there (a one-time
+ * code); false when a parallel request used it first.
+ */
+export async function consumeTokenInfo(
+  deps: Deps,
+  tokenId: number,
+  key: string,
+  pending?: PendingCommits,
+): Promise<boolean> {
+  return await store.consumeInfo(deps.db, tokenId, key, pending);
 }
 
 /** Raises the fail counters (capped at maxfail); writes `failcounter_exceeded` when reached. */

@@ -350,6 +350,40 @@ export async function advanceCounter(
   return Number(res.numAffectedRows ?? 0) === 1;
 }
 
+/** Moves the OTP counter one up in one statement; returns the new value (undefined: no token). */
+export async function incrementCounter(db: Db, id: number): Promise<number | undefined> {
+  const { rows } = await runCached<{ count: number }>(
+    db,
+    "incrementCounter",
+    (i) =>
+      db.updateTable("token").set({ count: sql`count + 1` }).where("id", "=", i as number)
+        .returning("count"),
+    [id],
+  );
+  return rows.length === 1 ? Number(rows[0].count) : undefined;
+}
+
+/**
+ * Deletes one tokeninfo entry if it still exists: true only for the call
+ * whose statement removed it (a one-time code is used once).
+ */
+export async function consumeInfo(
+  db: Db,
+  id: number,
+  key: string,
+  pending?: PendingCommits,
+): Promise<boolean> {
+  const res = await runCached(
+    db,
+    "consumeInfo",
+    (i, k) =>
+      db.deleteFrom("tokeninfo").where("token_id", "=", i as number).where("key", "=", k as string),
+    [id, key],
+    pending,
+  );
+  return Number(res.numAffectedRows ?? 0) === 1;
+}
+
 /**
  * Raises the fail counter of each token by one, never beyond maxfail, in one
  * statement; returns the ids whose counter reached maxfail with this increment.

@@ -21,6 +21,7 @@ import {
   checkImportedPin,
   checkPin,
   clearFailcount,
+  consumeTokenInfo,
   findTokenBySerial,
   getTokensOfUser,
   increaseFailcount,
@@ -50,7 +51,13 @@ import {
 } from "../challenge/mod.ts";
 import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
-import type { OtpCheck, TokenType, TypeCheckContext } from "../token/types/mod.ts";
+import type {
+  OtpCheck,
+  TokenType,
+  TypeChallenge,
+  TypeChallengeContext,
+  TypeCheckContext,
+} from "../token/types/mod.ts";
 import { countAuthAttempts, deleteUsedToken, realmsOfToken } from "./validate_store.ts";
 import { hasDirectAccess, PendingCommits } from "../../db/direct.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
@@ -505,6 +512,9 @@ async function classifyAnswer(
       };
     }
     check = { isValid: out.result === "accept" };
+  } else if (module.checkAnswer) {
+    // the type's own challenge (positions, question, sent code) is in its data
+    check = await module.checkAnswer(ctx, pass, parseData(challenge.data) ?? {});
   } else check = await module.checkOtp(ctx, pass);
   if (check.isValid) groups.rightAnswers.push({ token: t, check });
 }
@@ -572,6 +582,10 @@ async function applyOtpCheck(env: CheckEnv, t: TokenWithInfo, check: OtpCheck): 
   if (
     check.counter !== undefined &&
     !(await advanceTokenCounter(env.deps, t.id, check.counter, env.pending))
+  ) return false;
+  if (
+    check.consumeInfo !== undefined &&
+    !(await consumeTokenInfo(env.deps, t.id, check.consumeInfo, env.pending))
   ) return false;
   if (check.info) await updateTokenInfo(env.deps, t.id, check.info, env.pending);
   return true;
@@ -671,8 +685,17 @@ async function answerTransaction(
   const tooOld = lastAuthProblem(env, candidates);
   if (tooOld) return tooOld;
   const answered = await consumeAnswers(env, tx, groups.rightAnswers);
-  const accepted = answered.length > 0
-    ? await settleSuccess(env, answered, { countAuth: !env.system.bool("no_auth_counter") })
+  const nextRound = (t: TokenWithInfo) =>
+    groups.rightAnswers.find((a) => a.token === t)?.check.nextRound;
+  const final = answered.filter((t) => nextRound(t) === undefined);
+  if (final.length === 0 && answered.length > 0) {
+    // a right answer of a multi-round type: the next round is a new challenge (new transaction)
+    return await triggerChallenges(env, answered, {
+      rounds: Object.fromEntries(answered.map((t) => [t.serial, nextRound(t)!])),
+    });
+  }
+  const accepted = final.length > 0
+    ? await settleSuccess(env, final, { countAuth: !env.system.bool("no_auth_counter") })
     : [];
   if (accepted.length > 0) {
     const t = accepted[0];
@@ -825,34 +848,78 @@ export async function triggerChallenges(
     increaseFailcount?: boolean;
     /** Per-serial message and challenge data (e.g. an upstream RADIUS State). */
     overrides?: Record<string, { message: string; data: string }>;
+    /** Per-serial data of the previous round of a multi-round type. */
+    rounds?: Record<string, Record<string, unknown>>;
   } = {},
 ): Promise<CheckResult & { count: number }> {
   const { deps, system, policies } = env;
   const message = policies.challengeText ?? DEFAULT_CHALLENGE_TEXT;
   const extras: Record<string, Record<string, unknown>> = {};
+  const typed: Record<string, TypeChallenge> = {};
+  const failures: string[] = [];
+  const challenged: TokenWithInfo[] = [];
   for (const t of tokens) {
-    const more = tokenTypeOf(t.type)?.challengeExtras?.(checkContext(deps, system, t));
-    if (more && !options.overrides?.[t.serial]) extras[t.serial] = more;
+    const module = tokenTypeOf(t.type);
+    if (module?.createChallenge && !options.overrides?.[t.serial]) {
+      // the type makes its own challenge (sends the code, draws positions, picks a question)
+      const made = await module.createChallenge(
+        challengeContext(env, t, options.rounds?.[t.serial]),
+      );
+      if ("failed" in made) {
+        failures.push(made.failed);
+        continue;
+      }
+      typed[t.serial] = made;
+      if (made.extras) extras[t.serial] = made.extras;
+    } else {
+      const more = module?.challengeExtras?.(checkContext(deps, system, t));
+      if (more && !options.overrides?.[t.serial]) extras[t.serial] = more;
+    }
+    challenged.push(t);
+  }
+  const one = (list: TokenWithInfo[]) => ({
+    serial: list.length === 1 ? list[0].serial : undefined,
+    tokenType: list.length === 1 ? list[0].type : undefined,
+  });
+  if (challenged.length === 0) {
+    // e.g. "The PIN was correct, but the EMail could not be sent!": no challenge stored
+    return { value: false, detail: { message: failures.join(", ") }, count: 0, ...one(tokens) };
   }
   const preferred = policies.preferredClientMode[0] ?? "interactive";
   const { detail } = await createChallenges(
     deps,
     system,
-    tokens.map((t) => ({
+    challenged.map((t) => ({
       serial: t.serial,
       type: t.type,
-      message: options.overrides?.[t.serial]?.message ?? fillTags(message, env, t),
-      data: options.overrides?.[t.serial]?.data,
+      message: options.overrides?.[t.serial]?.message ?? typed[t.serial]?.message ??
+        fillTags(message, env, t),
+      data: options.overrides?.[t.serial]?.data ??
+        (typed[t.serial]?.data ? JSON.stringify(typed[t.serial].data) : undefined),
+      validity: typed[t.serial]?.validity,
     })),
     { extras, preferredClientMode: preferred },
   );
-  if (options.increaseFailcount) await increaseFailcount(deps, tokens, env.pending);
+  if (options.increaseFailcount) await increaseFailcount(deps, challenged, env.pending);
+  return { value: false, detail, count: challenged.length, ...one(challenged) };
+}
+
+/** The context a type module gets to create its own challenge. */
+function challengeContext(
+  env: CheckEnv,
+  t: TokenWithInfo,
+  round: Record<string, unknown> | undefined,
+): TypeChallengeContext {
+  const actions = env.policies.typeActions;
   return {
-    value: false,
-    detail,
-    count: tokens.length,
-    serial: tokens.length === 1 ? tokens[0].serial : undefined,
-    tokenType: tokens.length === 1 ? tokens[0].type : undefined,
+    ...checkContext(env.deps, env.system, t),
+    user: env.user ?? t.owner,
+    round,
+    policy(action) {
+      const found = actions[action];
+      if (found && "conflict" in found) throw new PolicyError(found.conflict);
+      return found?.value;
+    },
   };
 }
 

@@ -76,6 +76,11 @@ export interface ValidatePolicies {
   isAccessDenied: boolean;
   /** `preferred_client_mode` order. */
   preferredClientMode: string[];
+  /**
+   * Token-type authentication actions ({@link TYPE_AUTH_ACTIONS}): action →
+   * its value, or the conflict message when policies of one priority disagree.
+   */
+  typeActions: Readonly<Record<string, { value: string } | { conflict: string }>>;
   /** Names of the policies that matched (audit). */
   matched: string[];
 }
@@ -94,6 +99,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   noDetailOnFail: false,
   isAccessDenied: false,
   preferredClientMode: ["interactive", "webauthn", "poll"],
+  typeActions: {},
   matched: [],
 });
 
@@ -171,7 +177,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
       : null,
     conditions: conditionData(deps, { ...ctx, user }),
   };
-  const out: ValidatePolicies = { ...DEFAULT_VALIDATE_POLICIES, matched: [] };
+  const out: ValidatePolicies = { ...DEFAULT_VALIDATE_POLICIES, typeActions: {}, matched: [] };
   const matched = new Set<string>();
   const note = (names: readonly string[]) => names.forEach((n) => matched.add(n));
 
@@ -220,6 +226,19 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     if (mode !== undefined) out.preferredClientMode = mode.split(/\s+/).filter((x) => x !== "");
     const setRealm = unique("set_realm");
     if (setRealm !== undefined) out.setrealm = setRealm.toLowerCase();
+    const typeActions: Record<string, { value: string } | { conflict: string }> = {};
+    for (const [action, freeText] of Object.entries(TYPE_AUTH_ACTIONS)) {
+      try {
+        // not noted as matched: they only matter to tokens of their type
+        const value = m.valuesNow(action, { unique: true, freeText }).values[0];
+        if (value !== undefined) typeActions[action] = { value };
+      } catch (err) {
+        // a conflict only fails the challenge of that type (e.g. the mail is not sent)
+        if (!(err instanceof PolicyError)) throw err;
+        typeActions[action] = { conflict: err.message };
+      }
+    }
+    out.typeActions = typeActions;
   }
 
   if (hasAuthz) {
@@ -273,6 +292,21 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
   return result;
 }
 
+/**
+ * Authentication actions of token types, read for their challenges (action →
+ * whether the value is free text with spaces).
+ */
+export const TYPE_AUTH_ACTIONS: Readonly<Record<string, boolean>> = {
+  emailtext: true,
+  emailsubject: true,
+  email_challenge_text: true,
+  smstext: true,
+  sms_challenge_text: true,
+  indexedsecret_count: false,
+  indexedsecret_challenge_text: true,
+  question_number: false,
+};
+
 /** The authentication actions validate reads. */
 const AUTHENTICATION_ACTIONS = [
   "otppin",
@@ -286,6 +320,7 @@ const AUTHENTICATION_ACTIONS = [
   "challenge_text",
   "preferred_client_mode",
   "set_realm",
+  ...Object.keys(TYPE_AUTH_ACTIONS),
 ];
 
 /** The authorization actions validate reads. */

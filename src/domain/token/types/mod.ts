@@ -12,11 +12,20 @@ import { PW, REGISTRATION } from "./pw.ts";
 import { SSHKEY } from "./sshkey.ts";
 import { PAPER } from "./paper.ts";
 import { RADIUS } from "./radius.ts";
+import { EMAIL } from "./email.ts";
+import { SMS } from "./sms.ts";
+import { TAN } from "./tan.ts";
+import { INDEXEDSECRET } from "./indexedsecret.ts";
+import { QUESTION } from "./question.ts";
+import { DAYPASSWORD } from "./daypassword.ts";
 
 export type {
   InitParams,
   OtpCheck,
   TokenType,
+  TypeChallenge,
+  TypeChallengeContext,
+  TypeChallengeFailure,
   TypeCheckContext,
   TypeInitContext,
   TypeInitResult,
@@ -33,6 +42,12 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   SSHKEY,
   PAPER,
   RADIUS,
+  EMAIL,
+  SMS,
+  TAN,
+  INDEXEDSECRET,
+  QUESTION,
+  DAYPASSWORD,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));

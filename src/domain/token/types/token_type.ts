@@ -6,7 +6,7 @@
  */
 import type { Deps } from "../../../deps.ts";
 import type { SystemConfig } from "../../system/mod.ts";
-import type { TokenInfo, TokenWithInfo } from "../model.ts";
+import type { TokenInfo, TokenWithInfo, UserRef } from "../model.ts";
 
 /** Init parameters as received (flat map, typed JSON values or strings). */
 export type InitParams = Record<string, unknown>;
@@ -19,6 +19,13 @@ export interface TypeInitContext {
   params: InitParams;
   /** The token being re-initialised, if the serial exists. */
   existing: TokenWithInfo | undefined;
+  /** The owner of the token after enrolment, if any. */
+  owner?: UserRef;
+  /**
+   * Type-specific enrolment policy values that apply (`tantoken_count`,
+   * `daypassword_timestep`, `sms_gateways`, …): action → value.
+   */
+  policies?: Readonly<Record<string, string>>;
 }
 
 /** What a type module decides at enrolment. */
@@ -34,6 +41,11 @@ export interface TypeInitResult {
   detail?: Record<string, unknown>;
   rolloutState?: string;
   active?: boolean;
+  /**
+   * On re-enrolment: the existing tokeninfo keys this type owns (e.g. the old
+   * TAN list) are deleted unless set again.
+   */
+  ownsInfo?: (key: string, entry: { value: string; type: string }) => boolean;
 }
 
 /** What a type module gets to check an OTP. */
@@ -56,6 +68,48 @@ export interface OtpCheck {
   counter?: number;
   /** Tokeninfo to update on success (e.g. TOTP timeShift). */
   info?: Record<string, string>;
+  /**
+   * A tokeninfo key the success uses up (a TAN): deleted with one conditional
+   * statement, and only the request whose delete removed it succeeds.
+   */
+  consumeInfo?: string;
+  /**
+   * Multi-round challenges (question_number, indexedsecret multichallenge):
+   * the answer was right but another round follows; the data is handed to
+   * {@link TokenType.createChallenge} for the next challenge.
+   */
+  nextRound?: Record<string, unknown>;
+}
+
+/** What a type module gets to create a challenge of its own. */
+export interface TypeChallengeContext extends TypeCheckContext {
+  /**
+   * The authentication policy value of a type-specific action (`emailtext`,
+   * `question_number`, …) for this request; throws the PolicyError of a
+   * conflict.
+   */
+  policy(action: string): string | undefined;
+  /** The user the request is about (the token owner when only a serial was given). */
+  user?: UserRef;
+  /** The previous round's data when a multi-round challenge continues. */
+  round?: Record<string, unknown>;
+}
+
+/** A challenge a type module made (message, data to store, extras for `multi_challenge`). */
+export interface TypeChallenge {
+  /** The challenge message; undefined uses `challenge_text` or the default. */
+  message?: string;
+  /** Stored with the challenge (JSON), given back to {@link TokenType.checkAnswer}. */
+  data?: Record<string, unknown>;
+  /** Extra keys of the `multi_challenge` entry (`attributes`, …). */
+  extras?: Record<string, unknown>;
+  /** Seconds the challenge stays valid; undefined uses `<Type>ChallengeValidityTime`. */
+  validity?: number;
+}
+
+/** A challenge that could not be made (mail or SMS not sent): the message says so. */
+export interface TypeChallengeFailure {
+  failed: string;
 }
 
 /** A token type module. */
@@ -90,6 +144,24 @@ export interface TokenType {
   findInSyncWindow?(ctx: TypeCheckContext, otp: string): Promise<number>;
   /** Extra per-challenge data (message override, extras for multi_challenge). */
   challengeExtras?(ctx: TypeCheckContext): Record<string, unknown>;
+  /**
+   * Creates the challenge of this type (sends the code, draws positions,
+   * picks a question); replaces the generic message and extras.
+   */
+  createChallenge?(
+    ctx: TypeChallengeContext,
+  ): Promise<TypeChallenge | TypeChallengeFailure>;
+  /**
+   * Checks the answer to one of this type's challenges with the data stored
+   * with it; replaces {@link checkOtp} for answers.
+   */
+  checkAnswer?(
+    ctx: TypeCheckContext,
+    answer: string,
+    data: Record<string, unknown>,
+  ): OtpCheck | Promise<OtpCheck>;
+  /** The tokeninfo as `GET /token/` shows it (hides stored codes, adds counts). */
+  listInfo?(info: Record<string, string>): Record<string, unknown>;
   /** Tokeninfo keys this type hides from list output (never secrets, those are ciphertext). */
   readonly hiddenInfo?: readonly string[];
 }
