@@ -477,3 +477,25 @@ ldapTest("Lookups are cached for CACHE_TIMEOUT; password checks never are", asyn
     }
   });
 });
+
+ldapTest(
+  "SERVERPOOL_PERSISTENT keeps a service connection between requests; user binds never use it",
+  async (slapd) => {
+    await withApp(async (t) => {
+      await saveLdapResolver(
+        t,
+        "kept",
+        ldapConfig(slapd, { SERVERPOOL_PERSISTENT: "1", CACHE_TIMEOUT: "0" }),
+        "keptrealm",
+      );
+      for (let i = 0; i < 3; i++) {
+        assert.equal(Object.keys(await listUsers(t, { realm: "keptrealm" })).length, 5);
+        assert.equal((await login(t, "bob@keptrealm", "bob-pw")).status, 200);
+        assert.equal((await login(t, "bob@keptrealm", "alice-pw")).status, 401);
+      }
+      // after a user bind the kept connection still searches as the service account
+      const users = await listUsers(t, { realm: "keptrealm", username: "alice" });
+      assert.equal(users.alice.email, "alice@example.org");
+    });
+  },
+);
