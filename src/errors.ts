@@ -147,6 +147,21 @@ export class TooManyRequestsError extends AppError {
   }
 }
 
+/** The message of {@link DatabaseUnavailableError}. */
+export const DATABASE_UNAVAILABLE_MESSAGE = "The database is not available, try again later";
+
+/**
+ * The database is down, unreachable, restarting or busy beyond its timeout
+ * (503 → HTTP 503): nothing is wrong with the request, and the same request
+ * may succeed later, on this node or another. privacyIDEA has no such error;
+ * the code repeats the HTTP status and collides with none of its codes.
+ */
+export class DatabaseUnavailableError extends AppError {
+  constructor(message = DATABASE_UNAVAILABLE_MESSAGE, code = 503) {
+    super(message, code);
+  }
+}
+
 /** The feature exists in privacyIDEA but not in Tessera (-501 → HTTP 501). */
 export class NotImplementedError extends AppError {
   constructor(message: string) {
@@ -181,6 +196,7 @@ export function httpStatusOf(err: unknown): number {
   if (err instanceof ResourceNotFoundError) return 404;
   if (err instanceof NotImplementedError) return 501;
   if (err instanceof TooManyRequestsError) return 429;
+  if (err instanceof DatabaseUnavailableError) return 503;
   if (err instanceof AppError) return 400;
   return 500;
 }
@@ -193,6 +209,8 @@ export function errorMessageOf(err: unknown): string {
     err instanceof ResourceNotFoundError || err instanceof NotImplementedError ||
     // a refusal before any check, like an HTTP-level error: no ERR prefix
     err instanceof TooManyRequestsError ||
+    // the database is away: the request itself was fine
+    err instanceof DatabaseUnavailableError ||
     // subscription errors carry privacyIDEA's repr form without a prefix (spec 06 §3.3)
     err instanceof SubscriptionError
   ) {

@@ -19,10 +19,17 @@ export interface PgCluster {
   urlOf(name: string): string;
   port: number;
   dir: string;
-  /** The server's process id. */
-  pid: number;
+  /** The server's process id (0 while paused). */
+  readonly pid: number;
   /** Stops the server (SIGTERM, then SIGKILL) and removes the folder. */
   stop(): Promise<void>;
+  /**
+   * Stops the server with a fast shutdown (open sessions are cut, as in a
+   * database outage) and keeps its folder, so {@link resume} can start it again.
+   */
+  pause(): Promise<void>;
+  /** Starts a paused server again on the same folder and port; resolves once it accepts connections. */
+  resume(): Promise<void>;
 }
 
 /** The folder holding `initdb` and `postgres`, or undefined when PostgreSQL is not installed. */
@@ -102,65 +109,103 @@ export async function startPgCluster(): Promise<PgCluster> {
     throw new Error(`initdb failed: ${new TextDecoder().decode(init.stderr)}`);
   }
   const port = await freePort();
-  const child = command(`${bin}/postgres`, [
-    "-D",
-    data,
-    "-p",
-    String(port),
-    "-c",
-    "listen_addresses=127.0.0.1",
-    "-c",
-    `unix_socket_directories=${dir}`,
-    "-c",
-    "fsync=off",
-    "-c",
-    "synchronous_commit=off",
-    "-c",
-    "full_page_writes=off",
-    "-c",
-    "max_connections=300",
-    "-c",
-    "shared_buffers=64MB",
-    // the server's log goes to a file in the folder: a pipe nobody reads would fill and stall it
-    "-c",
-    "logging_collector=on",
-    "-c",
-    `log_directory=${dir}/log`,
-  ], { stdout: "null", stderr: "null" }).spawn();
+  const spawn = () =>
+    command(`${bin}/postgres`, [
+      "-D",
+      data,
+      "-p",
+      String(port),
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      `unix_socket_directories=${dir}`,
+      "-c",
+      "fsync=off",
+      "-c",
+      "synchronous_commit=off",
+      "-c",
+      "full_page_writes=off",
+      "-c",
+      "max_connections=300",
+      "-c",
+      "shared_buffers=64MB",
+      // the server's log goes to a file in the folder: a pipe nobody reads would fill and stall it
+      "-c",
+      "logging_collector=on",
+      "-c",
+      `log_directory=${dir}/log`,
+    ], { stdout: "null", stderr: "null" }).spawn();
+  let child: Deno.ChildProcess | undefined = spawn();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* already gone */ }
-    const timer = setTimeout(() => {
+    const running = child;
+    child = undefined;
+    if (running) {
       try {
-        child.kill("SIGKILL");
-      } catch { /* gone */ }
-    }, 10_000);
-    await child.status;
-    clearTimeout(timer);
+        running.kill("SIGTERM");
+      } catch { /* already gone */ }
+      const timer = setTimeout(() => {
+        try {
+          running.kill("SIGKILL");
+        } catch { /* gone */ }
+      }, 10_000);
+      await running.status;
+      clearTimeout(timer);
+    }
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };
   // wait until it accepts connections
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const ready = await command(`${bin}/pg_isready`, ["-h", "127.0.0.1", "-p", String(port)], {
-      stdout: "null",
-    }).output();
-    if (ready.success) break;
-    if (Date.now() > deadline) {
-      const log = await Deno.readTextFile(`${dir}/data/postmaster.log`).catch(() => "");
-      await stop();
-      throw new Error(`PostgreSQL did not start within 30 s ${log}`);
+  const waitReady = async () => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const ready = await command(`${bin}/pg_isready`, ["-h", "127.0.0.1", "-p", String(port)], {
+        stdout: "null",
+      }).output();
+      if (ready.success) break;
+      if (Date.now() > deadline) {
+        const log = await Deno.readTextFile(`${dir}/data/postmaster.log`).catch(() => "");
+        await stop();
+        throw new Error(`PostgreSQL did not start within 30 s ${log}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  };
+  await waitReady();
+  const pause = async () => {
+    const running = child;
+    if (!running) return;
+    child = undefined;
+    // SIGINT is PostgreSQL's fast shutdown (SIGTERM waits for every session to end); it goes
+    // to the postmaster itself, whose pid heads postmaster.pid (the child may be runuser)
+    const pidText = await Deno.readTextFile(`${data}/postmaster.pid`).catch(() => "");
+    const postmaster = Number(pidText.split("\n")[0]);
+    try {
+      if (postmaster > 0) Deno.kill(postmaster, "SIGINT");
+      else running.kill("SIGINT");
+    } catch { /* already gone */ }
+    const timer = setTimeout(() => {
+      try {
+        running.kill("SIGKILL");
+      } catch { /* gone */ }
+    }, 10_000);
+    await running.status;
+    clearTimeout(timer);
+  };
+  const resume = async () => {
+    if (child) return;
+    child = spawn();
+    await waitReady();
+  };
   return {
     url,
     urlOf: (name) => `postgres://postgres@127.0.0.1:${port}/${name}`,
     port,
     dir,
-    pid: child.pid,
+    get pid() {
+      return child?.pid ?? 0;
+    },
     stop,
+    pause,
+    resume,
   };
 }

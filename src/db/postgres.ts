@@ -167,6 +167,43 @@ const serialIds: KyselyPlugin = {
   },
 };
 
+/**
+ * How long one attempt to open a connection may take. A healthy server
+ * answers in milliseconds (TLS and SCRAM included); an unreachable one
+ * (packets dropped, a failover in progress) would otherwise hold a request
+ * for the pool's whole wait, while the clients of an MFA server (RADIUS NAS,
+ * plugins, load balancer checks) give up after a few seconds themselves.
+ */
+export const CONNECT_TIMEOUT_MS = 3_000;
+
+/** How long a request may wait for a connection of the pool, e.g. all busy under load. */
+const POOL_WAIT_MS = 10_000;
+
+/** A pooled client whose connection attempt gives up after {@link CONNECT_TIMEOUT_MS}. */
+class BoundedConnectClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+
+  override connect(): Promise<void>;
+  override connect(callback: (err: Error) => void): void;
+  override connect(callback?: (err: Error) => void): Promise<void> | void {
+    if (callback === undefined) return super.connect().catch((err) => Promise.reject(named(err)));
+    super.connect((err) => callback(err && named(err)));
+  }
+}
+
+/**
+ * pg's own message for a connection attempt that timed out, "timeout expired",
+ * names neither the connection nor the database; the pool's message for the
+ * same event does, and is what the error classification (transient_error.ts) knows.
+ */
+function named(err: Error): Error {
+  return err?.message === "timeout expired"
+    ? new Error("Connection terminated due to connection timeout", { cause: err })
+    : err;
+}
+
 /** Options of {@link openPostgres}. */
 export interface PostgresOptions {
   /** Largest number of connections of the pool (default 10). */
@@ -183,13 +220,22 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Db {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
-    // a connection that cannot be had within 10 s is an error, not an endless wait
-    connectionTimeoutMillis: 10_000,
+    // a connection that cannot be had within 10 s is an error, not an endless wait; a new
+    // connection's attempt is bounded tighter by the client class (a request then fails
+    // within seconds with HTTP 503 instead of waiting out a server that does not answer)
+    connectionTimeoutMillis: POOL_WAIT_MS,
+    Client: BoundedConnectClient,
     idleTimeoutMillis: 30_000,
   });
   // an idle client losing its server (restart, failover) must not crash the process;
   // the pool drops it and the next query opens a new connection
   pool.on("error", () => {});
+  // nor may a client that is checked out: pg-pool listens only while a client is idle, and
+  // a server going away between two statements (e.g. "terminating connection due to
+  // administrator command") is emitted on the client, where no listener would make it an
+  // uncaught exception. The statement in progress fails on its own; the client is no longer
+  // queryable and the pool drops it when it comes back.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const epoch = new PgCacheEpoch();
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
