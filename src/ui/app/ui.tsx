@@ -7,7 +7,7 @@
  * @module
  */
 import type { ComponentChildren } from "preact";
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
 import { messageOf } from "./api.ts";
 
 // ---------------------------------------------------------------- routing
@@ -124,7 +124,7 @@ interface InputOptions {
   title?: string;
 }
 
-/** A labelled text input. */
+/** A labelled text input; a hint describes it without becoming part of its name. */
 export function Field(
   props: InputOptions & {
     label: string;
@@ -134,18 +134,21 @@ export function Field(
   },
 ) {
   const { label, value, onValue, hint, type, ...rest } = props;
+  const id = useId();
   return (
-    <label class="field">
-      <span>{label}</span>
+    <div class="field">
+      <label for={id}>{label}</label>
       <input
+        id={id}
         // one variant of preact's input type union: the attributes are the same for ours
         type={(type ?? "text") as "text"}
         {...rest}
+        aria-describedby={hint ? `${id}-hint` : undefined}
         value={value}
         onInput={(e) => onValue((e.target as HTMLInputElement).value)}
       />
-      {hint && <small class="muted">{hint}</small>}
-    </label>
+      {hint && <small id={`${id}-hint`} class="muted">{hint}</small>}
+    </div>
   );
 }
 
@@ -153,15 +156,17 @@ export function Field(
 export function TextArea(
   props: { label: string; value: string; onValue: (v: string) => void; rows?: number },
 ) {
+  const id = useId();
   return (
-    <label class="field wide">
-      <span>{props.label}</span>
+    <div class="field wide">
+      <label for={id}>{props.label}</label>
       <textarea
+        id={id}
         rows={props.rows ?? 3}
         value={props.value}
         onInput={(e) => props.onValue((e.target as HTMLTextAreaElement).value)}
       />
-    </label>
+    </div>
   );
 }
 
@@ -175,10 +180,12 @@ export function Select(
     required?: boolean;
   },
 ) {
+  const id = useId();
   return (
-    <label class="field">
-      <span>{props.label}</span>
+    <div class="field">
+      <label for={id}>{props.label}</label>
       <select
+        id={id}
         value={props.value}
         required={props.required}
         onChange={(e) => props.onValue((e.target as HTMLSelectElement).value)}
@@ -188,7 +195,7 @@ export function Select(
           return <option key={v} value={v}>{t}</option>;
         })}
       </select>
-    </label>
+    </div>
   );
 }
 

@@ -51,6 +51,8 @@ interface ActionDef {
   desc: string;
   group?: string;
   value?: (string | number)[];
+  /** Several of `value` at once, space separated. */
+  multiple?: boolean;
 }
 
 type Defs = Record<string, Record<string, ActionDef>>;
@@ -179,6 +181,25 @@ function ActionInput(
     );
   }
   const v = value === undefined || value === true ? "" : value;
+  if (def.multiple && def.value && def.value.length > 0) {
+    const set = v.split(" ").filter((x) => x !== "");
+    return (
+      <fieldset class="multi" title={def.desc}>
+        <legend>{name}</legend>
+        {def.value.map(String).map((x) => (
+          <Check
+            key={x}
+            label={x}
+            checked={set.includes(x)}
+            onChecked={(on) => {
+              const next = on ? [...set, x] : set.filter((y) => y !== x);
+              props.onValue(next.length > 0 ? next.join(" ") : undefined);
+            }}
+          />
+        ))}
+      </fieldset>
+    );
+  }
   if (def.value && def.value.length > 0) {
     return (
       <Select
