@@ -1,13 +1,15 @@
 /**
- * Tessera command line: `serve` (default), `admin add|list|delete|password`,
- * `migrate`. Exit codes: 0 ok, 1 runtime failure, 2 usage or config error.
+ * Tessera command line: `serve` (default, `--workers N` for N processes on
+ * one port), `admin add|list|delete|password`, `migrate`. Exit codes: 0 ok,
+ * 1 runtime failure, 2 usage or config error.
  *
  * @module
  */
-import { type Config, type ConfigOverrides, loadConfig } from "./src/config.ts";
+import { type Config, type ConfigOverrides, loadConfig, MAX_WORKERS } from "./src/config.ts";
 import { AppError, ConfigError } from "./src/errors.ts";
 import { createLogger, type Logger } from "./src/lib/logger.ts";
 import { closeRuntime, openRuntime } from "./src/runtime.ts";
+import type { Deps } from "./src/deps.ts";
 import { createApp } from "./src/app.ts";
 import {
   addAdmin,
@@ -22,6 +24,16 @@ import { startRadiusListener } from "./src/radius/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
 import { Hono } from "hono";
+
+/** How long a graceful stop waits for running requests before it closes anyway. */
+const SHUTDOWN_REQUESTS_WAIT_MS = 30_000;
+/** A worker that exits sooner than this after its start failed to start. */
+const START_GRACE_MS = 10_000;
+/** Consecutive failed starts of one worker after which `serve --workers` gives up. */
+const MAX_START_FAILURES = 5;
+/** Pause before a worker is restarted; doubles per failed start up to the maximum. */
+const RESTART_MIN_MS = 500;
+const RESTART_MAX_MS = 30_000;
 
 const HELP: Record<string, string> = {
   main: `Tessera ${VERSION}: multi-factor authentication server with privacyIDEA's API
@@ -46,14 +58,24 @@ Global options (on every command, they override the config file):
 
 Every config key can also be set as TESSERA_<SECTION>_<KEY>, e.g. TESSERA_SERVER_PORT=8080.
 Exit codes: 0 ok, 1 failure, 2 usage or configuration error.`,
-  serve: `Usage: tessera serve [--listen <host:port>] [--config <file>] [--data-dir <dir>]
+  serve: `Usage: tessera serve [--listen <host:port>] [--workers <n>] [--config <file>]
+                     [--data-dir <dir>]
 
 Runs the HTTP API. On first start it creates the data directory, the key file
 and an initial admin "admin" whose password is written to
 <data-dir>/initial-admin-password (mode 0600).
 
+SIGINT or SIGTERM stops it gracefully: no new connections, running requests
+finish, queued audit rows are written (at most 30 s), the database is closed.
+
 Options:
-  --listen <host:port>      address to listen on (overrides server.host/server.port)`,
+  --listen <host:port>      address to listen on (overrides server.host/server.port)
+  --workers <n>             serve from n processes sharing the port and the
+                            database (SO_REUSEPORT, Linux; overrides
+                            server.workers, default 1). This process migrates,
+                            starts the workers, passes signals on and restarts
+                            a worker that exits; it exits 1 if a worker keeps
+                            failing within ${START_GRACE_MS / 1000} s of its start.`,
   admin: `Usage: tessera admin <add|list|delete|password> [name] [options]
 
   admin add <name> [--email <mail>] [--password <pw>]
@@ -92,6 +114,9 @@ const VALUE_FLAGS = new Set([
   "key",
   "format",
   "bits",
+  "workers",
+  // internal: `serve --worker <i>` is worker i of a `serve --workers N` parent
+  "worker",
 ]);
 const BOOL_FLAGS = new Set(["help", "version"]);
 
@@ -184,8 +209,31 @@ async function promptHidden(label: string): Promise<string> {
   return chars.join("");
 }
 
-async function serve(config: Config, log: Logger): Promise<void> {
-  const deps = await openRuntime(config, log);
+/** How `serve` runs: one process, the parent of N workers, or worker `worker` of them. */
+interface ServeMode {
+  workers: number;
+  worker?: number;
+}
+
+function parseCount(flag: string, value: string | true | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = typeof value === "string" && /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 1 && n <= MAX_WORKERS)) {
+    throw new UsageError(
+      `Cannot parse --${flag} "${value}": expected an integer from 1 to ${MAX_WORKERS}`,
+    );
+  }
+  return n;
+}
+
+/** `serve`: one process, or with `--workers N` a parent that runs N of them. */
+async function serve(config: Config, log: Logger, mode: ServeMode): Promise<number> {
+  if (mode.worker !== undefined) return await serveProcess(config, log, { worker: mode.worker });
+  if (mode.workers > 1) return await superviseWorkers(config, log, mode.workers);
+  return await serveProcess(config, log, {});
+}
+
+async function writeInitialAdmin(deps: Deps, config: Config, log: Logger): Promise<void> {
   const initial = await ensureInitialAdmin(deps);
   if (initial !== undefined) {
     const path = `${config.storage.dataDir.replace(/\/+$/, "")}/initial-admin-password`;
@@ -193,9 +241,27 @@ async function serve(config: Config, log: Logger): Promise<void> {
     Deno.chmodSync(path, 0o600);
     log.info('Created initial admin "admin"; its password is in the file', { path });
   }
+}
+
+/**
+ * Serves the API until SIGINT/SIGTERM, then stops gracefully: no new
+ * connections, running requests finish (at most 30 s), queued audit rows are
+ * written (at most 30 s, see closeRuntime), the database is closed.
+ * A worker (`worker` set) shares the port with its siblings, leaves migrations
+ * and first-start files to its parent, and stops when the parent is gone.
+ */
+async function serveProcess(
+  config: Config,
+  log: Logger,
+  options: { worker?: number },
+): Promise<number> {
+  const isWorker = options.worker !== undefined;
+  const deps = await openRuntime(config, log, { migrate: !isWorker });
+  if (!isWorker) await writeInitialAdmin(deps, config, log);
   const app = createApp(deps);
-  // the native RADIUS listener answers through the same validate path as /validate/check
-  const radius = config.radius.enabled
+  // the native RADIUS listener answers through the same validate path as /validate/check;
+  // its UDP port is not shared, so of several workers the first one runs it
+  const radius = config.radius.enabled && (options.worker ?? 1) === 1
     ? await startRadiusListener(deps, {
       host: config.radius.host,
       port: config.radius.port,
@@ -207,17 +273,217 @@ async function serve(config: Config, log: Logger): Promise<void> {
   const server = Deno.serve({
     hostname: config.server.host,
     port: config.server.port,
+    reusePort: isWorker,
     onListen: ({ hostname, port }) =>
-      log.info("Tessera listening", { address: `${hostname}:${port}`, version: VERSION }),
-  }, (req, info) => app.fetch(req, info));
-  const stop = async () => {
-    log.info("Shutting down");
+      log.info("Tessera listening", {
+        address: `${hostname}:${port}`,
+        version: VERSION,
+        ...(isWorker ? { pid: Deno.pid } : {}),
+      }),
+  }, (req, info) =>
+    // backpressure: while the audit queue is over its limit (the database has not taken
+    // rows for a long time), new requests wait for room instead of growing it further
+    deps.audit.isFull ? deps.audit.room().then(() => app.fetch(req, info)) : app.fetch(req, info));
+  // a worker whose parent died (killed with SIGKILL, say) would serve on unsupervised
+  const parentPid = isWorker ? parentPidOf() : undefined;
+  const parentWatch = parentPid === undefined ? undefined : setInterval(() => {
+    if (parentPidOf() !== parentPid) void stop("parent process exited");
+  }, 1000);
+  let requestStop!: () => void;
+  const stopRequested = new Promise<void>((resolve) => requestStop = resolve);
+  let isStopping = false;
+  const stop = async (reason: string) => {
+    if (isStopping) return;
+    isStopping = true;
+    log.info("Shutting down", { reason });
+    clearInterval(parentWatch);
+    requestStop();
     await radius?.close();
+    // no new connections; running requests finish (and queue their audit rows)
     await server.shutdown();
   };
-  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, () => void stop());
-  await server.finished;
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(sig, () => void stop(sig));
+  }
+  await Promise.race([server.finished, stopRequested]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    server.finished,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        log.warn("Requests still running after the wait; closing anyway", {
+          seconds: SHUTDOWN_REQUESTS_WAIT_MS / 1000,
+        });
+        resolve();
+      }, SHUTDOWN_REQUESTS_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  clearInterval(parentWatch);
+  const lost = await closeRuntime(deps);
+  log.info("Stopped", lost > 0 ? { lostAuditRows: lost } : {});
+  return lost > 0 ? 1 : 0;
+}
+
+/** The parent process id from /proc (Linux), or undefined where it cannot be read. */
+function parentPidOf(): number | undefined {
+  try {
+    const stat = Deno.readTextFileSync("/proc/self/stat");
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How to start this program again with other arguments: the runtime and its
+ * flags exactly as this process was started (Deno's flags such as
+ * `--v8-flags` and `--no-code-cache` included), read from /proc/self/cmdline;
+ * a compiled binary has none. Elsewhere: `deno run -A <main module>`.
+ */
+function selfCommand(): string[] {
+  // a compiled binary carries its flags; it needs `deno compile --unstable-net` for this
+  if (Deno.build.standalone) return [];
+  let flags = ["run", "--allow-all", Deno.mainModule];
+  try {
+    const argv = Deno.readTextFileSync("/proc/self/cmdline").split("\0");
+    if (argv.at(-1) === "") argv.pop();
+    const tail = argv.slice(argv.length - Deno.args.length);
+    if (argv.length > Deno.args.length + 1 && tail.every((a, i) => a === Deno.args[i])) {
+      flags = argv.slice(1, argv.length - Deno.args.length);
+    }
+  } catch {
+    // not Linux: the fallback above
+  }
+  // Deno.serve({ reusePort: true }) is still behind --unstable-net
+  if (!flags.some((f) => f === "--unstable-net" || f === "--unstable")) {
+    flags.splice(flags[0] === "run" ? 1 : 0, 0, "--unstable-net");
+  }
+  return flags;
+}
+
+/** This process's arguments without `--workers`, `--worker` and `--listen` (the parent sets them). */
+function argsForWorker(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--(workers?|listen)(=.*)?$/.exec(args[i]);
+    if (m === null) out.push(args[i]);
+    else if (m[2] === undefined) i++;
+  }
+  return out;
+}
+
+/**
+ * `serve --workers N`: migrates and creates the key files once, then runs N
+ * worker processes of this program on the same port (SO_REUSEPORT) and
+ * database. Signals are passed on to the workers; a worker that exits is
+ * restarted after a pause (doubling from 0.5 s to 30 s while it keeps failing
+ * at start); after {@link MAX_START_FAILURES} failed starts in a row every
+ * worker is stopped and the result is 1. Resolves when all workers have ended.
+ */
+async function superviseWorkers(config: Config, log: Logger, workers: number): Promise<number> {
+  if (Deno.build.os !== "linux") {
+    log.warn("serve --workers shares the port with SO_REUSEPORT, which balances only on Linux");
+  }
+  const deps = await openRuntime(config, log);
+  await writeInitialAdmin(deps, config, log);
   await closeRuntime(deps);
+  let { host, port } = config.server;
+  if (port === 0) {
+    // every worker must bind the same port: pick it here
+    const probe = Deno.listen({ hostname: host, port: 0 });
+    port = (probe.addr as Deno.NetAddr).port;
+    probe.close();
+  }
+  const listen = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  const command = selfCommand();
+  const args = argsForWorker(Deno.args);
+  const children = new Map<number, Deno.ChildProcess>();
+  const stopped = new AbortController();
+  let result = 0;
+  const stopAll = (signal: Deno.Signal) => {
+    if (!stopped.signal.aborted) stopped.abort();
+    for (const child of children.values()) {
+      try {
+        child.kill(signal);
+      } catch {
+        // already exited
+      }
+    }
+  };
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      stopped.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(sig, () => {
+      if (!stopped.signal.aborted) log.info("Stopping workers", { signal: sig });
+      // workers stop gracefully on SIGTERM whichever signal came here
+      stopAll("SIGTERM");
+    });
+  }
+  log.info("Starting workers", { workers, address: listen, pid: Deno.pid });
+
+  async function runWorker(index: number): Promise<void> {
+    let failedStarts = 0;
+    let delayMs = RESTART_MIN_MS;
+    while (!stopped.signal.aborted) {
+      const startedAt = performance.now();
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [...command, ...args, "--listen", listen, "--worker", String(index)],
+        stdin: "null",
+        stdout: "inherit",
+        stderr: "inherit",
+      }).spawn();
+      children.set(index, child);
+      const status = await child.status;
+      children.delete(index);
+      if (stopped.signal.aborted) {
+        if (!status.success) {
+          log.error("Worker did not stop cleanly", {
+            worker: index,
+            code: status.code,
+            signal: status.signal ?? "",
+          });
+          result = 1;
+        }
+        return;
+      }
+      if (performance.now() - startedAt < START_GRACE_MS) failedStarts++;
+      else {
+        failedStarts = 0;
+        delayMs = RESTART_MIN_MS;
+      }
+      if (failedStarts >= MAX_START_FAILURES) {
+        log.error("Worker keeps failing at start; stopping all workers", {
+          worker: index,
+          failedStarts,
+          code: status.code,
+        });
+        result = 1;
+        stopAll("SIGTERM");
+        return;
+      }
+      log.error("Worker exited; restarting it", {
+        worker: index,
+        pid: child.pid,
+        code: status.code,
+        signal: status.signal ?? "",
+        restartSeconds: delayMs / 1000,
+      });
+      await pause(delayMs);
+      delayMs = Math.min(delayMs * 2, RESTART_MAX_MS);
+    }
+  }
+
+  await Promise.all(Array.from({ length: workers }, (_, i) => runWorker(i + 1)));
+  log.info("All workers stopped", { code: result });
+  return result;
 }
 
 /** `tessera hello`: the benchmark ceiling, a plain Hono app without Tessera's middleware. */
@@ -308,19 +574,30 @@ async function main(args: string[]): Promise<number> {
     console.error("--listen is only valid for serve");
     return 2;
   }
+  for (const flag of ["workers", "worker"]) {
+    if (parsed.flags.has(flag) && command !== "serve") {
+      console.error(`--${flag} is only valid for serve`);
+      return 2;
+    }
+  }
   if (command === "hello") return await serveHello(parsed);
   if (command === "subscription") {
     return await runSubscriptionCommand(parsed.command.slice(1), parsed.flags);
   }
   let log: Logger = createLogger("info");
   try {
+    const workers = parseCount("workers", parsed.flags.get("workers"));
+    const worker = parseCount("worker", parsed.flags.get("worker"));
     const config = readConfig(parsed.flags);
-    log = createLogger(config.log.level);
+    // a worker's log lines say which worker wrote them
+    log = worker === undefined
+      ? createLogger(config.log.level)
+      : createLogger(config.log.level, (line) => console.error(`${line} worker=${worker}`));
     if (command === "serve") {
       if (parsed.command.length > 1) {
         throw new UsageError(`Unexpected argument "${parsed.command[1]}"`);
       }
-      await serve(config, log);
+      return await serve(config, log, { workers: workers ?? config.server.workers, worker });
     } else if (command === "admin") {
       await admin(config, log, parsed);
     } else {

@@ -16,6 +16,8 @@ export interface Config {
     nodeName: string;
     trustedProxies: string[];
     bodyLimit: number;
+    /** Processes `serve` starts on the same port (SO_REUSEPORT, Linux); 1 = one process. */
+    workers: number;
   };
   storage: {
     dataDir: string;
@@ -76,6 +78,9 @@ interface KeySpec {
   doc: string;
 }
 
+/** Largest `server.workers` / `serve --workers`. */
+export const MAX_WORKERS = 256;
+
 const port = (v: number) => v >= 0 && v <= 65535 ? undefined : "must be between 0 and 65535";
 const positive = (v: number) => v > 0 ? undefined : "must be greater than 0";
 
@@ -98,6 +103,13 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
       default: 1_048_576,
       check: positive,
       doc: "largest accepted request body in bytes",
+    },
+    workers: {
+      type: "int",
+      default: 1,
+      check: (v: number) =>
+        v >= 1 && v <= MAX_WORKERS ? undefined : `must be between 1 and ${MAX_WORKERS}`,
+      doc: "processes serving the same port (SO_REUSEPORT, Linux); 1 = one process",
     },
   },
   storage: {
@@ -328,6 +340,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
       nodeName: raw.server.node_name as string,
       trustedProxies: raw.server.trusted_proxies as string[],
       bodyLimit: raw.server.body_limit as number,
+      workers: raw.server.workers as number,
     },
     storage: {
       dataDir,

@@ -66,8 +66,26 @@ async function openSigner(path: string, log: Logger): Promise<ResponseSigner | u
   }
 }
 
-/** Flushes the audit queue and closes the database. */
-export async function closeRuntime(deps: Deps): Promise<void> {
-  await deps.audit.flush();
+/** How long {@link closeRuntime} waits for queued audit rows by default. */
+export const AUDIT_CLOSE_WAIT_MS = 30_000;
+
+/**
+ * Writes the queued audit rows (retrying while the database is busy or
+ * unreachable, at most `auditWaitMs`), then closes the database. Resolves to
+ * the number of audit rows it had to give up on (logged as an error).
+ */
+export async function closeRuntime(
+  deps: Deps,
+  options: { auditWaitMs?: number } = {},
+): Promise<number> {
+  const waitMs = options.auditWaitMs ?? AUDIT_CLOSE_WAIT_MS;
+  const left = await deps.audit.close({ timeoutMs: waitMs });
+  if (left > 0) {
+    deps.log.error("Cannot write audit rows before closing the database; they are lost", {
+      rows: left,
+      waitedSeconds: waitMs / 1000,
+    });
+  }
   await deps.db.destroy();
+  return left;
 }
