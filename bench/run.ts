@@ -830,6 +830,16 @@ async function runSigned(bench: Bench, run: TargetRun): Promise<void> {
   }
 }
 
+/** The 1-minute load average of the machine (/proc/loadavg), or undefined. */
+function loadAverage(): number | undefined {
+  try {
+    const n = Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]);
+    return Number.isFinite(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function mbText(bytes: number | undefined): string {
   return bytes === undefined ? "?" : `${(bytes / 1e6).toFixed(1)} MB`;
 }
@@ -887,6 +897,7 @@ async function main(args: string[]): Promise<number> {
   };
   for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, onSignal);
   const started = performance.now();
+  const loadAtStart = loadAverage();
   let failed = false;
   try {
     await bench.ceiling();
@@ -964,6 +975,15 @@ async function main(args: string[]): Promise<number> {
   });
   if (multi) bench.notes.push(`the targets of issue 10 are judged on the ${primary.label} rows`);
   bench.notes.push(`total run time ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const loadAtEnd = loadAverage();
+  if (loadAtStart !== undefined && loadAtEnd !== undefined) {
+    // other processes on the machine move req/s (and, less, CPU per request): say how busy it was
+    bench.notes.push(
+      `load average (1 min) ${loadAtStart.toFixed(1)} at the start, ${
+        loadAtEnd.toFixed(1)
+      } at the end, on ${navigator.hardwareConcurrency} CPUs`,
+    );
+  }
   if (o.keep || failed || o.profile) bench.notes.push(`data, logs and Lua scripts kept in ${tmp}`);
   else await Deno.remove(tmp, { recursive: true }).catch(() => {});
   if (o.json) console.log(reportJson(bench.report));
