@@ -357,6 +357,60 @@ Deno.test({
       },
     );
 
+    await t.step(
+      "the admin defines servers, an event handler and a machine resolver, and searches the audit log",
+      async () => {
+        await admin.goto(`${base}/#/smtp`);
+        await admin.getByRole("button", { name: "New SMTP server" }).click();
+        let form = admin.getByRole("form", { name: "New SMTP server" });
+        await form.getByLabel("Identifier").fill("mail");
+        await form.getByLabel("Server", { exact: true }).fill("127.0.0.1");
+        await form.getByLabel("Sender address").fill("mfa@example.com");
+        await form.getByRole("button", { name: "Save SMTP server" }).click();
+        await form.getByRole("status").filter({ hasText: "saved" }).waitFor();
+        await admin.getByRole("cell", { name: "mfa@example.com" }).waitFor();
+
+        await admin.goto(`${base}/#/radius`);
+        await admin.getByRole("button", { name: "New RADIUS server" }).click();
+        form = admin.getByRole("form", { name: "New RADIUS server" });
+        await form.getByLabel("Identifier").fill("upstream");
+        await form.getByLabel("Server", { exact: true }).fill("127.0.0.1");
+        await form.getByLabel("Secret").fill("radius-secret");
+        await form.getByRole("button", { name: "Save RADIUS server" }).click();
+        await form.getByRole("status").filter({ hasText: "saved" }).waitFor();
+        await admin.getByRole("cell", { name: "upstream", exact: true }).waitFor();
+
+        await admin.goto(`${base}/#/events/new`);
+        form = admin.getByRole("form", { name: "New event handler" });
+        await form.getByLabel("Name").fill("log-enrolments");
+        await form.getByLabel("Events").selectOption(["token_init"]);
+        await form.getByLabel("Handler module").selectOption("Logging");
+        await form.getByRole("button", { name: "Save event handler" }).click();
+        await admin.getByRole("heading", { level: 1, name: "Event handler log-enrolments" })
+          .waitFor();
+        await admin.goto(`${base}/#/events`);
+        await admin.getByRole("button", { name: "Disable log-enrolments" }).click();
+        await admin.getByRole("button", { name: "Enable log-enrolments" }).waitFor();
+
+        await admin.goto(`${base}/#/machines`);
+        await admin.getByRole("button", { name: "New machine resolver" }).click();
+        form = admin.getByRole("form", { name: "New machine resolver" });
+        await form.getByLabel("Identifier").fill("hosts");
+        await form.getByLabel("Type").selectOption("hosts");
+        await form.getByRole("button", { name: "Save machine resolver" }).click();
+        await form.getByRole("status").filter({ hasText: "saved" }).waitFor();
+        await admin.getByRole("button", { name: "Edit hosts" }).waitFor();
+
+        await admin.goto(`${base}/#/audit`);
+        const search = admin.getByRole("form", { name: "Search the audit log" });
+        await search.getByLabel("Action").fill("validate/check");
+        await search.getByRole("button", { name: "Search" }).click();
+        await admin.getByRole("cell", { name: "POST /validate/check" }).first().waitFor();
+        await shot(admin, "08-audit-search");
+        assert.deepEqual(adminErrors, []);
+      },
+    );
+
     await t.step("the admin creates the user's policies in the policy editor", async () => {
       await admin.goto(`${base}/#/policies/new`);
       let form = admin.getByRole("form", { name: "New policy" });
