@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { Kysely, PostgresDialect, sql } from "kysely";
-import pg from "pg";
+import { sql } from "kysely";
 import { type AuditEntry, AuditWriter, newAuditEntry } from "../../../src/domain/audit/mod.ts";
 import { migrateToLatest, openDatabase, sqliteConnectionOf } from "../../../src/db/database.ts";
-import type { Database, Db } from "../../../src/db/schema.ts";
+import type { Db } from "../../../src/db/schema.ts";
 import { memoryLogger } from "../../../src/lib/logger.ts";
 import { openTestDatabase, TEST_ENGINE } from "../../test_db.ts";
+import { startPgCluster } from "../../pg_cluster.ts";
 
 const FAST = { retryMinMs: 10, retryMaxMs: 80 };
 
@@ -281,26 +281,13 @@ function relay(target: URL) {
   };
 }
 
-/**
- * A Kysely handle whose pooled clients ignore their own `error` events (the
- * statement in progress gets the error anyway). node-postgres emits a lost
- * connection on the client; a client checked out of the pool has no listener
- * then, so the error would end the process.
- */
-function sturdyPostgres(url: string, max: number): Db {
-  const pool = new pg.Pool({ connectionString: url, max });
-  pool.on("connect", (client) => client.on("error", () => {}));
-  pool.on("error", () => {});
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-}
-
 Deno.test({
   name: "AuditWriter keeps rows while PostgreSQL is unreachable and writes them after",
   ignore: TEST_ENGINE !== "postgres",
   async fn() {
     const t = await openTestDatabase();
     const link = relay(new URL(t.url));
-    const db = sturdyPostgres(link.url, 2);
+    const db = openDatabase(link.url, { poolSize: 2 });
     const log = memoryLogger();
     const writer = new AuditWriter(db, log, { retryMinMs: 20, retryMaxMs: 200 });
     try {
@@ -337,7 +324,7 @@ Deno.test({
   ignore: TEST_ENGINE !== "postgres",
   async fn() {
     const t = await openTestDatabase();
-    const db = sturdyPostgres(t.url, 2);
+    const db = openDatabase(t.url, { poolSize: 2 });
     const log = memoryLogger();
     const writer = new AuditWriter(db, log, { retryMinMs: 20, retryMaxMs: 200 });
     try {
@@ -387,6 +374,43 @@ Deno.test({
       await writer.close({ timeoutMs: 1000 });
       await db.destroy();
       await t.drop();
+    }
+  },
+});
+
+Deno.test({
+  name: "AuditWriter keeps rows through a PostgreSQL restart and writes them after it",
+  ignore: TEST_ENGINE !== "postgres",
+  async fn() {
+    // a cluster of its own: stopping the run's cluster would break the tests beside this one
+    const cluster = await startPgCluster();
+    const admin = openDatabase(cluster.url, { poolSize: 1 });
+    await sql`create database audit_restart`.execute(admin);
+    await admin.destroy();
+    const db = openDatabase(cluster.urlOf("audit_restart"), { poolSize: 2 });
+    const log = memoryLogger();
+    const writer = new AuditWriter(db, log, { retryMinMs: 20, retryMaxMs: 200 });
+    try {
+      await migrateToLatest(db);
+      for (let i = 0; i < 50; i++) writer.write(entry(i));
+      await writer.flush();
+      // a fast shutdown: open sessions are ended, then nothing listens until the restart
+      await cluster.pause();
+      for (let i = 50; i < 1200; i++) writer.write(entry(i));
+      const flushed = writer.flush();
+      const flag = settledFlag(flushed);
+      await sleep(500);
+      assert.equal(flag.isSettled, false, "flush waits while PostgreSQL is down");
+      assert.equal(writer.pending, 1150);
+      await cluster.resume();
+      assert.equal(await flushed, 0);
+      assert.deepEqual(await actions(db), Array.from({ length: 1200 }, (_, i) => `GET /row/${i}`));
+      assert.ok(log.lines.some((l) => /WARN Cannot write audit rows now/.test(l)));
+      assert.ok(!log.lines.some((l) => / ERROR /.test(l)), log.lines.join("\n"));
+    } finally {
+      await writer.close({ timeoutMs: 1000 });
+      await db.destroy();
+      await cluster.stop();
     }
   },
 });
