@@ -37,7 +37,7 @@ const CONTROL_REGEXP = /[\x00-\x1f\x7f]/;
 const SECRET_KEY_REGEXP = /pass|secret|token|auth|api[-_]?key/i;
 const MAX_VALUE = 4000;
 // digits with the usual separators; never something a script could take for an option
-const PHONE_REGEXP = /^\+?[0-9][0-9 ()./-]{0,39}$/;
+const PHONE_REGEXP = /^[+(]?[0-9][0-9 ()./-]{0,39}$/;
 
 /** A gateway as `GET /smsgateway/` shows it (secrets censored). */
 export interface SmsGatewayView {
