@@ -9,9 +9,10 @@ import type { AppEnv, RequestAudit } from "./http/context.ts";
 import type { Deps } from "./deps.ts";
 import { errorEnvelope } from "./http/envelope.ts";
 import { readParams } from "./http/params.ts";
-import { AppError, HttpError } from "./errors.ts";
+import { AppError, DatabaseUnavailableError, HttpError } from "./errors.ts";
 import { newAuditEntry } from "./domain/audit/mod.ts";
 import { beginRequest } from "./db/direct.ts";
+import { isTransientDbError } from "./db/transient_error.ts";
 import { clientAddress, type Network, parseNetwork } from "./lib/ip.ts";
 import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
@@ -128,6 +129,12 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/", uiRoutes);
 
   app.onError(async (err, c) => {
+    if (!(err instanceof AppError) && isTransientDbError(err)) {
+      // the database is down, restarting or busy: the client may retry (here or on another
+      // node), so a 503 with a clear message, not a 500; the cause goes to the log
+      deps.log.warn("Cannot reach the database", { path: c.req.path, error: err });
+      err = new DatabaseUnavailableError();
+    }
     if (!(err instanceof AppError)) {
       // the cause goes to the log, never to the client
       deps.log.error("Unhandled error", { path: c.req.path, error: err, stack: err.stack ?? "" });
