@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { argon2d, argon2i, argon2id } from "hash-wasm";
+import { type Argon2Job, argon2OffThread } from "./argon2.ts";
 import { pbkdf2, timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { BoundedQueue } from "./bounded_queue.ts";
@@ -75,15 +75,14 @@ async function verifyArgon2(hash: string, password: string): Promise<boolean> {
   const salt = fromB64(m[6]);
   const expected = fromB64(m[7]);
   if (salt.length < 8 || expected.length < 4) return false;
-  const fn = m[1] === "id" ? argon2id : m[1] === "i" ? argon2i : argon2d;
-  const got = await fn({
+  const got = await argon2OffThread({
+    variant: m[1] as Argon2Job["variant"],
     password: new TextEncoder().encode(password),
     salt,
     iterations,
     memorySize,
     parallelism,
     hashLength: expected.length,
-    outputType: "binary",
   });
   return sameBytes(got, expected);
 }

@@ -91,6 +91,21 @@ export async function updateAdminPassword(
   return Number(res.numUpdatedRows) > 0;
 }
 
+/**
+ * Replaces an admin's password hash only if it is still `oldHash` (the
+ * credential version stays: a re-hash of the same password); returns whether it changed.
+ */
+export async function replacePasswordHash(
+  db: Db,
+  username: string,
+  oldHash: string,
+  newHash: string,
+): Promise<boolean> {
+  const res = await db.updateTable("admin").set({ password_hash: newHash })
+    .where("username", "=", username).where("password_hash", "=", oldHash).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
 /** Deletes an admin; returns false for an unknown name. */
 export async function deleteAdmin(db: Db, username: string): Promise<boolean> {
   const res = await db.deleteFrom("admin").where("username", "=", username).executeTakeFirst();

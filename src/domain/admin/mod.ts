@@ -7,7 +7,14 @@
 import type { Deps } from "../../deps.ts";
 import { ParameterError, ResourceNotFoundError, TooManyRequestsError } from "../../errors.ts";
 import { BoundedQueue, QueueFullError } from "../../lib/bounded_queue.ts";
-import { hashPassword, SCRYPT_CONCURRENCY, verifyPassword } from "../../lib/crypto.ts";
+import {
+  decryptSecretText,
+  encryptSecret,
+  hashPassword,
+  SCRYPT_CONCURRENCY,
+  verifyPassword,
+} from "../../lib/crypto.ts";
+import { verifyPasslibHash } from "../../lib/passlib.ts";
 import { randomString } from "../../lib/random.ts";
 import * as store from "./admin_store.ts";
 
@@ -59,6 +66,43 @@ export async function addAdmin(
   if (!inserted) {
     throw new ParameterError(`Cannot add admin "${username}": the admin already exists`);
   }
+}
+
+// An admin imported from privacyIDEA keeps its passlib hash and the pepper it was
+// made with (PI_PEPPER, spec 12 §3.4), the pepper encrypted under Tessera's key:
+// `import:<encrypted pepper>|<passlib hash>`. The first good login re-hashes.
+const IMPORTED_PREFIX = "import:";
+
+/** The stored form of a privacyIDEA admin hash made with `pepper`. */
+export function importedAdminHash(deps: Deps, pepper: string, piHash: string): string {
+  return `${IMPORTED_PREFIX}${encryptSecret(deps.keys.config, pepper, deps.random)}|${piHash}`;
+}
+
+async function verifyStoredHash(deps: Deps, stored: string, password: string): Promise<boolean> {
+  if (!stored.startsWith(IMPORTED_PREFIX)) return await verifyPassword(stored, password);
+  const [pepper, piHash] = stored.slice(IMPORTED_PREFIX.length).split("|");
+  if (piHash === undefined) return false;
+  const plainPepper = decryptSecretText(deps.keys.config, pepper);
+  return await verifyPasslibHash(piHash, plainPepper + password);
+}
+
+/**
+ * Creates a local admin with a hash made elsewhere (a privacyIDEA import, see
+ * {@link importedAdminHash}); false when the name exists.
+ */
+export async function addImportedAdmin(
+  deps: Deps,
+  username: string,
+  options: { passwordHash: string; email?: string },
+): Promise<boolean> {
+  checkName(username);
+  return await store.insertAdmin(deps.db, {
+    username,
+    email: options.email ?? "",
+    passwordHash: options.passwordHash,
+    createdAt: deps.clock.now(),
+    credentialVersion: newCredentialVersion(deps),
+  });
 }
 
 /** Lists local admins without their hashes. */
@@ -161,7 +205,7 @@ const adminHashes = new BoundedQueue(SCRYPT_CONCURRENCY);
 async function verifyInLine(deps: Deps, hash: string, password: string): Promise<boolean> {
   try {
     return await adminHashes.run(
-      () => verifyPassword(hash, password),
+      () => verifyStoredHash(deps, hash, password),
       deps.config.auth.loginQueue,
     );
   } catch (err) {
@@ -199,9 +243,15 @@ export async function verifyAdminLogin(
 ): Promise<AdminLoginCheck> {
   const admin = await store.findAdmin(deps.db, username);
   if (!admin) return { outcome: "no-such-admin" };
-  return (await verifyInLine(deps, admin.passwordHash, password))
-    ? { outcome: "ok", admin }
-    : { outcome: "wrong-password" };
+  if (!(await verifyInLine(deps, admin.passwordHash, password))) {
+    return { outcome: "wrong-password" };
+  }
+  if (admin.passwordHash.startsWith(IMPORTED_PREFIX)) {
+    // verified once with privacyIDEA's scheme: from now on Tessera's own hash
+    const hash = await hashPassword(password, deps.random);
+    await store.replacePasswordHash(deps.db, username, admin.passwordHash, hash);
+  }
+  return { outcome: "ok", admin };
 }
 
 let dummyHash: Promise<string> | undefined;

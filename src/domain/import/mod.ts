@@ -11,3 +11,9 @@ export {
   type TokenFileResult,
 } from "./token_file.ts";
 export type { TokenRecord } from "./records.ts";
+export {
+  importPrivacyidea,
+  type PiImportOptions,
+  type PiImportReport,
+  type SummaryRow,
+} from "./privacyidea.ts";

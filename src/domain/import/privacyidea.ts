@@ -1,0 +1,777 @@
+/**
+ * `tessera import privacyidea`: carries a privacyIDEA installation over
+ * (spec 12 §4, §5). Everything is read and every secret decrypted first (a
+ * wrong key file stops the import before anything is written); then one
+ * transaction writes resolvers, realms, system config, policies, events,
+ * machine resolvers, RADIUS and SMTP servers, admins, tokens and machine
+ * tokens through the domain functions. Objects that already exist are
+ * reported and left alone (tokens are replaced with `replace`), so a second
+ * run changes nothing.
+ *
+ * @module
+ */
+import type { Deps } from "../../deps.ts";
+import { AppError, ParameterError } from "../../errors.ts";
+import { passlibScheme } from "../../lib/passlib.ts";
+import { fromHex } from "../../lib/random.ts";
+import { addImportedAdmin, adminExists, importedAdminHash } from "../admin/mod.ts";
+import { listEventDefinitions, saveEventDefinition } from "../event/mod.ts";
+import { attachToken, listMachineResolvers, saveMachineResolver } from "../machine/mod.ts";
+import { listPolicies, savePolicy } from "../policy/mod.ts";
+import { radiusServerIdentifiers, setRadiusServer } from "../radius/mod.ts";
+import { getDefaultRealmName, realmExistsByName, setDefaultRealm, setRealm } from "../realm/mod.ts";
+import { getResolver, resolverExists, saveResolver } from "../resolver/mod.ts";
+import { saveSmtpServer, smtpServerIds } from "../smtp/mod.ts";
+import { readSystemConfig, setSystemConfig } from "../system/mod.ts";
+import {
+  findTokenBySerial,
+  importedPinHash,
+  type ImportedToken,
+  type InfoEntry,
+  pinHashOf,
+  tokenTypeOf,
+  writeImportedToken,
+} from "../token/mod.ts";
+import {
+  decryptPassword,
+  decryptPin,
+  decryptTokenKey,
+  parseEncKey,
+  PiDecryptError,
+  type PiKeys,
+} from "./pi_crypto.ts";
+import { openPiSource, type PiRow, type PiSource, type PiTable } from "./privacyidea_store.ts";
+import { inOneTransaction } from "./_transaction.ts";
+
+/** Options of {@link importPrivacyidea}. */
+export interface PiImportOptions {
+  /** Contents of privacyIDEA's `encKey` file. */
+  encKey: Uint8Array;
+  /** Password of a password-protected key file. */
+  encKeyPassword?: string;
+  /** `PI_PEPPER` of the privacyIDEA config (admin hashes); privacyIDEA's default "missing". */
+  pepper?: string;
+  /** Only report what would be imported. */
+  dryRun?: boolean;
+  /** Replace tokens whose serial exists (other objects are never replaced). */
+  replace?: boolean;
+  /** Called after each token. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** One line of the summary table. */
+export interface SummaryRow {
+  what: string;
+  found: number;
+  imported: number;
+  existing: number;
+  failed: number;
+}
+
+/** Result of {@link importPrivacyidea}. */
+export interface PiImportReport {
+  isDryRun: boolean;
+  summary: SummaryRow[];
+  /** What was skipped or failed and why, and what is not carried over. */
+  log: string[];
+  /** Objects written (0 on a dry run and on a repeated run). */
+  changed: number;
+}
+
+const WRONG_KEY =
+  "The key file does not decrypt this database's secrets: is it the encKey of this privacyIDEA?";
+// types whose key string is the secret itself, not hex (spec 12 §2.2)
+const TEXT_KEY_TYPES = new Set(["pw", "registration", "applspec", "passkey"]);
+
+const str = (v: unknown) => v === null || v === undefined ? "" : String(v).trim();
+const int = (v: unknown, dflt = 0) => {
+  const n = Number(v);
+  return Number.isFinite(n) ? Math.trunc(n) : dflt;
+};
+const bool = (v: unknown) => v === true || v === 1 || v === "1" || v === "t" || v === "true";
+
+function groupBy(rows: PiRow[], key: string): Map<number, PiRow[]> {
+  const out = new Map<number, PiRow[]>();
+  for (const r of rows) {
+    const id = int(r[key]);
+    const list = out.get(id) ?? [];
+    list.push(r);
+    out.set(id, list);
+  }
+  return out;
+}
+
+type Tables = Record<PiTable, PiRow[]>;
+
+async function readAll(source: PiSource): Promise<Tables> {
+  const names: PiTable[] = [
+    "token",
+    "tokeninfo",
+    "tokenowner",
+    "tokenrealm",
+    "realm",
+    "resolver",
+    "resolverconfig",
+    "resolverrealm",
+    "policy",
+    "policycondition",
+    "description",
+    "eventhandler",
+    "eventhandleroption",
+    "eventhandlercondition",
+    "machineresolver",
+    "machineresolverconfig",
+    "machinetoken",
+    "machinetokenoptions",
+    "radiusserver",
+    "smtpserver",
+    "admin",
+    "config",
+  ];
+  const out = {} as Tables;
+  for (const t of names) out[t] = await source.rows(t);
+  return out;
+}
+
+/** Decrypts every secret up front; counts failures to tell a wrong key file. */
+class Secrets {
+  ok = 0;
+  failed: string[] = [];
+  constructor(readonly keys: PiKeys) {}
+
+  attempt<T>(what: string, fn: () => T): T | undefined {
+    try {
+      const v = fn();
+      this.ok++;
+      return v;
+    } catch (err) {
+      if (!(err instanceof PiDecryptError)) throw err;
+      this.failed.push(`${what}: ${err.message}`);
+      return undefined;
+    }
+  }
+
+  password(what: string, value: string): string | undefined {
+    return this.attempt(what, () => decryptPassword(this.keys, value));
+  }
+}
+
+/** A prepared object: how to tell it exists and how to write it. */
+interface Item {
+  kind: string;
+  name: string;
+  exists(deps: Deps): Promise<boolean>;
+  write(deps: Deps): Promise<void>;
+  /** Replaced instead of skipped when it exists and `replace` is set. */
+  isReplaceable?: boolean;
+  /** A note for the log even when imported. */
+  note?: string;
+}
+
+function configOf(
+  secrets: Secrets,
+  what: string,
+  rows: PiRow[],
+): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const r of rows) {
+    const key = str(r.Key);
+    const value = r.Value === null || r.Value === undefined ? "" : String(r.Value);
+    if (str(r.Type) === "password") {
+      const plain = secrets.password(`${what} ${key}`, value);
+      if (plain === undefined) return undefined;
+      out[key] = plain;
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+function resolverItems(t: Tables, secrets: Secrets): Item[] {
+  const config = groupBy(t.resolverconfig, "resolver_id");
+  return t.resolver.map((r) => {
+    const name = str(r.name);
+    const type = str(r.rtype);
+    const params = configOf(secrets, `resolver ${name}`, config.get(int(r.id)) ?? []);
+    return {
+      kind: "resolvers",
+      name,
+      exists: (deps) => resolverExists(deps, name),
+      write: async (deps) => {
+        if (!params) throw new ParameterError("its password could not be decrypted");
+        await saveResolver(deps, name, { type, params });
+      },
+    };
+  });
+}
+
+function realmItems(t: Tables): Item[] {
+  const resolvers = new Map(t.resolver.map((r) => [int(r.id), str(r.name)]));
+  const members = groupBy(t.resolverrealm, "realm_id");
+  return t.realm.map((r) => {
+    const name = str(r.name).toLowerCase();
+    const entries = members.get(int(r.id)) ?? [];
+    const nodeBound = entries.filter((e) => str(e.node_uuid) !== "");
+    const list = entries.filter((e) => str(e.node_uuid) === "");
+    const priorities: Record<string, number> = {};
+    for (const e of list) {
+      if (e.priority !== null && e.priority !== undefined && str(e.priority) !== "") {
+        priorities[resolvers.get(int(e.resolver_id)) ?? ""] = int(e.priority);
+      }
+    }
+    return {
+      kind: "realms",
+      name,
+      note: nodeBound.length > 0
+        ? `realm ${name}: ${nodeBound.length} node-specific resolver entries not imported`
+        : undefined,
+      exists: (deps) => realmExistsByName(deps, name),
+      write: async (deps) => {
+        const res = await setRealm(deps, name, {
+          resolvers: list.map((e) => resolvers.get(int(e.resolver_id)) ?? ""),
+          priorities,
+        });
+        if (res.failed.length > 0) {
+          throw new ParameterError(`unknown resolvers ${res.failed.join(", ")}`);
+        }
+        if (bool(r.default) && (await getDefaultRealmName(deps)) !== name) {
+          await setDefaultRealm(deps, name);
+        }
+      },
+    };
+  });
+}
+
+function configItems(t: Tables, secrets: Secrets): Item[] {
+  return t.config.filter((r) => str(r.Key) !== "__timestamp__").map((r) => {
+    const key = str(r.Key);
+    const value = str(r.Type) === "password"
+      ? secrets.password(`config ${key}`, String(r.Value ?? ""))
+      : String(r.Value ?? "");
+    return {
+      kind: "system config",
+      name: key,
+      exists: async (deps) => key in ((await readSystemConfig(deps)) as Record<string, unknown>),
+      write: async (deps) => {
+        if (value === undefined) throw new ParameterError("its value could not be decrypted");
+        await setSystemConfig(deps, { [key]: value });
+      },
+    };
+  });
+}
+
+function policyItems(t: Tables): Item[] {
+  const conditions = groupBy(t.policycondition, "policy_id");
+  const descriptions = new Map(
+    t.description.filter((d) => str(d.object_type) === "policy")
+      .map((d) => [int(d.object_id), String(d.description ?? "")]),
+  );
+  return t.policy.map((p) => {
+    const name = str(p.name);
+    const params: Record<string, unknown> = {
+      scope: str(p.scope),
+      action: String(p.action ?? ""),
+      active: bool(p.active),
+      priority: int(p.priority, 1) || 1,
+      check_all_resolvers: bool(p.check_all_resolvers),
+      user_case_insensitive: bool(p.user_case_insensitive),
+      conditions: (conditions.get(int(p.id)) ?? []).map((c) => {
+        const cond: unknown[] = [
+          str(c.section),
+          str(c.Key),
+          str(c.comparator) || "equals",
+          String(c.Value ?? ""),
+          bool(c.active),
+        ];
+        if (str(c.handle_missing_data) !== "") cond.push(str(c.handle_missing_data));
+        return cond;
+      }),
+    };
+    for (
+      const f of [
+        "realm",
+        "adminrealm",
+        "adminuser",
+        "resolver",
+        "pinode",
+        "user",
+        "client",
+        "time",
+        "user_agents",
+      ]
+    ) {
+      if (str(p[f]) !== "") params[f] = str(p[f]);
+    }
+    const description = descriptions.get(int(p.id));
+    if (description) params.description = description;
+    return {
+      kind: "policies",
+      name,
+      exists: async (deps) => (await listPolicies(deps, { name })).length > 0,
+      write: async (deps) => void await savePolicy(deps, name, params),
+    };
+  });
+}
+
+function eventItems(t: Tables, secrets: Secrets): Item[] {
+  const options = groupBy(t.eventhandleroption, "eventhandler_id");
+  const conditions = groupBy(t.eventhandlercondition, "eventhandler_id");
+  return t.eventhandler.map((e) => {
+    const name = str(e.name);
+    const params: Record<string, unknown> = {
+      name,
+      event: str(e.event),
+      handlermodule: str(e.handlermodule),
+      action: str(e.action),
+      position: str(e.position) || "post",
+      ordering: String(int(e.ordering)),
+      active: bool(e.active),
+      conditions: Object.fromEntries(
+        (conditions.get(int(e.id)) ?? []).map((c) => [str(c.Key), String(c.Value ?? "")]),
+      ),
+    };
+    const opts = configOf(secrets, `event ${name}`, options.get(int(e.id)) ?? []);
+    for (const [k, v] of Object.entries(opts ?? {})) params[`option.${k}`] = v;
+    return {
+      kind: "event handlers",
+      name,
+      exists: async (deps) => (await listEventDefinitions(deps)).some((d) => d.name === name),
+      write: async (deps) => {
+        if (!opts) throw new ParameterError("an option could not be decrypted");
+        await saveEventDefinition(deps, params);
+      },
+    };
+  });
+}
+
+function machineResolverItems(t: Tables, secrets: Secrets): Item[] {
+  const config = groupBy(t.machineresolverconfig, "resolver_id");
+  return t.machineresolver.map((r) => {
+    const name = str(r.name);
+    const params = configOf(secrets, `machine resolver ${name}`, config.get(int(r.id)) ?? []);
+    return {
+      kind: "machine resolvers",
+      name,
+      exists: async (deps) => name in (await listMachineResolvers(deps, { name })),
+      write: async (deps) => {
+        if (!params) throw new ParameterError("its password could not be decrypted");
+        await saveMachineResolver(deps, name, { ...params, type: str(r.rtype) });
+      },
+    };
+  });
+}
+
+function radiusItems(t: Tables, secrets: Secrets): Item[] {
+  return t.radiusserver.map((r) => {
+    const identifier = str(r.identifier);
+    const secret = secrets.password(`RADIUS server ${identifier}`, String(r.secret ?? ""));
+    return {
+      kind: "RADIUS servers",
+      name: identifier,
+      exists: async (deps) => (await radiusServerIdentifiers(deps)).includes(identifier),
+      write: async (deps) => {
+        if (secret === undefined) throw new ParameterError("its secret could not be decrypted");
+        await setRadiusServer(deps, identifier, {
+          server: str(r.server),
+          secret,
+          port: int(r.port, 1812),
+          retries: int(r.retries, 3),
+          timeout: int(r.timeout, 5),
+          description: String(r.description ?? ""),
+          dictionary: str(r.dictionary) || undefined,
+          options: r.options === null || r.options === undefined || str(r.options) === ""
+            ? undefined
+            : String(r.options),
+        });
+      },
+    };
+  });
+}
+
+function smtpItems(t: Tables, secrets: Secrets): Item[] {
+  return t.smtpserver.map((r) => {
+    const identifier = str(r.identifier);
+    const raw = String(r.password ?? "");
+    // very old rows hold the password in clear (spec 12 §2.3)
+    const password = raw === ""
+      ? ""
+      : /^[0-9a-f]{32}:[0-9a-f]+$/.test(raw)
+      ? secrets.password(`SMTP server ${identifier}`, raw)
+      : raw;
+    return {
+      kind: "SMTP servers",
+      name: identifier,
+      exists: async (deps) => (await smtpServerIds(deps)).includes(identifier),
+      write: async (deps) => {
+        if (password === undefined) {
+          throw new ParameterError("its password could not be decrypted");
+        }
+        await saveSmtpServer(deps, identifier, {
+          server: str(r.server),
+          port: String(int(r.port, 25)),
+          tls: bool(r.tls) ? "1" : "0",
+          username: String(r.username ?? ""),
+          password,
+          sender: String(r.sender ?? ""),
+          description: String(r.description ?? ""),
+          timeout: String(int(r.timeout, 10)),
+          enqueue_job: bool(r.enqueue_job) ? "1" : "0",
+        });
+      },
+    };
+  });
+}
+
+function adminItems(t: Tables, pepper: string): Item[] {
+  return t.admin.map((a) => {
+    const username = str(a.username);
+    const hash = str(a.password);
+    return {
+      kind: "admins",
+      name: username,
+      exists: (deps) => adminExists(deps, username),
+      write: async (deps) => {
+        if (passlibScheme(hash) === undefined) {
+          throw new ParameterError("its password hash scheme is not supported");
+        }
+        await addImportedAdmin(deps, username, {
+          passwordHash: importedAdminHash(deps, pepper, hash),
+          email: str(a.email),
+        });
+      },
+    };
+  });
+}
+
+/** A token row prepared for writing (secrets decrypted, owner by uid). */
+interface TokenPlan {
+  token: ImportedToken;
+  owner?: { uid: string; resolver: string; realm: string };
+  notes: string[];
+  pinPlain?: string;
+}
+
+function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
+  const realms = new Map(t.realm.map((r) => [int(r.id), str(r.name).toLowerCase()]));
+  const infos = groupBy(t.tokeninfo, "token_id");
+  const owners = groupBy(t.tokenowner, "token_id");
+  const tokenRealms = groupBy(t.tokenrealm, "token_id");
+  const config = new Map(t.config.map((c) => [str(c.Key), String(c.Value ?? "")]));
+  return t.token.map((row) => {
+    const serial = str(row.serial);
+    const type = str(row.tokentype).toLowerCase() || "hotp";
+    const notes: string[] = [];
+    const module = tokenTypeOf(type);
+    let secret: Uint8Array | undefined;
+    const keyEnc = str(row.key_enc);
+    if (keyEnc !== "") {
+      const plain = secrets.attempt(
+        `token ${serial}`,
+        () => decryptTokenKey(secrets.keys, keyEnc, str(row.key_iv)),
+      );
+      if (plain === undefined) notes.push("its secret could not be decrypted");
+      else if (TEXT_KEY_TYPES.has(type)) secret = new TextEncoder().encode(plain);
+      else if (/^([0-9a-fA-F]{2})+$/.test(plain)) secret = fromHex(plain);
+      else {
+        secrets.failed.push(`token ${serial}: the decrypted key is not hex`);
+        notes.push("its secret could not be decrypted");
+      }
+    }
+    const info: Record<string, InfoEntry> = {};
+    for (const i of infos.get(int(row.id)) ?? []) {
+      const key = str(i.Key);
+      const value = String(i.Value ?? "");
+      if (str(i.Type) === "password") {
+        const plain = secrets.password(`tokeninfo ${serial} ${key}`, value);
+        if (plain === undefined) notes.push(`tokeninfo ${key} could not be decrypted`);
+        else info[key] = { value: plain, type: "password" };
+      } else {
+        info[key] = { value, type: str(i.Type) };
+      }
+    }
+    if ((type === "hotp" || type === "totp") && !info.hashlib) {
+      // no per-token hash: the system default of privacyIDEA applied
+      info.hashlib = { value: config.get(`${type}.hashlib`) || "sha1", type: "" };
+    }
+    const rawPin = str(row.pin_hash);
+    let pinHash = "";
+    let pinPlain: string | undefined;
+    if (rawPin.startsWith("@@")) {
+      pinPlain = secrets.attempt(`PIN of ${serial}`, () => decryptPin(secrets.keys, rawPin));
+      if (pinPlain === undefined) notes.push("its encrypted PIN could not be decrypted");
+    } else if (rawPin.startsWith("$")) {
+      pinHash = importedPinHash(rawPin);
+      if (passlibScheme(rawPin) === undefined) {
+        notes.push("its PIN hash scheme is not supported: set a new PIN");
+      }
+    } else if (rawPin !== "") {
+      pinHash = importedPinHash(rawPin, str(row.pin_seed));
+    }
+    const ownerRow = (owners.get(int(row.id)) ?? [])[0];
+    if ((owners.get(int(row.id)) ?? []).length > 1) notes.push("extra owner rows not imported");
+    const owner = ownerRow
+      ? {
+        uid: str(ownerRow.user_id),
+        resolver: str(ownerRow.resolver),
+        realm: realms.get(int(ownerRow.realm_id)) ?? "",
+      }
+      : undefined;
+    let active = bool(row.active);
+    if (!module) {
+      active = false;
+      notes.push(`token type "${type}" is not supported by Tessera: imported disabled`);
+    }
+    const failed = notes.some((n) => n.includes("could not be decrypted"));
+    return {
+      token: {
+        serial,
+        type,
+        description: String(row.description ?? "").slice(0, 80),
+        secret,
+        pinHash,
+        active,
+        revoked: bool(row.revoked),
+        locked: bool(row.locked),
+        failcount: int(row.failcount),
+        maxfail: int(row.maxfail, 10),
+        count: int(row.count),
+        countWindow: int(row.count_window, 10),
+        syncWindow: int(row.sync_window, 1000),
+        otplen: int(row.otplen, 6),
+        rolloutState: str(row.rollout_state),
+        info,
+        realms: (tokenRealms.get(int(row.id)) ?? []).map((r) => realms.get(int(r.realm_id)) ?? "")
+          .filter((r) => r !== ""),
+        createdAt: 0,
+      },
+      owner,
+      notes: failed ? ["failed: " + notes.join("; ")] : notes,
+      pinPlain,
+    };
+  });
+}
+
+async function ownerLogin(
+  deps: Deps,
+  owner: { uid: string; resolver: string },
+): Promise<string | undefined> {
+  try {
+    const resolver = await getResolver(deps, owner.resolver);
+    return (await resolver?.getUserInfo(owner.uid))?.username || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function machineTokenWork(
+  t: Tables,
+): Map<
+  string,
+  { application: string; resolver?: string; machineid?: string; options: Record<string, string> }[]
+> {
+  const serials = new Map(t.token.map((r) => [int(r.id), str(r.serial)]));
+  const resolvers = new Map(t.machineresolver.map((r) => [int(r.id), str(r.name)]));
+  const options = groupBy(t.machinetokenoptions, "machinetoken_id");
+  const out = new Map<
+    string,
+    {
+      application: string;
+      resolver?: string;
+      machineid?: string;
+      options: Record<string, string>;
+    }[]
+  >();
+  for (const m of t.machinetoken) {
+    const serial = serials.get(int(m.token_id));
+    if (!serial) continue;
+    const list = out.get(serial) ?? [];
+    list.push({
+      application: str(m.application),
+      resolver: m.machineresolver_id === null
+        ? undefined
+        : resolvers.get(int(m.machineresolver_id)),
+      machineid: str(m.machine_id) || undefined,
+      options: Object.fromEntries(
+        (options.get(int(m.id)) ?? []).map((o) => [str(o.mt_key), String(o.mt_value ?? "")]),
+      ),
+    });
+    out.set(serial, list);
+  }
+  return out;
+}
+
+const NOT_CARRIED: [PiTable, string][] = [
+  ["tokengroup", "token groups"],
+  ["tokencontainer", "token containers"],
+  ["smsgateway", "SMS gateways"],
+  ["privacyideaserver", "privacyIDEA server definitions"],
+  ["caconnector", "CA connectors"],
+  ["subscription", "subscriptions"],
+  ["periodictask", "periodic tasks"],
+  ["customuserattribute", "custom user attributes"],
+  ["serviceid", "service ids"],
+  ["pidea_audit", "audit entries (signed with privacyIDEA's audit key)"],
+];
+
+/** Imports a privacyIDEA database (see the module doc). */
+export async function importPrivacyidea(
+  deps: Deps,
+  databaseUrl: string,
+  options: PiImportOptions,
+): Promise<PiImportReport> {
+  let keys: PiKeys;
+  try {
+    keys = parseEncKey(options.encKey, options.encKeyPassword);
+  } catch (err) {
+    if (err instanceof PiDecryptError) {
+      throw new ParameterError(`Cannot read the key file: ${err.message}`);
+    }
+    throw err;
+  }
+  const source = await openPiSource(databaseUrl);
+  let t: Tables;
+  const notCarried: string[] = [];
+  try {
+    t = await readAll(source);
+    for (const [table, what] of NOT_CARRIED) {
+      const n = await source.count(table);
+      if (n > 0) notCarried.push(`not imported: ${n} ${what} (table ${table})`);
+    }
+  } finally {
+    await source.close();
+  }
+  // read and decrypt everything before writing anything
+  const secrets = new Secrets(keys);
+  const groups: Item[][] = [
+    resolverItems(t, secrets),
+    realmItems(t),
+    configItems(t, secrets),
+    policyItems(t),
+    eventItems(t, secrets),
+    machineResolverItems(t, secrets),
+    radiusItems(t, secrets),
+    smtpItems(t, secrets),
+    adminItems(t, options.pepper ?? "missing"),
+  ];
+  const plans = tokenPlans(t, secrets);
+  if (secrets.failed.length > 0 && secrets.failed.length >= secrets.ok) {
+    throw new ParameterError(
+      `${WRONG_KEY} (${secrets.failed.length} of ${
+        secrets.failed.length + secrets.ok
+      } values failed, first: ${secrets.failed[0]})`,
+    );
+  }
+  const machineTokens = machineTokenWork(t);
+  const summary = new Map<string, SummaryRow>();
+  const row = (what: string) => {
+    let r = summary.get(what);
+    if (!r) summary.set(what, r = { what, found: 0, imported: 0, existing: 0, failed: 0 });
+    return r;
+  };
+  const log: string[] = [];
+  let changed = 0;
+
+  const run = async (d: Deps) => {
+    for (const items of groups) {
+      for (const item of items) {
+        const r = row(item.kind);
+        r.found++;
+        if (await item.exists(d)) {
+          r.existing++;
+          log.push(`exists, skipped: ${item.kind} ${item.name}`);
+          continue;
+        }
+        if (options.dryRun) {
+          r.imported++;
+          log.push(`would import: ${item.kind} ${item.name}`);
+          if (item.note) log.push(item.note);
+          continue;
+        }
+        try {
+          await item.write(d);
+          r.imported++;
+          changed++;
+          if (item.note) log.push(item.note);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          r.failed++;
+          log.push(`failed: ${item.kind} ${item.name}: ${err.message}`);
+        }
+      }
+    }
+    const tokens = row("tokens");
+    const bindings = row("machine tokens");
+    let done = 0;
+    for (const plan of plans) {
+      const tk = plan.token;
+      tokens.found++;
+      const failedNote = plan.notes.find((n) => n.startsWith("failed: "));
+      if (failedNote) {
+        tokens.failed++;
+        log.push(`${failedNote.replace("failed: ", `failed: token ${tk.serial}: `)}`);
+        continue;
+      }
+      if (plan.pinPlain !== undefined) tk.pinHash = pinHashOf(d, plan.pinPlain);
+      if (plan.owner) {
+        const login = options.dryRun ? undefined : await ownerLogin(d, plan.owner);
+        if (!options.dryRun && login === undefined) {
+          plan.notes.push(`owner ${plan.owner.uid} (${plan.owner.resolver}): login not found`);
+        }
+        tk.owner = { ...plan.owner, login: login ?? "" };
+      }
+      tk.createdAt = d.clock.now();
+      tk.info = {
+        ...tk.info,
+        import_date: {
+          value: new Date(Math.floor(d.clock.now() / 1000) * 1000).toISOString()
+            .replace(".000Z", "+00:00"),
+          type: "",
+        },
+      };
+      let outcome: string;
+      if (options.dryRun) {
+        const exists = (await findTokenBySerial(d, tk.serial, { withRealms: false })) !==
+          undefined;
+        outcome = exists ? (options.replace ? "replaced" : "exists") : "created";
+      } else {
+        outcome = await writeImportedToken(d, tk, {
+          onExisting: options.replace ? "replace" : "skip",
+        });
+      }
+      if (outcome === "exists") {
+        tokens.existing++;
+        log.push(`exists, skipped: token ${tk.serial}`);
+      } else {
+        tokens.imported++;
+        if (!options.dryRun) changed++;
+        if (options.dryRun) {
+          log.push(`would ${outcome === "created" ? "import" : "replace"}: token ${tk.serial}`);
+        }
+        for (const n of plan.notes) log.push(`token ${tk.serial}: ${n}`);
+        for (const b of machineTokens.get(tk.serial) ?? []) {
+          bindings.found++;
+          if (options.dryRun) {
+            bindings.imported++;
+            continue;
+          }
+          try {
+            await attachToken(d, { serial: tk.serial, ...b });
+            bindings.imported++;
+            changed++;
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            bindings.failed++;
+            log.push(`failed: machine token ${tk.serial} ${b.application}: ${err.message}`);
+          }
+        }
+      }
+      options.onProgress?.(++done, plans.length);
+    }
+  };
+  if (options.dryRun) await run(deps);
+  else await inOneTransaction(deps, run);
+  for (const f of secrets.failed) log.push(`not decrypted: ${f}`);
+  log.push(...notCarried);
+  return { isDryRun: options.dryRun === true, summary: [...summary.values()], log, changed };
+}
