@@ -23,6 +23,7 @@ import { DatabaseTooNewError } from "./src/db/database.ts";
 import { startRadiusListener } from "./src/radius/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
+import { IMPORT_HELP, runImportCommand } from "./src/cli/import.ts";
 import { Hono } from "hono";
 
 /** How long a graceful stop waits for running requests before it closes anyway. */
@@ -48,6 +49,7 @@ Commands:
   admin password <name>     set a local admin's password
   migrate                   apply pending database migrations and exit
   subscription keygen|sign  create a subscription signing key pair, sign a subscription file
+  import privacyidea        migrate a privacyIDEA database (tokens, PINs, realms, policies, …)
   hello [--listen h:p]      serve a plain "hello" endpoint (benchmark ceiling)
 
 Global options (on every command, they override the config file):
@@ -89,6 +91,7 @@ terminal (first line), else from a prompt.`,
 
 Applies pending database migrations and exits.`,
   subscription: SUBSCRIPTION_HELP,
+  import: IMPORT_HELP,
   hello: `Usage: tessera hello [--listen <host:port>]
 
 Serves a plain Hono app that answers every GET with "hello" (default
@@ -117,8 +120,12 @@ const VALUE_FLAGS = new Set([
   "workers",
   // internal: `serve --worker <i>` is worker i of a `serve --workers N` parent
   "worker",
+  "database",
+  "enckey",
+  "enckey-password-file",
+  "pepper-file",
 ]);
-const BOOL_FLAGS = new Set(["help", "version"]);
+const BOOL_FLAGS = new Set(["help", "version", "dry-run", "replace"]);
 
 function parseArgs(args: string[]): Parsed {
   const command: string[] = [];
@@ -600,6 +607,8 @@ async function main(args: string[]): Promise<number> {
       return await serve(config, log, { workers: workers ?? config.server.workers, worker });
     } else if (command === "admin") {
       await admin(config, log, parsed);
+    } else if (command === "import") {
+      return await runImportCommand(config, log, parsed.command.slice(1), parsed.flags);
     } else {
       const deps = await openRuntime(config, log);
       await closeRuntime(deps);

@@ -159,6 +159,20 @@ Deno.test("POST /token/load: Yubikey CSV OATH-HOTP slot; an existing serial is r
   await t.close();
 });
 
+Deno.test("POST /token/load: OATH CSV TAN list (spec 12 T19)", async () => {
+  const t = await createTestApp();
+  const res = await upload(
+    t,
+    { type: "oathcsv" },
+    `PITN0001, ${SEED_HEX}, tan, 111111 222222 333333\n`,
+  );
+  assert.deepEqual(res.body.result.value, { n_imported: 1, n_not_imported: 0 });
+  assert.equal(await check(t, { serial: "PITN0001", pass: "222222" }), true);
+  assert.equal(await check(t, { serial: "PITN0001", pass: "222222" }), false);
+  assert.equal(await check(t, { serial: "PITN0001", pass: "444444" }), false);
+  await t.close();
+});
+
 Deno.test("POST /token/load: parameter errors", async () => {
   const t = await createTestApp();
   const cases: [Record<string, string>, string, number, string][] = [
