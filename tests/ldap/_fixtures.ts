@@ -63,8 +63,10 @@ export async function testConfig(
   t: TestApp,
   config: Record<string, string>,
 ): Promise<{ status: number; value: unknown; description: string; ms: number }> {
+  // the admin login (a slow password hash on first use) is not part of the timing
+  const token = await t.adminToken();
   const started = performance.now();
-  const res = await jsonOf(await t.asAdmin("POST", "/resolver/test", { body: config }));
+  const res = await jsonOf(await t.request("POST", "/resolver/test", { body: config, token }));
   return {
     status: res.status,
     value: res.body.result?.value,

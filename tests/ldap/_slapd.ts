@@ -361,11 +361,15 @@ export function ldapTest(name: string, fn: (slapd: Slapd) => Promise<void>): voi
 
 /**
  * A TCP listener that accepts connections and never answers (an LDAP server
- * that hangs). Closed with `close()`.
+ * that hangs), counting them. Closed with `close()`.
  */
-export async function silentListener(): Promise<{ url: string; close(): Promise<void> }> {
+export async function silentListener(): Promise<
+  { url: string; readonly connections: number; close(): Promise<void> }
+> {
   const sockets = new Set<Socket>();
+  let connections = 0;
   const server: Server = createServer((s) => {
+    connections++;
     sockets.add(s);
     s.on("error", () => {});
     s.on("close", () => sockets.delete(s));
@@ -377,6 +381,10 @@ export async function silentListener(): Promise<{ url: string; close(): Promise<
   const port = (server.address() as { port: number }).port;
   return {
     url: `ldap://127.0.0.1:${port}`,
+    /** Connections accepted so far. */
+    get connections() {
+      return connections;
+    },
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

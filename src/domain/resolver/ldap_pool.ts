@@ -130,6 +130,20 @@ export function ldapErrorText(err: unknown): string {
   return message.split("\n").pop()!.trim().slice(0, 300);
 }
 
+const ADDRESS_REGEXP = /\b(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\])(?::\d+)?\b/gi;
+
+/** `text` with the pool's servers and any IP address (and port) replaced by "<server>". */
+function maskServers(text: string, uris: string[]): string {
+  let out = text;
+  for (const uri of uris) {
+    const url = new URL(uri);
+    for (const name of [uri, url.host, url.hostname]) {
+      if (name !== "") out = out.split(name).join("<server>");
+    }
+  }
+  return out.replace(ADDRESS_REGEXP, "<server>");
+}
+
 function isServerFailure(err: unknown): boolean {
   // our own refusals (a CA file that may not be read, …) are no server failures
   if (err instanceof AppError) return false;
@@ -333,7 +347,9 @@ export class LdapPool {
         }
       }
     }
-    if (last) throw new LdapUnreachableError(`${last.uri}: ${last.text}`, last.text);
+    if (last) {
+      throw new LdapUnreachableError(`${last.uri}: ${last.text}`, maskServers(last.text, s.uris));
+    }
     const skipped = `every LDAP server failed within the last ${
       s.skipMs / 1000
     } s (SERVERPOOL_SKIP)`;
