@@ -60,6 +60,8 @@ class Bench {
   servers: ServerProcess[] = [];
   /** Every server process started (stopped again on error and Ctrl-C). */
   readonly started: ServerProcess[] = [];
+  /** Set on Ctrl-C: a server that starts after that is stopped at once. */
+  interrupted = false;
   /** CPU seconds of the database server of the current run (PostgreSQL), if any. */
   dbCpu?: () => number | undefined;
   /** The engine/node run of the current rows when a run covers several (row group, check prefix). */
@@ -98,6 +100,12 @@ class Bench {
     const full = this.group ? `${this.group}: ${name}` : name;
     this.checks.push({ name: full, ok, detail });
     if (!ok) progress(`CHECK FAILED ${full}: ${detail}`);
+  }
+
+  /** Keeps a just spawned server for the clean-up (or stops it after Ctrl-C). */
+  track(server: ServerProcess): void {
+    this.started.push(server);
+    if (this.interrupted) void server.stop();
   }
 
   note(text: string): void {
@@ -233,8 +241,8 @@ class Bench {
       logFile: `${this.tmp}/hello.log`,
       binary: this.o.binary,
       readyPath: "/",
+      onSpawn: (s) => this.track(s),
     });
-    this.started.push(hello);
     this.servers = [hello];
     try {
       progress(`ceiling${again ? " again" : ""}: plain Hono hello from the same program`);
@@ -303,8 +311,8 @@ class Bench {
       binary: this.o.binary,
       readyPath: "/healthz/",
       timeoutMs: 60000,
+      onSpawn: (s) => this.track(s),
     });
-    this.started.push(server);
     return server;
   }
 
@@ -880,15 +888,16 @@ async function main(args: string[]): Promise<number> {
     );
   }
   let cluster: BenchCluster | undefined;
+  let clusterStarting: Promise<BenchCluster> | undefined;
   // Ctrl-C or SIGTERM: stop every server and the PostgreSQL cluster before leaving
-  let interrupted = false;
   const cleanUp = async () => {
     for (const s of bench.started) await s.stop().catch(() => {});
-    await cluster?.stop().catch(() => {});
+    const c = cluster ?? await clusterStarting?.catch(() => undefined);
+    await c?.stop().catch(() => {});
   };
   const onSignal = () => {
-    if (interrupted) return;
-    interrupted = true;
+    if (bench.interrupted) return;
+    bench.interrupted = true;
     progress("interrupted: stopping the servers and PostgreSQL");
     cleanUp().finally(async () => {
       if (!o.keep) await Deno.remove(tmp, { recursive: true }).catch(() => {});
@@ -908,7 +917,8 @@ async function main(args: string[]): Promise<number> {
         if (run.target.database === "postgres") {
           if (!cluster) {
             progress("starting a private PostgreSQL cluster (initdb in a temporary folder)");
-            cluster = await startBenchCluster();
+            clusterStarting = startBenchCluster();
+            cluster = await clusterStarting;
             progress(
               `  PostgreSQL on 127.0.0.1:${cluster.cluster.port} (pid ${cluster.cluster.pid})`,
             );

@@ -115,6 +115,8 @@ export async function startServer(options: {
   denoFlags?: string[];
   readyPath: string;
   timeoutMs?: number;
+  /** Called as soon as the process runs, before it is ready (to stop it on Ctrl-C). */
+  onSpawn?: (server: ServerProcess) => void;
 }): Promise<ServerProcess> {
   // as `deno task start` runs it (a compiled binary has its V8 flags built in)
   const shipped = shippedRuntime();
@@ -177,6 +179,7 @@ export async function startServer(options: {
       await pumping;
     },
   };
+  options.onSpawn?.(server);
   const deadline = Date.now() + (options.timeoutMs ?? 30000);
   for (;;) {
     if (exited) {
