@@ -280,6 +280,12 @@ const PASSWORD_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz2345
 export async function ensureInitialAdmin(deps: Deps): Promise<string | undefined> {
   if ((await store.countAdmins(deps.db)) > 0) return undefined;
   const password = randomString(deps.random, 24, PASSWORD_ALPHABET);
-  await addAdmin(deps, INITIAL_ADMIN, { password });
+  try {
+    await addAdmin(deps, INITIAL_ADMIN, { password });
+  } catch (err) {
+    // several nodes starting at once on an empty database: one of them made the admin
+    if (err instanceof ParameterError && (await store.countAdmins(deps.db)) > 0) return undefined;
+    throw err;
+  }
   return password;
 }
