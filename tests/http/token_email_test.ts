@@ -139,8 +139,9 @@ Deno.test("email: parallel answers to one challenge: exactly one is accepted", a
   await done(t, sink);
 });
 
-Deno.test("email: parallel challenges send distinct codes; a newer mail invalidates an older one", async () => {
-  const { t, sink } = await setup();
+Deno.test("email: parallel challenges send distinct codes; of all their answers one is accepted", async () => {
+  const { t, sink, serial } = await setup();
+  await t.asAdmin("POST", "/token/set", { body: { serial, max_failcount: "100" } });
   const tids = await Promise.all(
     [0, 1, 2].map(async () =>
       challengeOf((await check(t, { user: "alice", pass: "pin" })).body).tid
@@ -148,14 +149,60 @@ Deno.test("email: parallel challenges send distinct codes; a newer mail invalida
   );
   const codes = sink.mails.map(codeOf);
   assert.equal(new Set(codes).size, 3, "each challenge has its own counter");
-  // the newest mail answers its transaction; it moves the counter past the older codes
-  const newest = sink.mails.length - 1;
+  // every code against every transaction at once: only the newest code answers its own one
   const bodies = await Promise.all(
-    tids.map(async (tid) =>
-      (await check(t, { user: "alice", transaction_id: tid, pass: codes[newest] })).body
+    tids.flatMap((tid) =>
+      codes.map(async (pass) => (await check(t, { user: "alice", transaction_id: tid, pass })).body)
     ),
   );
   assert.equal(bodies.filter((b) => b.result.value === true).length, 1);
+  await done(t, sink);
+});
+
+Deno.test("email: a newer mail invalidates an older one, unless email.concurrent_challenges", async () => {
+  const { t, sink } = await setup();
+  const trigger = async () =>
+    challengeOf((await check(t, { user: "alice", pass: "pin" })).body).tid;
+  const tidA = await trigger();
+  await trigger();
+  const [codeA, codeB] = sink.mails.map(codeOf);
+  const old = await check(t, { user: "alice", transaction_id: tidA, pass: codeA });
+  assert.equal(old.body.result.value, false);
+  // a mail's code answers only its own transaction
+  assert.equal(
+    (await check(t, { user: "alice", transaction_id: tidA, pass: codeB })).body.result.value,
+    false,
+  );
+  const [tidC, tidD] = [await trigger(), await trigger()];
+  const [codeC, codeD] = sink.mails.slice(2).map(codeOf);
+  assert.equal(
+    (await check(t, { user: "alice", transaction_id: tidD, pass: codeD })).body.result.value,
+    true,
+  );
+  // C's code came before D's, which was used: C is old now
+  assert.equal(
+    (await check(t, { user: "alice", transaction_id: tidC, pass: codeC })).body.result.value,
+    false,
+  );
+  await setConfig(t, { "email.concurrent_challenges": "True" });
+  const [tidE, tidF] = [await trigger(), await trigger()];
+  const [codeE, codeF] = sink.mails.slice(4).map(codeOf);
+  assert.equal(
+    (await check(t, { user: "alice", transaction_id: tidE, pass: codeE })).body.result.value,
+    true,
+    "the older mail still answers its transaction",
+  );
+  assert.equal(
+    (await check(t, { user: "alice", transaction_id: tidF, pass: codeF })).body.result.value,
+    true,
+  );
+  // used codes stay used, also as PIN+OTP
+  assert.equal(
+    (await check(t, { user: "alice", transaction_id: tidE, pass: codeE })).body.result.value,
+    false,
+  );
+  assert.equal((await check(t, { user: "alice", pass: "pin" + codeE })).body.result.value, false);
+  assert.equal((await check(t, { user: "alice", pass: "pin" + codeF })).body.result.value, false);
   await done(t, sink);
 });
 
