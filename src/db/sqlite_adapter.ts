@@ -100,6 +100,15 @@ class WriteGroup {
 
 const CACHE_LIMIT = 500;
 
+/**
+ * Transactions take the write lock when they begin. A deferred BEGIN reads
+ * first and fails at once with SQLITE_BUSY when another process committed in
+ * between (its snapshot is stale: the busy timeout cannot help); an
+ * IMMEDIATE one waits for the lock under the busy timeout instead.
+ */
+const BEGIN = "begin immediate";
+const PLAIN_BEGIN_REGEXP = /^\s*begin(?:\s+transaction)?\s*;?\s*$/i;
+
 /** How long a reading of `PRAGMA data_version` is reused (see direct.ts). */
 export const EXTERNAL_CHECK_MS = 1;
 
@@ -152,7 +161,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     if (path !== ":memory:") this.raw.exec("PRAGMA journal_mode = WAL");
     this.raw.exec("PRAGMA synchronous = NORMAL");
     this.raw.exec("PRAGMA foreign_keys = ON");
-    this.#begin = this.#prepared("begin");
+    this.#begin = this.#prepared(BEGIN);
     this.#commit = this.#prepared("commit");
     this.direct = {
       inTransaction: () => this.raw.isTransaction && this.#group === undefined,
@@ -188,7 +197,8 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   }
 
   prepare(sql: string): SqliteStatement {
-    return new KyselyStatement(this.#prepared(sql), this);
+    // Kysely's transactions start with a plain BEGIN: make it IMMEDIATE (see #begin)
+    return new KyselyStatement(this.#prepared(PLAIN_BEGIN_REGEXP.test(sql) ? BEGIN : sql), this);
   }
 
   /**
