@@ -102,8 +102,9 @@ export async function verifyJwt(deps: Deps, token: string): Promise<Identity> {
         nbf: false,
       });
     } catch (err) {
+      // hono/jwt's messages carry the token itself: name the kind of failure only
       throw new AuthError(
-        `Authentication failure. Error decoding the Authorization token: ${(err as Error).message}`,
+        `Authentication failure. Error decoding the Authorization token: ${jwtFailure(err)}`,
         4304,
       );
     }
@@ -151,4 +152,15 @@ export async function verifyJwt(deps: Deps, token: string): Promise<Identity> {
       ? payload.rights.filter((r) => typeof r === "string")
       : [],
   };
+}
+
+/** What went wrong with a JWT, in words that never repeat the token. */
+function jwtFailure(err: unknown): string {
+  const name = err instanceof Error ? err.name : "";
+  if (name === "JwtTokenSignatureMismatched") return "Signature verification failed";
+  if (name === "JwtAlgorithmMismatch" || name === "JwtAlgorithmNotAllowed") {
+    return "The specified alg value is not allowed";
+  }
+  if (name === "JwtHeaderInvalid") return "Invalid header";
+  return "Not enough segments or invalid token";
 }

@@ -161,10 +161,13 @@ Deno.test("JWTs with alg none, a foreign key or past expiry are refused", async 
     btoa(JSON.stringify(o)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
   const none = `${b64({ alg: "none", typ: "JWT" })}.${p}.`;
   const foreign = `${h}.${p}.${"A".repeat(43)}`;
-  for (const bad of [none, foreign]) {
+  for (const bad of [none, foreign, "not-a-jwt-but-a-secret-value"]) {
     const { status, body } = await jsonOf(await t.get("/system/", { token: bad }));
     assert.equal(status, 401);
     assert.equal(body.result.error.code, 4304);
+    // the refusal names the failure, never the token (it may be a forwarded credential)
+    assert.ok(!JSON.stringify(body).includes(bad.slice(0, 20)), JSON.stringify(body));
+    assert.ok(!JSON.stringify(body).includes(p), "no part of the token comes back");
   }
   // a token already accepted (its verified payload is kept) still expires, and a
   // token differing from it in the signature alone is still refused
