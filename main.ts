@@ -20,6 +20,7 @@ import {
 } from "./src/domain/admin/mod.ts";
 import { VERSION } from "./src/version.ts";
 import { DatabaseTooNewError } from "./src/db/database.ts";
+import { backupSqlite, sqliteFileOf } from "./src/db/backup.ts";
 import { startRadiusListener } from "./src/radius/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
@@ -48,6 +49,7 @@ Commands:
   admin delete <name>       delete a local admin
   admin password <name>     set a local admin's password
   migrate                   apply pending database migrations and exit
+  backup <file>             consistent copy of the running SQLite database
   subscription keygen|sign  create a subscription signing key pair, sign a subscription file
   import privacyidea        migrate a privacyIDEA database (tokens, PINs, realms, policies, …)
   hello [--listen h:p]      serve a plain "hello" endpoint (benchmark ceiling)
@@ -90,6 +92,14 @@ terminal (first line), else from a prompt.`,
   migrate: `Usage: tessera migrate [--config <file>] [--data-dir <dir>]
 
 Applies pending database migrations and exits.`,
+  backup: `Usage: tessera backup <file> [--config <file>] [--data-dir <dir>]
+
+Writes a consistent copy of the SQLite database to <file> (which must not
+exist) while the server keeps running: SQLite's online backup, so the copy
+holds every transaction committed before it finished. Prints its progress on
+a terminal and a summary line. The copy is useless without the key file
+(storage.key_file): back that up separately. On PostgreSQL use its own tools
+(pg_dump, base backups).`,
   subscription: SUBSCRIPTION_HELP,
   import: IMPORT_HELP,
   hello: `Usage: tessera hello [--listen <host:port>]
@@ -609,6 +619,8 @@ async function main(args: string[]): Promise<number> {
       await admin(config, log, parsed);
     } else if (command === "import") {
       return await runImportCommand(config, log, parsed.command.slice(1), parsed.flags);
+    } else if (command === "backup") {
+      return await runBackup(config, parsed.command.slice(1));
     } else {
       const deps = await openRuntime(config, log);
       await closeRuntime(deps);
@@ -627,6 +639,34 @@ async function main(args: string[]): Promise<number> {
     log.error("Fatal error", { error: err as Error });
     return 1;
   }
+}
+
+/** `backup <file>`: SQLite's online backup of the configured database. */
+async function runBackup(config: Config, args: string[]): Promise<number> {
+  if (args.length !== 1) throw new UsageError(`Usage: tessera backup <file>\n\n${HELP.backup}`);
+  const source = sqliteFileOf(config.storage.databaseUrl);
+  if (source === undefined) {
+    throw new UsageError(
+      "tessera backup copies SQLite databases; for PostgreSQL use pg_dump or base backups",
+    );
+  }
+  const started = performance.now();
+  const isTerminal = Deno.stderr.isTerminal();
+  const pages = await backupSqlite(source, args[0], {
+    onProgress: ({ totalPages, remainingPages }) => {
+      if (!isTerminal || totalPages === 0) return;
+      const done = Math.round(((totalPages - remainingPages) / totalPages) * 100);
+      Deno.stderr.writeSync(new TextEncoder().encode(`\rbacking up: ${done}%`));
+    },
+  });
+  if (isTerminal) Deno.stderr.writeSync(new TextEncoder().encode("\n"));
+  const size = (await Deno.stat(args[0])).size;
+  console.log(
+    `Backed up ${source} to ${args[0]}: ${pages} pages, ${(size / 1048576).toFixed(1)} MiB in ${
+      Math.round(performance.now() - started)
+    } ms. Keep the key file (${config.storage.keyFile}) with it, stored apart.`,
+  );
+  return 0;
 }
 
 if (import.meta.main) {
