@@ -83,7 +83,7 @@ export async function startNode(
   let text = "";
   let onText: (() => void) | undefined;
   // both pipes are read to the end: a full pipe would stall the server
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
+  const pump = async (stream: ReadableStream<Uint8Array<ArrayBuffer>>) => {
     for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
       text += chunk;
       onText?.();
