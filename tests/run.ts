@@ -40,7 +40,10 @@ async function runSuite(engine: string, env: Record<string, string>): Promise<Ou
   }).spawn();
   let passed = 0;
   let failed = 0;
-  const pump = async (stream: ReadableStream<Uint8Array<ArrayBuffer>>, out: (s: string) => void) => {
+  const pump = async (
+    stream: ReadableStream<Uint8Array<ArrayBuffer>>,
+    out: (s: string) => void,
+  ) => {
     let rest = "";
     for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
       const lines = (rest + chunk).split("\n");
