@@ -663,13 +663,7 @@ export async function allowedRealms(
   action: string,
   ctx: RightContext = {},
 ): Promise<string[] | undefined> {
-  if (caller.role !== "admin") return undefined;
-  const set = await loadPolicySet(deps);
-  if (!set.hasActivePolicies("admin")) return undefined;
-  const matched = await set.match(
-    rightMatchContext(caller, action, { ...ctx, realm: null, user: null, resolver: null }),
-  );
-  return realmUnion(matched);
+  return await realmsOfMatching(deps, caller, action, { ...ctx, user: null, resolver: null });
 }
 
 /**
@@ -682,13 +676,20 @@ export async function adminRealmScope(
   caller: Caller,
   ctx: RightContext = {},
 ): Promise<string[] | undefined> {
+  return await realmsOfMatching(deps, caller, null, { ...ctx, conditions: false });
+}
+
+/** The realm union of the admin policies matching `action` (null: any) and `ctx` without a realm. */
+async function realmsOfMatching(
+  deps: Deps,
+  caller: Caller,
+  action: string | null,
+  ctx: RightContext,
+): Promise<string[] | undefined> {
   if (caller.role !== "admin") return undefined;
   const set = await loadPolicySet(deps);
   if (!set.hasActivePolicies("admin")) return undefined;
-  const matched = await set.match(
-    rightMatchContext(caller, null, { ...ctx, realm: null, conditions: false }),
-  );
-  return realmUnion(matched);
+  return realmUnion(await set.match(rightMatchContext(caller, action, { ...ctx, realm: null })));
 }
 
 function realmUnion(matched: readonly CompiledPolicy[]): string[] | undefined {
