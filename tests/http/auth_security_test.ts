@@ -78,7 +78,7 @@ function assertRevoked(res: { status: number; body: Json }): void {
 
 // --- login limits ---------------------------------------------------------
 
-Deno.test("POST /auth over a real listener: a flood from one address gets 429 at once, an admin from another address logs in within 3 s", async () => {
+Deno.test("POST /auth over a real listener: a flood from one address gets 429 at once, an admin from another address logs in without waiting for it", async () => {
   const t = await createTestApp();
   await addAdmin(t.deps, "admin", { password: ADMIN_PASSWORD });
   const server = Deno.serve(
@@ -99,6 +99,9 @@ Deno.test("POST /auth over a real listener: a flood from one address gets 429 at
     return { status: res.status, body, ms: performance.now() - started };
   }
   try {
+    // one login alone: what a hash costs on this machine right now (CI machines are busy)
+    const alone = await login(ADMIN_PASSWORD, otherClient);
+    assert.equal(alone.status, 200);
     const flood = Array.from({ length: 300 }, (_, i) => login(`wrong-${i}`));
     // the admin arrives while the flood is under way
     await Promise.race(flood);
@@ -107,7 +110,13 @@ Deno.test("POST /auth over a real listener: a flood from one address gets 429 at
 
     assert.equal(admin.status, 200, JSON.stringify(admin.body));
     assert.equal(admin.body.result.value.role, "admin");
-    assert.ok(admin.ms < 3000, `the admin waited ${Math.round(admin.ms)} ms`);
+    // it may wait behind the few hashes the flooding address is allowed (4 at once), never
+    // behind the flood (300 hashes: ~27 s on a quiet machine before the limits existed)
+    const bound = Math.max(3000, 8 * alone.ms);
+    assert.ok(
+      admin.ms < bound,
+      `the admin waited ${Math.round(admin.ms)} ms (one login alone: ${Math.round(alone.ms)} ms)`,
+    );
 
     const refused = answers.filter((a) => a.status === 429);
     const failed = answers.filter((a) => a.status === 401);
