@@ -40,6 +40,7 @@ import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 import { smsgatewayRoutes } from "./http/routes/smsgateway.ts";
 import { privacyideaserverRoutes } from "./http/routes/privacyideaserver.ts";
 import { openApiDocument } from "./http/openapi.ts";
+import { createMetrics, metricsHandler } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
 
 const MAX_INFO = 900;
@@ -56,6 +57,10 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   const trusted = deps.config.server.trustedProxies
     .map(parseNetwork)
     .filter((n): n is Network => n !== undefined);
+
+  // Prometheus metrics, counted only when switched on (metrics.enabled)
+  const metrics = deps.config.metrics.enabled ? createMetrics(deps) : undefined;
+  if (metrics) app.use("*", metrics.middleware);
 
   app.use("*", async (c, next) => {
     const started = performance.now();
@@ -118,6 +123,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/radiusserver", radiusserverRoutes);
   app.route("/smsgateway", smsgatewayRoutes);
   app.route("/privacyideaserver", privacyideaserverRoutes);
+  app.get("/metrics", metricsHandler(metrics));
   // generated from the route table above (and the rights table), never written by hand
   let openApi: string | undefined;
   app.get("/openapi.json", (c) => {

@@ -50,6 +50,7 @@ export interface Config {
   subscriptions: { mode: "enforce" | "warn" | "off"; keyDir: string };
   events: { scriptDir: string };
   sms: { scriptDir: string };
+  metrics: { enabled: boolean; token: string };
 }
 
 /** One RADIUS client (NAS) allowed to talk to the native listener. */
@@ -243,6 +244,14 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
         "directory of scripts the script SMS provider may run; empty means <data_dir>/sms-scripts",
     },
   },
+  metrics: {
+    enabled: { type: "bool", default: false, doc: "serve GET /metrics (Prometheus text format)" },
+    token: {
+      type: "string",
+      default: "",
+      doc: "a bearer token that may read /metrics besides an admin JWT; empty: admins only",
+    },
+  },
 };
 
 /** Values given on the command line; they win over file and environment. */
@@ -378,6 +387,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
     },
     events: { scriptDir: (raw.events.script_dir as string) || join("scripts") },
     sms: { scriptDir: (raw.sms.script_dir as string) || join("sms-scripts") },
+    metrics: { enabled: raw.metrics.enabled as boolean, token: raw.metrics.token as string },
   };
 }
 

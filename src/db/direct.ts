@@ -194,6 +194,14 @@ export function movesEpoch(sql: string): boolean {
   return !READ_ONLY.test(sql) && !QUIET_WRITE.test(sql);
 }
 
+let hits = 0;
+let misses = 0;
+
+/** Lookups of every {@link EpochCache} of this process since start (for `/metrics`). */
+export function cacheLookups(): { hits: number; misses: number } {
+  return { hits, misses };
+}
+
 /** Bound on entries per cache and database; a full cache starts over. */
 const MAX_ENTRIES = 1000;
 
@@ -213,7 +221,11 @@ export class EpochCache<K, V> {
     const epoch = access !== undefined ? access.epoch() : await source!.epoch();
     let entries = this.#byDb.get(db);
     const hit = entries?.get(key);
-    if (hit !== undefined && hit.epoch === epoch) return hit.value;
+    if (hit !== undefined && hit.epoch === epoch) {
+      hits++;
+      return hit.value;
+    }
+    misses++;
     const value = await load();
     if (entries === undefined) this.#byDb.set(db, entries = new Map());
     if (entries.size >= MAX_ENTRIES && !entries.has(key)) entries.clear();

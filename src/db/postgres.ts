@@ -210,6 +210,18 @@ export interface PostgresOptions {
   poolSize?: number;
 }
 
+const pools = new WeakMap<object, pg.Pool>();
+
+/** The connection pool of a PostgreSQL handle (for `/metrics`); undefined for SQLite. */
+export function poolStats(
+  db: object,
+): { total: number; idle: number; waiting: number } | undefined {
+  const pool = pools.get(db);
+  return pool
+    ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }
+    : undefined;
+}
+
 /** True for a `postgres://` or `postgresql://` URL. */
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(url);
@@ -243,5 +255,6 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Db {
   });
   epoch.attach(db);
   attachVersionSource(db, epoch);
+  pools.set(db, pool);
   return db;
 }

@@ -102,6 +102,11 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /healthz/readyz": PUBLIC,
   "GET /healthz/startupz": PUBLIC,
   "GET /openapi.json": PUBLIC,
+  "GET /metrics": {
+    roles: "public",
+    why: "answers an admin JWT or the configured metrics.token itself (a Prometheus scraper " +
+      "has no JWT); 404 while metrics.enabled is off",
+  },
   // the web interface's static files, public like a login page: the UI then calls the API
   // with its session's JWT, as any client does
   "GET /": PUBLIC,
