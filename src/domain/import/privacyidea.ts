@@ -40,7 +40,13 @@ import {
   PiDecryptError,
   type PiKeys,
 } from "./pi_crypto.ts";
-import { openPiSource, type PiRow, type PiSource, type PiTable } from "./privacyidea_store.ts";
+import {
+  openPiSource,
+  PI_CARRIED_TABLES,
+  type PiRow,
+  type PiSource,
+  type PiTable,
+} from "./privacyidea_store.ts";
 import { inOneTransaction } from "./_transaction.ts";
 
 /** Options of {@link importPrivacyidea}. */
@@ -104,32 +110,8 @@ function groupBy(rows: PiRow[], key: string): Map<number, PiRow[]> {
 type Tables = Record<PiTable, PiRow[]>;
 
 async function readAll(source: PiSource): Promise<Tables> {
-  const names: PiTable[] = [
-    "token",
-    "tokeninfo",
-    "tokenowner",
-    "tokenrealm",
-    "realm",
-    "resolver",
-    "resolverconfig",
-    "resolverrealm",
-    "policy",
-    "policycondition",
-    "description",
-    "eventhandler",
-    "eventhandleroption",
-    "eventhandlercondition",
-    "machineresolver",
-    "machineresolverconfig",
-    "machinetoken",
-    "machinetokenoptions",
-    "radiusserver",
-    "smtpserver",
-    "admin",
-    "config",
-  ];
   const out = {} as Tables;
-  for (const t of names) out[t] = await source.rows(t);
+  for (const t of PI_CARRIED_TABLES) out[t] = await source.rows(t);
   return out;
 }
 

@@ -12,8 +12,8 @@ import { ParameterError } from "../../errors.ts";
 /** One row as the source returns it (column names as privacyIDEA spells them). */
 export type PiRow = Record<string, unknown>;
 
-/** Every privacyIDEA table the migration reads or reports on. */
-export const PI_TABLES = [
+/** The privacyIDEA tables the migration carries over (read whole). */
+export const PI_CARRIED_TABLES = [
   "token",
   "tokeninfo",
   "tokenowner",
@@ -36,6 +36,11 @@ export const PI_TABLES = [
   "smtpserver",
   "admin",
   "config",
+] as const;
+
+/** Every privacyIDEA table the migration reads or reports on. */
+export const PI_TABLES = [
+  ...PI_CARRIED_TABLES,
   "tokengroup",
   "tokentokengroup",
   "tokencontainer",
