@@ -10,6 +10,7 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
+import { terminate } from "./_process.ts";
 
 /** A running private cluster. */
 export interface PgCluster {
@@ -141,16 +142,7 @@ export async function startPgCluster(): Promise<PgCluster> {
     const running = child;
     child = undefined;
     if (running) {
-      try {
-        running.kill("SIGTERM");
-      } catch { /* already gone */ }
-      const timer = setTimeout(() => {
-        try {
-          running.kill("SIGKILL");
-        } catch { /* gone */ }
-      }, 10_000);
-      await running.status;
-      clearTimeout(timer);
+      await terminate(running);
     }
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };

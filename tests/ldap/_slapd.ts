@@ -17,6 +17,7 @@
 import { existsSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
+import { terminate } from "../_process.ts";
 
 /** Base DN of the test directory. */
 export const BASE = "dc=example,dc=org";
@@ -276,16 +277,7 @@ export async function startSlapd(options: { ldif?: string } = {}): Promise<Slapd
     const running = child;
     child = undefined;
     if (running) {
-      try {
-        running.kill("SIGTERM");
-      } catch { /* already gone */ }
-      const timer = setTimeout(() => {
-        try {
-          running.kill("SIGKILL");
-        } catch { /* gone */ }
-      }, 10_000);
-      await running.status;
-      clearTimeout(timer);
+      await terminate(running);
       await drained;
     }
     await Deno.remove(dir, { recursive: true }).catch(() => {});
