@@ -298,9 +298,8 @@ async function guardRequest(
   const route = answeringRoute(c);
   // no route: the app's notFound answers 404/405
   if (route.index < 0) return await next();
-  const rule = Object.hasOwn(rules, routeKey(route.method, route.path))
-    ? rules[routeKey(route.method, route.path)]
-    : undefined;
+  const key = routeKey(route.method, route.path);
+  const rule = Object.hasOwn(rules, key) ? rules[key] : undefined;
   if (!rule) {
     // fail closed: a route without a declared right is not reachable
     throw new AuthError(
