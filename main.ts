@@ -111,6 +111,50 @@ ceiling, served by the same program as Tessera.`,
 
 class UsageError extends Error {}
 
+/** A server that cannot start for a reason its operator can fix (printed as `Error: …`). */
+class StartError extends Error {}
+
+/**
+ * Why `host:port` cannot be listened on, as an operator reads it, or
+ * undefined for an error of another kind.
+ */
+function listenProblem(host: string, port: number, err: unknown): StartError | undefined {
+  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  if (err instanceof Deno.errors.AddrInUse) {
+    return new StartError(
+      `Cannot listen on ${address}: the address is already in use. Another program (or ` +
+        `another Tessera) listens there: stop it, or set another server.port ` +
+        `(TESSERA_SERVER_PORT).`,
+    );
+  }
+  if (err instanceof Deno.errors.AddrNotAvailable) {
+    return new StartError(
+      `Cannot listen on ${address}: no network interface of this machine has that address; ` +
+        `set another server.host (TESSERA_SERVER_HOST).`,
+    );
+  }
+  if (err instanceof Deno.errors.PermissionDenied) {
+    return new StartError(
+      `Cannot listen on ${address}: permission denied (ports below 1024 need the ` +
+        `CAP_NET_BIND_SERVICE capability); set another server.port (TESSERA_SERVER_PORT).`,
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Fails with a readable {@link StartError} when the configured address cannot
+ * be listened on, before anything is created on disk or in the database.
+ */
+function checkListenAddress(host: string, port: number): void {
+  if (port === 0) return;
+  try {
+    Deno.listen({ hostname: host, port }).close();
+  } catch (err) {
+    throw listenProblem(host, port, err) ?? err;
+  }
+}
+
 interface Parsed {
   command: string[];
   flags: Map<string, string | true>;
@@ -273,6 +317,8 @@ async function serveProcess(
   options: { worker?: number },
 ): Promise<number> {
   const isWorker = options.worker !== undefined;
+  // a busy port is found before the data directory, the key files or the database are touched
+  if (!isWorker) checkListenAddress(config.server.host, config.server.port);
   const deps = await openRuntime(config, log, { migrate: !isWorker });
   if (!isWorker) await writeInitialAdmin(deps, config, log);
   const app = createApp(deps);
@@ -287,20 +333,32 @@ async function serveProcess(
       check: validateCheck,
     })
     : undefined;
-  const server = Deno.serve({
-    hostname: config.server.host,
-    port: config.server.port,
-    reusePort: isWorker,
-    onListen: ({ hostname, port }) =>
-      log.info("Tessera listening", {
-        address: `${hostname}:${port}`,
-        version: VERSION,
-        ...(isWorker ? { pid: Deno.pid } : {}),
-      }),
-  }, (req, info) =>
-    // backpressure: while the audit queue is over its limit (the database has not taken
-    // rows for a long time), new requests wait for room instead of growing it further
-    deps.audit.isFull ? deps.audit.room().then(() => app.fetch(req, info)) : app.fetch(req, info));
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      hostname: config.server.host,
+      port: config.server.port,
+      reusePort: isWorker,
+      onListen: ({ hostname, port }) =>
+        log.info("Tessera listening", {
+          address: `${hostname}:${port}`,
+          version: VERSION,
+          ...(isWorker ? { pid: Deno.pid } : {}),
+        }),
+    }, (req, info) =>
+      // backpressure: while the audit queue is over its limit (the database has not taken
+      // rows for a long time), new requests wait for room instead of growing it further
+      deps.audit.isFull
+        ? deps.audit.room().then(() => app.fetch(req, info))
+        : app.fetch(req, info));
+  } catch (err) {
+    // taken since the check at start (or a worker's port held without SO_REUSEPORT)
+    const problem = listenProblem(config.server.host, config.server.port, err);
+    if (problem === undefined) throw err;
+    await radius?.close();
+    await closeRuntime(deps);
+    throw problem;
+  }
   // a worker whose parent died (killed with SIGKILL, say) would serve on unsupervised
   const parentPid = isWorker ? parentPidOf() : undefined;
   const parentWatch = parentPid === undefined ? undefined : setInterval(() => {
@@ -403,6 +461,7 @@ async function superviseWorkers(config: Config, log: Logger, workers: number): P
   if (Deno.build.os !== "linux") {
     log.warn("serve --workers shares the port with SO_REUSEPORT, which balances only on Linux");
   }
+  checkListenAddress(config.server.host, config.server.port);
   const deps = await openRuntime(config, log);
   await writeInitialAdmin(deps, config, log);
   await closeRuntime(deps);
@@ -607,9 +666,10 @@ async function main(args: string[]): Promise<number> {
     const worker = parseCount("worker", parsed.flags.get("worker"));
     const config = readConfig(parsed.flags);
     // a worker's log lines say which worker wrote them
-    log = worker === undefined
-      ? createLogger(config.log.level)
-      : createLogger(config.log.level, (line) => console.error(`${line} worker=${worker}`));
+    log = createLogger(config.log.level, {
+      format: config.log.format,
+      fields: worker === undefined ? undefined : { worker },
+    });
     if (command === "serve") {
       if (parsed.command.length > 1) {
         throw new UsageError(`Unexpected argument "${parsed.command[1]}"`);
@@ -632,7 +692,9 @@ async function main(args: string[]): Promise<number> {
       console.error(err.message);
       return 2;
     }
-    if (err instanceof AppError || err instanceof DatabaseTooNewError) {
+    if (
+      err instanceof AppError || err instanceof DatabaseTooNewError || err instanceof StartError
+    ) {
       console.error(`Error: ${err.message}`);
       return 1;
     }

@@ -14,6 +14,7 @@ import { newAuditEntry } from "./domain/audit/mod.ts";
 import { beginRequest } from "./db/direct.ts";
 import { isTransientDbError } from "./db/transient_error.ts";
 import { clientAddress, type Network, parseNetwork } from "./lib/ip.ts";
+import { withRequestId } from "./lib/logger.ts";
 import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
 import { auditRoutes } from "./http/routes/audit.ts";
@@ -44,6 +45,9 @@ import { createMetrics, metricsHandler } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
 
 const MAX_INFO = 900;
+// an id a proxy or client sent is kept when it is short and plain (it goes into
+// log lines and the audit as it is); otherwise the request gets a new one
+const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
@@ -81,12 +85,19 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
     );
     audit.client = clientIp;
     audit.userAgent = userAgent.slice(0, 255);
+    const sent = c.req.header("x-request-id");
+    const requestId = sent !== undefined && REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+    audit.requestId = requestId;
     c.set("audit", audit);
     c.set("params", {});
     try {
-      c.set("params", await readParams(c, deps.config.server.bodyLimit));
-      await next();
+      // every log line written until the answer is ready carries the id
+      await withRequestId(requestId, async () => {
+        c.set("params", await readParams(c, deps.config.server.bodyLimit));
+        await next();
+      });
     } finally {
+      c.header("X-Request-ID", requestId);
       audit.success = audit.outcome ?? (c.res ? c.res.status < 400 : false);
       audit.durationMs = performance.now() - started;
       audit.info = audit.info.slice(0, MAX_INFO);

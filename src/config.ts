@@ -37,7 +37,7 @@ export interface Config {
     /** Logins that may wait for an admin password hash; more get 429. */
     loginQueue: number;
   };
-  log: { level: LogLevel };
+  log: { level: LogLevel; format: LogFormat };
   signing: { enabled: boolean; keyFile: string };
   compat: { policyList: boolean; versionnumber: string };
   radius: {
@@ -68,6 +68,12 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /** Accepted log level names. */
 export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+
+/** Log line formats. */
+export type LogFormat = "text" | "json";
+
+/** Accepted log formats. */
+export const LOG_FORMATS: readonly LogFormat[] = ["text", "json"];
 
 type KeyType = "string" | "int" | "bool" | "string[]" | "clients";
 
@@ -186,6 +192,15 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
           : `must be one of ${LOG_LEVELS.join(", ")}`,
       doc: "debug, info, warn or error",
     },
+    format: {
+      type: "string",
+      default: "text",
+      check: (v: string) =>
+        (LOG_FORMATS as readonly string[]).includes(v)
+          ? undefined
+          : `must be one of ${LOG_FORMATS.join(", ")}`,
+      doc: "text (one readable line per event) or json (one JSON object per line)",
+    },
   },
   signing: {
     enabled: { type: "bool", default: true, doc: "sign JSON responses with RSA-PSS" },
@@ -287,7 +302,18 @@ export function loadConfig(source: ConfigSource = {}): Config {
     try {
       parsed = parseToml(source.fileText) as Record<string, unknown>;
     } catch (err) {
-      problems.push(`${where}: cannot parse TOML: ${(err as Error).message.split("\n")[0]}`);
+      // the parser's line and column, and its picture of the place, stay in the message
+      const { line, column, codeblock } = err as {
+        line?: number;
+        column?: number;
+        codeblock?: string;
+      };
+      const at = line === undefined ? "" : `:${line}${column === undefined ? "" : `:${column}`}`;
+      const text = (err as Error).message.split("\n")[0].replace(/^Invalid TOML document: /, "");
+      const picture = codeblock
+        ? `\n${codeblock.replace(/\n+$/, "").replace(/^/gm, "      ")}`
+        : "";
+      problems.push(`${where}${at}: cannot parse TOML: ${text}${picture}`);
     }
     for (const [section, table] of Object.entries(parsed)) {
       const keys = CONFIG_SCHEMA[section];
@@ -365,7 +391,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
       loginParallel: raw.auth.login_parallel as number,
       loginQueue: raw.auth.login_queue as number,
     },
-    log: { level: raw.log.level as LogLevel },
+    log: { level: raw.log.level as LogLevel, format: raw.log.format as LogFormat },
     signing: {
       enabled: raw.signing.enabled as boolean,
       keyFile: (raw.signing.key_file as string) || join("signing-key.pem"),

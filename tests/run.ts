@@ -29,6 +29,8 @@ interface Outcome {
   passed: number;
   failed: number;
   success: boolean;
+  /** The FAILURES/ERRORS blocks deno printed, repeated after both summaries. */
+  report: string[];
 }
 
 async function runSuite(engine: string, env: Record<string, string>): Promise<Outcome> {
@@ -40,6 +42,8 @@ async function runSuite(engine: string, env: Record<string, string>): Promise<Ou
   }).spawn();
   let passed = 0;
   let failed = 0;
+  const report: string[] = [];
+  let inReport = false;
   const pump = async (
     stream: ReadableStream<Uint8Array<ArrayBuffer>>,
     out: (s: string) => void,
@@ -53,7 +57,11 @@ async function runSuite(engine: string, env: Record<string, string>): Promise<Ou
         if (m) {
           passed += Number(m[1]);
           failed += Number(m[2]);
+          inReport = false;
+        } else if (/^ *(ERRORS|FAILURES) *$/.test(line)) {
+          inReport = true;
         }
+        if (inReport && report.length < 400) report.push(line);
         out(`[${engine}] ${line}`);
       }
     }
@@ -65,7 +73,7 @@ async function runSuite(engine: string, env: Record<string, string>): Promise<Ou
     pump(child.stderr, (s) => Deno.stderr.writeSync(enc.encode(s + "\n"))),
   ]);
   const status = await child.status;
-  return { engine, passed, failed, success: status.success };
+  return { engine, passed, failed, success: status.success, report };
 }
 
 const runs: Promise<Outcome>[] = [];
@@ -91,6 +99,13 @@ try {
   outcomes = await Promise.all(runs);
 } finally {
   await stopCluster?.();
+}
+// A failure of the engine that finished first would otherwise scroll far up
+// the log; CI shows the tail, so the failures are repeated here.
+for (const o of outcomes) {
+  if (o.report.length === 0) continue;
+  console.log(`\n[${o.engine}] failures, repeated:`);
+  for (const line of o.report) console.log(`[${o.engine}] ${line}`);
 }
 for (const o of outcomes) {
   console.log(

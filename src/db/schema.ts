@@ -44,6 +44,7 @@ export interface AuditTable {
   policies: string;
   duration_ms: number;
   node: string;
+  request_id: string;
 }
 
 /** Every table Tessera knows. */

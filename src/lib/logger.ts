@@ -1,12 +1,20 @@
 /**
- * A small levelled logger writing one line per event to stderr:
- * `<iso time> <LEVEL> <message> key=value …`. Callers never pass secrets.
+ * A small levelled logger writing one line per event to stderr, as text
+ * (`<iso time> <LEVEL> <message> key=value …`) or as one JSON object per line
+ * (`{"time":…,"level":…,"msg":…,…fields}`) for log collectors. A line written
+ * while a request runs carries that request's id (`request_id`), the id its
+ * audit row and its `X-Request-ID` response header carry. Callers never pass
+ * secrets.
  *
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 
 /** Log levels in increasing severity. */
 export type Level = "debug" | "info" | "warn" | "error";
+
+/** Line formats: `text` for people, `json` for log collectors. */
+export type LogFormat = "text" | "json";
 
 const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -18,23 +26,75 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-/** Creates a logger that drops events below `level` and writes the rest with `write`. */
+/** Options of {@link createLogger}. */
+export interface LoggerOptions {
+  /** Line format; default `text`. */
+  format?: LogFormat;
+  /** Where lines go; default stderr. */
+  write?: (line: string) => void;
+  /** Fields every line ends with (a worker's number). */
+  fields?: Record<string, unknown>;
+}
+
+const requestScope = new AsyncLocalStorage<string>();
+
+/**
+ * Runs `fn` as the request `requestId`: every line logged until it settles
+ * (in any function it awaits) carries `request_id`.
+ */
+export function withRequestId<T>(requestId: string, fn: () => T): T {
+  return requestScope.run(requestId, fn);
+}
+
+/** The id of the request running now, or undefined outside a request. */
+export function currentRequestId(): string | undefined {
+  return requestScope.getStore();
+}
+
+function textValue(v: unknown): string {
+  const s = typeof v === "string" ? v : v instanceof Error ? v.message : JSON.stringify(v);
+  return /[\s"]/.test(s ?? "") ? JSON.stringify(s) : String(s);
+}
+
+function jsonValue(v: unknown): unknown {
+  return v instanceof Error ? v.message : v;
+}
+
+/**
+ * Creates a logger that drops events below `level` and writes the rest with
+ * `write` (the second argument may be the write function alone).
+ */
 export function createLogger(
   level: Level,
-  write: (line: string) => void = (l) => console.error(l),
+  options: LoggerOptions | ((line: string) => void) = {},
 ): Logger {
+  const opts = typeof options === "function" ? { write: options } : options;
+  const write = opts.write ?? ((l: string) => console.error(l));
+  const tail = Object.entries(opts.fields ?? {});
   const min = RANK[level];
-  const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
-    if (RANK[lvl] < min) return;
-    let line = `${new Date().toISOString()} ${lvl.toUpperCase()} ${msg}`;
-    if (fields) {
-      for (const [k, v] of Object.entries(fields)) {
-        const s = typeof v === "string" ? v : v instanceof Error ? v.message : JSON.stringify(v);
-        line += ` ${k}=${/[\s"]/.test(s ?? "") ? JSON.stringify(s) : s}`;
-      }
+  const emit = opts.format === "json"
+    ? (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
+      if (RANK[lvl] < min) return;
+      const event: Record<string, unknown> = { time: new Date().toISOString(), level: lvl, msg };
+      // the line's own keys stay first: a field of the same name cannot hide them
+      for (const [k, v] of Object.entries(fields ?? {})) if (!(k in event)) event[k] = jsonValue(v);
+      const requestId = requestScope.getStore();
+      if (requestId !== undefined) event.request_id = requestId;
+      for (const [k, v] of tail) event[k] = v;
+      write(JSON.stringify(event));
     }
-    write(line);
-  };
+    : (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
+      if (RANK[lvl] < min) return;
+      // a message with control characters (a configured text with a user name in it) is
+      // quoted, so that no request can write a line of its own
+      const text = /[\x00-\x1f\x7f]/.test(msg) ? JSON.stringify(msg) : msg;
+      let line = `${new Date().toISOString()} ${lvl.toUpperCase()} ${text}`;
+      for (const [k, v] of Object.entries(fields ?? {})) line += ` ${k}=${textValue(v)}`;
+      const requestId = requestScope.getStore();
+      if (requestId !== undefined) line += ` request_id=${requestId}`;
+      for (const [k, v] of tail) line += ` ${k}=${textValue(v)}`;
+      write(line);
+    };
   return {
     debug: (m, f) => emit("debug", m, f),
     info: (m, f) => emit("info", m, f),
@@ -44,7 +104,7 @@ export function createLogger(
 }
 
 /** A logger that records lines in memory (tests). */
-export function memoryLogger(): Logger & { lines: string[] } {
+export function memoryLogger(format: LogFormat = "text"): Logger & { lines: string[] } {
   const lines: string[] = [];
-  return Object.assign(createLogger("debug", (l) => lines.push(l)), { lines });
+  return Object.assign(createLogger("debug", { format, write: (l) => lines.push(l) }), { lines });
 }

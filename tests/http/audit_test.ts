@@ -67,3 +67,47 @@ Deno.test("GET /audit/ rejects bad paging parameters and needs an admin", async 
   assert.equal(anon.status, 401);
   await t.close();
 });
+
+Deno.test("request ids: each answer carries X-Request-ID, its audit row and its log lines the same id", async () => {
+  const t = await createTestApp();
+  const first = await t.post("/auth", { username: "ghost", password: "nope" });
+  await first.body?.cancel();
+  const id = first.headers.get("x-request-id") ?? "";
+  assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  // the log line the failed login wrote names the request
+  const line = t.log.lines.find((l) => l.includes("Login failed"));
+  assert.ok(line?.endsWith(` request_id=${id}`), String(line));
+
+  // an id from the proxy in front is kept; one with spaces or too long is replaced
+  const kept = await t.get("/healthz/", { headers: { "x-request-id": "lb-7f3a.42:eu@node_1" } });
+  await kept.body?.cancel();
+  assert.equal(kept.headers.get("x-request-id"), "lb-7f3a.42:eu@node_1");
+  const replaced = await t.get("/healthz/", { headers: { "x-request-id": "a b" } });
+  await replaced.body?.cancel();
+  assert.notEqual(replaced.headers.get("x-request-id"), "a b");
+  const long = await t.get("/healthz/", { headers: { "x-request-id": "x".repeat(129) } });
+  await long.body?.cancel();
+  assert.match(long.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+
+  // an error answer has one too
+  const missing = await t.get("/no/such/path");
+  await missing.body?.cancel();
+  assert.equal(missing.status, 404);
+  assert.match(missing.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+
+  const res = await jsonOf(
+    await t.asAdmin("GET", "/audit/", { query: { request_id: id } }),
+  );
+  assert.equal(res.status, 200);
+  const v = res.body.result.value;
+  assert.ok(v.auditcolumns.includes("request_id"));
+  assert.equal(v.count, 1, "the filter finds the one row of the request");
+  assert.equal(v.auditdata[0].request_id, id);
+  assert.equal(v.auditdata[0].action, "POST /auth");
+  assert.equal(v.auditdata[0].success, 0);
+  const byProxy = await jsonOf(
+    await t.asAdmin("GET", "/audit/", { query: { request_id: "lb-7f3a.42:eu@node_1" } }),
+  );
+  assert.match(byProxy.body.result.value.auditdata[0].action, /^GET \/healthz/);
+  await t.close();
+});

@@ -17,6 +17,7 @@ export const AUDIT_FILTER_COLUMNS = [
   "info",
   "node",
   "policies",
+  "request_id",
 ] as const;
 
 /** A stored audit row. */
@@ -40,6 +41,7 @@ const AUDIT_INSERT_COLUMNS = [
   "policies",
   "duration_ms",
   "node",
+  "request_id",
 ] as const;
 
 const CHUNK = 50;
@@ -83,6 +85,7 @@ export async function insertEntries(db: Db, entries: AuditEntry[]): Promise<void
           e.policies,
           e.durationMs,
           e.node,
+          e.requestId,
         );
       }
       await trx.executeQuery(CompiledQuery.raw(compiledInsert(db, chunk.length), params));
@@ -138,6 +141,7 @@ export async function searchEntries(
       policies: r.policies,
       durationMs: r.duration_ms,
       node: r.node,
+      requestId: r.request_id,
     })),
   };
 }

@@ -28,6 +28,8 @@ export interface AuditEntry {
   policies: string;
   durationMs: number;
   node: string;
+  /** The request's id (`X-Request-ID`, `request_id` in its log lines); empty outside HTTP. */
+  requestId: string;
 }
 
 /** Creates an empty entry to be filled while a request runs. */
@@ -48,6 +50,7 @@ export function newAuditEntry(ts: number, action: string, node: string): AuditEn
     policies: "",
     durationMs: 0,
     node,
+    requestId: "",
   };
 }
 
@@ -383,6 +386,7 @@ export interface AuditItem {
   client: string;
   user_agent: string;
   policies: string;
+  request_id: string;
 }
 
 /** privacyIDEA's shape of `GET /audit/`. */
@@ -414,6 +418,7 @@ const AUDIT_COLUMNS = [
   "client",
   "user_agent",
   "policies",
+  "request_id",
 ];
 
 const SEARCH_FLUSH_WAIT_MS = 10_000;
@@ -514,6 +519,7 @@ export async function searchAudit(
       client: r.client,
       user_agent: r.userAgent,
       policies: r.policies,
+      request_id: r.requestId,
     })),
     count,
     current: page,
