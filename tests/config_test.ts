@@ -41,7 +41,7 @@ Deno.test("every config key can be set through TESSERA_<SECTION>_<KEY>", () => {
     for (const [key, spec] of Object.entries(keys)) {
       const name = `TESSERA_${section}_${key}`.toUpperCase();
       let value = samples[spec.type];
-      if (section === "log") value = "warn";
+      if (section === "log") value = key === "format" ? "json" : "warn";
       if (section === "subscriptions" && key === "mode") value = "off";
       if (key === "database_url") value = "sqlite:/tmp/db";
       if (key === "versionnumber") value = "3.14";
