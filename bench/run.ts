@@ -18,17 +18,26 @@ import {
   targetLabel,
   USAGE,
 } from "./lib/args.ts";
-import { Api } from "./lib/api.ts";
+import { Api, mapLimit } from "./lib/api.ts";
 import {
   advanceUsers,
   enrol,
   type Enrolment,
   failCounts,
   type OtpUser,
+  planUsers,
   validateBody,
 } from "./lib/enrol.ts";
 import type { LuaItem, LuaSpec } from "./lib/lua.ts";
-import { hotpSequence } from "./lib/otp.ts";
+import { hotpSequence, toHex } from "./lib/otp.ts";
+import {
+  benchLdif,
+  LDAP_CACHE_TIMEOUT,
+  LDAP_REALM,
+  LDAP_RESOLVER,
+  ldapResolverDefinition,
+} from "./lib/ldap.ts";
+import { slapdBinary, startSlapd } from "../tests/ldap/_slapd.ts";
 import {
   type BenchReport,
   type Check,
@@ -218,11 +227,11 @@ class Bench {
   }
 
   /** Items whose OTP sequences continue at each user's `next` counter. */
-  otpItems(users: OtpUser[], byUser: boolean, seconds: number): LuaItem[] {
+  otpItems(users: OtpUser[], byUser: boolean, seconds: number, realm?: string): LuaItem[] {
     const n = this.otpsPerItem(users.length, seconds);
     return users.map((u) => ({
       path: "/validate/check",
-      body: validateBody(u, byUser),
+      body: validateBody(u, byUser, realm),
       otps: hotpSequence(u.key, u.next, n),
     }));
   }
@@ -374,6 +383,73 @@ class Bench {
       }% of responses accepted`,
     );
     return measured;
+  }
+
+  /**
+   * HOTP checks of users that live in a directory: a private slapd with one
+   * entry per user, an `ldapresolver` with a user cache, a token each. Once
+   * the users are cached (warm-up), the rate is compared with the SQL
+   * resolver's (`hotp`) of the same run.
+   */
+  async ldap(urls: string[], api: Api, e: Enrolment): Promise<void> {
+    if (!e.byUser) {
+      this.note("ldap: skipped (no users API)");
+      return;
+    }
+    if (slapdBinary() === undefined) {
+      this.note("ldap: skipped (OpenLDAP's slapd is not installed: apt-get install slapd)");
+      return;
+    }
+    const users = planUsers("l", this.o.users);
+    const ldif = `${this.tmp}/bench-ldap.ldif`;
+    await Deno.writeTextFile(ldif, benchLdif(users));
+    progress(`ldap: starting a private slapd with ${users.length} users`);
+    const slapd = await startSlapd({ ldif });
+    try {
+      await api.call("POST", `/resolver/${LDAP_RESOLVER}`, ldapResolverDefinition(slapd.url));
+      await api.call("POST", `/realm/${LDAP_REALM}`, { resolvers: LDAP_RESOLVER });
+      progress(`ldap: enrolling ${users.length} HOTP tokens for the directory's users`);
+      await mapLimit(users, 8, (u) =>
+        api.call("POST", "/token/init", {
+          type: "hotp",
+          serial: u.serial,
+          otpkey: toHex(u.key),
+          pin: u.pin,
+          user: u.login,
+          realm: LDAP_REALM,
+        }));
+      let sentOtps = 0;
+      const { measured, all } = await this.load(
+        "ldap",
+        urls,
+        (seconds) => ({
+          method: "POST",
+          items: this.otpItems(users, true, seconds, LDAP_REALM),
+          threads: this.threads,
+        }),
+        (r) => sentOtps += advanceUsers(users, r.used),
+      );
+      const c = combineRuns(all);
+      this.check(
+        "ldap: no OTP accepted twice",
+        c.accepts <= sentOtps,
+        `${c.accepts} accepted of ${sentOtps} distinct OTPs sent (each once)`,
+      );
+      const sql = this.report.results.find((r) => r.scenario === "hotp" && r.target === this.group);
+      if (sql === undefined) {
+        this.note("ldap: no hotp row in this run to compare with (run the hotp scenario too)");
+      } else {
+        const share = measured.rps / sql.rps;
+        this.check(
+          "ldap: within 50% of the SQL resolver's rate once users are cached",
+          share >= 0.5,
+          `${measured.rps.toFixed(0)} req/s with LDAP users, ${sql.rps.toFixed(0)} req/s with ` +
+            `SQL users (${(share * 100).toFixed(0)}%); user cache ${LDAP_CACHE_TIMEOUT} s`,
+        );
+      }
+    } finally {
+      await slapd.stop();
+    }
   }
 
   async wrong(urls: string[], api: Api, e: Enrolment): Promise<void> {
@@ -747,6 +823,7 @@ async function runUnsigned(bench: Bench, run: TargetRun, tmp: string): Promise<v
 
   const urls = servers.map((s) => s.url);
   if (bench.wants("hotp")) await guarded(bench, "hotp", () => bench.hotp(urls, e, "hotp").then());
+  if (bench.wants("ldap")) await guarded(bench, "ldap", () => bench.ldap(urls, api, e));
   if (bench.wants("wrong")) await guarded(bench, "wrong", () => bench.wrong(urls, api, e));
   if (bench.wants("unknown")) {
     if (e.byUser) await guarded(bench, "unknown", () => bench.unknown(urls, e));

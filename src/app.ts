@@ -40,6 +40,7 @@ import { subscriptionCheck } from "./http/subscription_check.ts";
 import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 import { smsgatewayRoutes } from "./http/routes/smsgateway.ts";
 import { privacyideaserverRoutes } from "./http/routes/privacyideaserver.ts";
+import { ttypeRoutes } from "./http/routes/ttype.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createMetrics, metricsHandler } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
@@ -134,6 +135,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/radiusserver", radiusserverRoutes);
   app.route("/smsgateway", smsgatewayRoutes);
   app.route("/privacyideaserver", privacyideaserverRoutes);
+  app.route("/ttype", ttypeRoutes);
   app.get("/metrics", metricsHandler(metrics));
   // generated from the route table above (and the rights table), never written by hand
   let openApi: string | undefined;

@@ -8,6 +8,7 @@
 export const SCENARIOS = [
   "hello",
   "hotp",
+  "ldap",
   "wrong",
   "unknown",
   "spass",
@@ -25,6 +26,7 @@ export type Scenario = typeof SCENARIOS[number];
 export const SCENARIO_TITLES: Record<Scenario, string> = {
   hello: "plain Hono hello (ceiling)",
   hotp: "/validate/check correct HOTP",
+  ldap: "/validate/check correct HOTP, LDAP user",
   wrong: "/validate/check wrong OTP",
   unknown: "/validate/check unknown user",
   spass: "/validate/check spass",

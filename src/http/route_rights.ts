@@ -62,6 +62,8 @@ function realmsParam(p: Params): string[] {
   return list.map((r) => r.trim().toLowerCase()).filter((r) => r !== "");
 }
 
+const YUBICO_PROTOCOL = "yubico-pam and other Yubico validation clients have no JWT; a client is " +
+  "known by its API id (system config yubikey.apiid.<id>), the OTP is the credential";
 const TOKEN_ANY = { roles: "any", objects: "token" } as const;
 const ADMIN = { roles: "admin" } as const;
 const PUBLIC = { roles: "public" } as const;
@@ -121,6 +123,10 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /validate/polltransaction": PUBLIC,
   "GET /validate/polltransaction/:transaction_id": PUBLIC,
   "POST /validate/offlinerefill": PUBLIC,
+  // the Yubico validation protocol (spec 11 §6.4): clients are the system config's API ids, an
+  // OTP is checked by the /validate/check engine (fail counter, locks, one success per OTP)
+  "GET /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },
+  "POST /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },
   "GET /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
   "POST /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
   // --- tokens

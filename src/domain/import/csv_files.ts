@@ -7,6 +7,7 @@
  */
 import { ParameterError } from "../../errors.ts";
 import type { TokenRecord } from "./records.ts";
+import { modhexDecode } from "../../lib/yubico_otp.ts";
 
 const VERSION_REGEXP = /^#\s*version:\s*(\d+)/;
 const INT_REGEXP = /^-?\d+$/;
@@ -95,21 +96,6 @@ export function parseOathCsv(text: string): TokenRecord[] {
   return out;
 }
 
-const MODHEX = "cbdefghijklnrtuv";
-
-/** Modhex text → bytes; undefined for a character outside the alphabet or an odd length. */
-export function modhexDecode(text: string): Uint8Array | undefined {
-  if (text.length % 2 !== 0) return undefined;
-  const out = new Uint8Array(text.length / 2);
-  for (let i = 0; i < out.length; i++) {
-    const hi = MODHEX.indexOf(text[2 * i].toLowerCase());
-    const lo = MODHEX.indexOf(text[2 * i + 1].toLowerCase());
-    if (hi < 0 || lo < 0) return undefined;
-    out[i] = hi * 16 + lo;
-  }
-  return out;
-}
-
 function serialOfPublicId(publicId: string): string | undefined {
   const bytes = modhexDecode(publicId);
   if (!bytes) return undefined;
@@ -139,6 +125,7 @@ export function parseYubikeyCsv(text: string): TokenRecord[] {
             type: "yubikey",
             otpkey: secret.toLowerCase(),
             otplen: String(32 + publicId.length),
+            publicId: publicId.toLowerCase(),
             description: publicId,
             where: `line ${lineNo}`,
           }
@@ -172,6 +159,7 @@ export function parseYubikeyCsv(text: string): TokenRecord[] {
             type: "yubikey",
             otpkey: secret.toLowerCase(),
             otplen: String(32 + publicId.length),
+            publicId: publicId.toLowerCase(),
             description: publicId,
             where: `line ${lineNo}`,
           },

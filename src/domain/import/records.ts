@@ -19,6 +19,8 @@ export interface TokenRecord {
   /** The counter to store in `count`. */
   counter?: string;
   description: string;
+  /** The public id (modhex) of a `yubikey` record: tokeninfo `yubikey.prefix`. */
+  publicId?: string;
   /** TAN list of a `tan` token. */
   tans?: string[];
   /** Owner named by the file (OATH CSV version 2). */

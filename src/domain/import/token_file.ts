@@ -151,6 +151,8 @@ async function tokenOf(
   if (rec.hashlib !== undefined) params.hashlib = rec.hashlib;
   if (rec.timeStep !== undefined) params.timeStep = rec.timeStep;
   if (rec.tans !== undefined) params.tans = rec.tans.join(" ");
+  // `/ttype/yubikey` finds a yubikey by its public id before its first OTP
+  if (rec.publicId) params["yubikey.prefix"] = rec.publicId;
   let typed;
   try {
     typed = await module.init({

@@ -506,6 +506,9 @@ const AUTH_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
 /** Enrollment actions of token types (matched on the owner). */
 const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
   tan: { tantoken_count: n("Number of TANs of a new TAN list.") },
+  yubikey: {
+    yubikey_access_code: s("Access code enrollment clients use to program the YubiKey."),
+  },
 };
 
 /** Admin and user actions of token types (matched on the caller). */

@@ -93,6 +93,18 @@ export async function findTokenBySerial(
   return t ? (await store.withInfo(deps.db, [t], options.withRealms !== false))[0] : undefined;
 }
 
+/**
+ * The tokens of `type` whose tokeninfo `key` equals `value` (info and realms
+ * included), at most `limit` (default 10).
+ */
+export async function findTokensByInfo(
+  deps: Deps,
+  query: { type: string; key: string; value: string; limit?: number },
+): Promise<TokenWithInfo[]> {
+  const tokens = await store.findByTypeAndInfo(deps.db, { ...query, limit: query.limit ?? 10 });
+  return await store.withInfo(deps.db, tokens, true);
+}
+
 /** The tokens a user owns (info included; realms unless `withRealms` is false). */
 export async function getTokensOfUser(
   deps: Deps,
@@ -321,7 +333,8 @@ export async function initToken(
   for (const [k, v] of Object.entries(params)) {
     if (
       k.startsWith(`${type}.`) && k.length <= MAX_INFO_KEY && typeof v === "string" &&
-      !(k in (typed.secretInfo ?? {}))
+      // the type's own (checked, normalised) value wins over the raw parameter
+      !(k in (typed.secretInfo ?? {})) && !(k in (typed.info ?? {}))
     ) {
       info[k] = { value: v.slice(0, MAX_INFO_VALUE), type: "" };
     }

@@ -93,6 +93,25 @@ export async function findBySerials(db: Db, serials: string[]): Promise<Token[]>
   return rows.map((r) => toToken(r as TokenRow));
 }
 
+/** Tokens of `type` whose tokeninfo `key` is exactly `value` (at most `limit`, by id). */
+export async function findByTypeAndInfo(
+  db: Db,
+  query: { type: string; key: string; value: string; limit: number },
+): Promise<Token[]> {
+  const rows = await db.selectFrom("token").selectAll()
+    .where("tokentype", "=", query.type)
+    .where((eb) =>
+      eb.exists(
+        eb.selectFrom("tokeninfo").select("tokeninfo.token_id")
+          .whereRef("tokeninfo.token_id", "=", "token.id")
+          .where("tokeninfo.key", "=", query.key)
+          .where("tokeninfo.value", "=", query.value),
+      )
+    )
+    .orderBy("id").limit(query.limit).execute();
+  return rows.map((r) => toToken(r as TokenRow));
+}
+
 type Owner = { realm: string; login: string; uid?: string; resolver?: string };
 
 /** Tokens owned by a user (matched by realm and uid when known, else login). */

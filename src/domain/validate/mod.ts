@@ -160,6 +160,50 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
   }
 }
 
+/**
+ * Checks `pass` against `tokens` found by the caller (not by user or serial)
+ * as `/validate/check` checks a serial: the same states, PIN, counters, fail
+ * counters and post-policies, the policies matched on the first token (its
+ * owner and realm). `/ttype/yubikey` uses it: an OTP oracle like
+ * `/validate/check` must count and lock like it.
+ */
+export async function validateTokens(
+  deps: Deps,
+  tokens: TokenWithInfo[],
+  req: { pass: string; clientIp: string; userAgent: string },
+): Promise<CheckResult> {
+  if (tokens.length === 0) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  const first = tokens[0];
+  const system = await loadSystemConfig(deps);
+  const policies = await validatePolicies(deps, {
+    login: "",
+    realm: "",
+    user: undefined,
+    resolver: undefined,
+    serial: first.serial,
+    token: first,
+    clientIp: req.clientIp,
+    userAgent: req.userAgent,
+  });
+  const env: CheckEnv = {
+    deps,
+    system,
+    policies,
+    user: first.owner,
+    now: deps.clock.now(),
+    pending: new PendingCommits(),
+  };
+  try {
+    const result = await checkTokenList(env, tokens, req.pass);
+    result.user ??= env.user;
+    result.login = env.user?.login;
+    result.realm = env.user?.realm;
+    return await postPolicies(env, result);
+  } finally {
+    await env.pending.settle();
+  }
+}
+
 /** Resolves user, serial token and policies of a check request (each read once). */
 async function resolveCheck(deps: Deps, req: CheckRequest): Promise<ResolvedCheck> {
   const serial = req.serial ?? "";

@@ -18,6 +18,7 @@ import { TAN } from "./tan.ts";
 import { INDEXEDSECRET } from "./indexedsecret.ts";
 import { QUESTION } from "./question.ts";
 import { DAYPASSWORD } from "./daypassword.ts";
+import { YUBIKEY } from "./yubikey.ts";
 
 export type {
   InitParams,
@@ -48,6 +49,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   INDEXEDSECRET,
   QUESTION,
   DAYPASSWORD,
+  YUBIKEY,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));
