@@ -149,3 +149,28 @@ Deno.test("log.format = json: every line is one JSON object; a request's lines c
     await server.cleanup();
   }
 });
+
+Deno.test("a failed login's log line says whether the admin exists (the password was wrong) or not", async () => {
+  const server = await startTessera(["serve", "--listen", "127.0.0.1:0"]);
+  try {
+    const [, port] = await server.waitFor(/Tessera listening address=127\.0\.0\.1:(\d+)/);
+    for (const [username, id] of [["admin", "req-a"], ["nobody", "req-b"]]) {
+      const res = await fetch(`http://127.0.0.1:${port}/auth`, {
+        method: "POST",
+        headers: { "x-request-id": id },
+        body: new URLSearchParams({ username, password: "wrong-password" }),
+      });
+      await res.body?.cancel();
+      assert.equal(res.status, 401);
+    }
+    await server.waitFor(/request_id=req-b/);
+    const lines = server.log().split("\n").filter((l) => l.includes("Login failed"))
+      .map((l) => l.replace(/^\S+Z /, ""));
+    assert.deepEqual(lines, [
+      'INFO Login failed username=admin realm= reason="wrong local admin password" request_id=req-a',
+      'INFO Login failed username=nobody realm= reason="no local admin or realm user of that name" request_id=req-b',
+    ]);
+  } finally {
+    await server.cleanup();
+  }
+});
