@@ -137,6 +137,23 @@ export const SYSTEM_KEYS: Record<string, KnownKey> = {
     description: "default TOTP window in seconds",
     check: nonNegative,
   },
+  "yubico.url": {
+    type: "string",
+    default: "https://api.yubico.com/wsapi/2.0/verify",
+    description: "verify URL of the Yubico validation server of yubico tokens",
+    check: (v) => /^https?:\/\/[^\s]+$/.test(v) ? undefined : "must be an http(s) URL",
+  },
+  "yubico.do_post": {
+    type: "bool",
+    default: "False",
+    description: "yubico tokens ask the validation server with POST instead of GET",
+  },
+  "yubico.timeout": {
+    type: "int",
+    default: "5",
+    description: "seconds a yubico token check waits for the validation server",
+    check: (v) => Number(v) >= 1 && Number(v) <= 60 ? undefined : "must be between 1 and 60",
+  },
 };
 
 const TRUE_VALUES = new Set(["true", "1", "yes", "on"]);

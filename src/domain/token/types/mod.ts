@@ -19,6 +19,7 @@ import { INDEXEDSECRET } from "./indexedsecret.ts";
 import { QUESTION } from "./question.ts";
 import { DAYPASSWORD } from "./daypassword.ts";
 import { YUBIKEY } from "./yubikey.ts";
+import { YUBICO } from "./yubico.ts";
 
 export type {
   InitParams,
@@ -50,6 +51,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   QUESTION,
   DAYPASSWORD,
   YUBIKEY,
+  YUBICO,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));
