@@ -13,7 +13,6 @@ import {
   auditRows,
   check,
   enrolOk,
-  failcount,
   init,
   listed,
   setConfig,
