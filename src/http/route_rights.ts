@@ -123,6 +123,14 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /validate/polltransaction": PUBLIC,
   "GET /validate/polltransaction/:transaction_id": PUBLIC,
   "POST /validate/offlinerefill": PUBLIC,
+  "GET /validate/initialize": {
+    ...PUBLIC,
+    why: "the first step of a passkey login: the user is not known until the assertion",
+  },
+  "POST /validate/initialize": {
+    ...PUBLIC,
+    why: "the first step of a passkey login: the user is not known until the assertion",
+  },
   // the Yubico validation protocol (spec 11 §6.4): clients are the system config's API ids, an
   // OTP is checked by the /validate/check engine (fail counter, locks, one success per OTP)
   "GET /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },

@@ -33,6 +33,8 @@ export interface NewChallenge {
   type: string;
   message: string;
   data?: string;
+  /** The challenge value itself where the type has one (a WebAuthn nonce), else "". */
+  challenge?: string;
   /** Seconds it stays valid; undefined: {@link challengeValidity} of its type. */
   validity?: number;
 }
@@ -66,7 +68,7 @@ export async function createChallenges(
       transaction_id: transactionId,
       serial: c.serial,
       data: c.data ?? "",
-      challenge: "",
+      challenge: c.challenge ?? "",
       session: "",
       created_at: now,
       expires_at: now + (c.validity ?? challengeValidity(system, c.type)) * 1000,

@@ -501,11 +501,65 @@ const AUTH_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
     indexedsecret_count: n("Number of positions of the secret asked in a challenge."),
   },
   question: { question_number: n("Number of questions to answer.", { value: range(1, 30) }) },
+  webauthn: {
+    webauthn_user_verification_requirement: s("User verification asked for at login.", {
+      value: ["required", "preferred", "discouraged"],
+    }),
+    webauthn_timeout: n("Seconds the client waits for the authenticator at login."),
+    webauthn_allowed_transports: s(
+      "Transports offered for each credential at login (usb ble nfc internal).",
+    ),
+  },
+  passkey: {
+    webauthn_user_verification_requirement: s("User verification asked for at login.", {
+      value: ["required", "preferred", "discouraged"],
+    }),
+    passkey_trigger_by_pin: b("A PIN (and /validate/triggerchallenge) may ask for a passkey."),
+  },
+};
+
+/** Enrollment actions both FIDO types read (spec 11 §4.1, §5.1). */
+const FIDO_ENROLL_DEFS: Record<string, ActionDef> = {
+  webauthn_relying_party_id: s("Relying party id (a domain name) of WebAuthn and passkey tokens."),
+  webauthn_relying_party_name: s("Relying party name shown by the authenticator."),
+  webauthn_timeout: n("Seconds the client waits for the authenticator at registration."),
+  webauthn_user_verification_requirement: s("User verification asked for at registration.", {
+    value: ["required", "preferred", "discouraged"],
+  }),
+  webauthn_public_key_credential_algorithms: s("Key algorithms accepted for new credentials.", {
+    value: ["ecdsa", "rsassa-pss", "rsassa-pkcs1v1_5"],
+    multiple: true,
+  }),
 };
 
 /** Enrollment actions of token types (matched on the owner). */
 const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
   tan: { tantoken_count: n("Number of TANs of a new TAN list.") },
+  webauthn: {
+    ...FIDO_ENROLL_DEFS,
+    webauthn_authenticator_attachment: s("Kind of authenticator asked for.", {
+      value: ["platform", "cross-platform", "either"],
+    }),
+    webauthn_authenticator_attestation_form: s("Attestation asked of new WebAuthn tokens.", {
+      value: ["none", "indirect", "direct"],
+    }),
+    webauthn_authenticator_attestation_level: s(
+      "Attestation a new WebAuthn token must present ('trusted' is not supported).",
+      { value: ["none", "untrusted", "trusted"] },
+    ),
+    webauthn_authenticator_selection_list: s(
+      "AAGUIDs of the authenticators that may be registered (space separated).",
+    ),
+    webauthn_avoid_double_registration: b("A user cannot register one security key twice."),
+    webauthn_challenge_text: s("Message of the WebAuthn registration request."),
+  },
+  passkey: {
+    ...FIDO_ENROLL_DEFS,
+    passkey_attestation_conveyance_preference: s("Attestation asked of new passkeys.", {
+      value: ["none", "indirect", "direct", "enterprise"],
+    }),
+    passkey_challenge_text: s("Message of the passkey registration request."),
+  },
   yubikey: {
     yubikey_access_code: s("Access code enrollment clients use to program the YubiKey."),
   },

@@ -5,6 +5,7 @@
  */
 export {
   checkUserPassword,
+  customAttributeOrCreate,
   getDefaultRealm,
   getUserInfo,
   realmExists,

@@ -36,6 +36,20 @@ export interface EnrollPolicies {
   typeActions: Readonly<Record<string, string>>;
 }
 
+/** Enrolment actions of both FIDO types (spec 11 §4.1, §5.1). */
+const FIDO_ENROLL_ACTIONS = [
+  "webauthn_relying_party_id",
+  "webauthn_relying_party_name",
+  "webauthn_timeout",
+  "webauthn_user_verification_requirement",
+  "webauthn_authenticator_attachment",
+  "webauthn_public_key_credential_algorithms",
+  "webauthn_authenticator_attestation_form",
+  "webauthn_authenticator_attestation_level",
+  "webauthn_authenticator_selection_list",
+  "webauthn_avoid_double_registration",
+];
+
 /**
  * Type-specific policy actions read at enrolment: `enrollment` ones are
  * matched on the owner, `caller` ones in the caller's admin or user scope.
@@ -47,6 +61,19 @@ export const TYPE_ENROLL_ACTIONS: Readonly<
   tan: { enrollment: ["tantoken_count"] },
   sms: { caller: ["sms_gateways"], multi: ["sms_gateways"] },
   indexedsecret: { caller: ["indexedsecret_force_attribute"] },
+  webauthn: {
+    enrollment: [...FIDO_ENROLL_ACTIONS, "webauthn_challenge_text"],
+    multi: ["webauthn_public_key_credential_algorithms", "webauthn_authenticator_selection_list"],
+    bool: ["webauthn_avoid_double_registration"],
+  },
+  passkey: {
+    enrollment: [
+      ...FIDO_ENROLL_ACTIONS,
+      "passkey_challenge_text",
+      "passkey_attestation_conveyance_preference",
+    ],
+    multi: ["webauthn_public_key_credential_algorithms"],
+  },
   daypassword: {
     caller: [
       "daypassword_timestep",

@@ -105,6 +105,15 @@ export async function findTokensByInfo(
   return await store.withInfo(deps.db, tokens, true);
 }
 
+/** The token holding the WebAuthn/passkey credential with this `credential_id_hash`, if any. */
+export async function findTokenByCredentialIdHash(
+  deps: Deps,
+  hash: string,
+): Promise<TokenWithInfo | undefined> {
+  const t = await store.findByCredentialIdHash(deps.db, hash);
+  return t ? (await store.withInfo(deps.db, [t], false))[0] : undefined;
+}
+
 /** The tokens a user owns (info included; realms unless `withRealms` is false). */
 export async function getTokensOfUser(
   deps: Deps,
@@ -251,6 +260,8 @@ export async function initToken(
     user?: UserRef;
     realm?: string;
     caller?: { role: "admin" | "user"; username: string; realm: string };
+    /** The request's `Origin` header (WebAuthn registration). */
+    origin?: string;
   } = {},
 ): Promise<InitResult> {
   const type = (str(params, "type") || "hotp").toLowerCase();
@@ -296,6 +307,7 @@ export async function initToken(
     existing,
     owner: options.user ?? existing?.owner,
     policies: policies.typeActions,
+    origin: options.origin,
   });
   if (wantsTwoStep) {
     typed.active = false;
@@ -359,11 +371,12 @@ export async function initToken(
   };
   if (typed.secret !== undefined) {
     fields.key_enc = encryptSecret(deps.keys.token, typed.secret, deps.random);
-    // a new key starts counting from zero
-    fields.count = 0;
+    // a new key starts counting from zero (a WebAuthn credential from its sign count)
+    fields.count = typed.counter ?? 0;
   }
   if (pin !== undefined) fields.pin_hash = pinHashOf(deps, pin);
-  if (description !== undefined) fields.description = description.slice(0, MAX_DESCRIPTION);
+  const newDescription = description ?? typed.description;
+  if (newDescription !== undefined) fields.description = newDescription.slice(0, MAX_DESCRIPTION);
   if (options.user) {
     fields.user_id = options.user.uid;
     fields.user_login = options.user.login;
@@ -391,6 +404,8 @@ export async function initToken(
     });
   } catch (err) {
     if (isUniqueViolation(err)) {
+      // a type's own unique tokeninfo (a credential id) or the serial
+      if (typed.conflictError) throw typed.conflictError;
       throw new DatabaseError(
         `Cannot create token "${serial}": a token with this serial already exists`,
       );

@@ -197,6 +197,20 @@ async function ownerRows(db: Db, owner: Owner, includeInfo: boolean): Promise<In
   return (await runCached<InfoRow>(db, q.key, q.build, q.args)).rows;
 }
 
+/**
+ * The token whose tokeninfo `credential_id_hash` is `hash` (a WebAuthn or
+ * passkey credential), through the unique partial index of migration 0016:
+ * the key is a literal so that PostgreSQL's generic plans use the index too.
+ */
+export async function findByCredentialIdHash(db: Db, hash: string): Promise<Token | undefined> {
+  const rows = await db.selectFrom("token").selectAll("token")
+    .innerJoin("tokeninfo", "tokeninfo.token_id", "token.id")
+    .where("tokeninfo.key", "=", sql.lit("credential_id_hash"))
+    .where("tokeninfo.value", "=", hash)
+    .execute();
+  return rows.length === 1 ? toToken(rows[0] as TokenRow) : undefined;
+}
+
 /** Number of tokens of a type (serial generation). */
 export async function countOfType(db: Db, type: string): Promise<number> {
   const r = await db.selectFrom("token").select((eb) => eb.fn.countAll<number>().as("n"))

@@ -45,6 +45,30 @@ export async function upsertAttribute(
   return Number(row.id);
 }
 
+/**
+ * Inserts one attribute unless the user has it already and returns the
+ * stored value: of two requests creating it at once, both get the winner's.
+ */
+export async function insertAttributeIfAbsent(
+  db: Db,
+  owner: AttributeOwner,
+  attr: { key: string; value: string; type: string },
+): Promise<string> {
+  await db.insertInto("user_attribute").values({
+    user_id: owner.uid,
+    resolver: owner.resolver,
+    realm: owner.realm,
+    key: attr.key,
+    value: attr.value,
+    type: attr.type,
+  }).onConflict((oc) => oc.columns(["user_id", "resolver", "realm", "key"]).doNothing())
+    .execute();
+  const row = await db.selectFrom("user_attribute").select("value")
+    .where("user_id", "=", owner.uid).where("resolver", "=", owner.resolver)
+    .where("realm", "=", owner.realm).where("key", "=", attr.key).executeTakeFirstOrThrow();
+  return row.value;
+}
+
 /** Deletes one attribute; returns the number of deleted rows. */
 export async function deleteAttribute(db: Db, owner: AttributeOwner, key: string): Promise<number> {
   const res = await db.deleteFrom("user_attribute")

@@ -135,6 +135,22 @@ export async function getCustomAttributes(
   return await attrStore.attributesOf(deps.db, ref);
 }
 
+/**
+ * The custom attribute `key` of a user, set to `make()` first when the user
+ * has none (the passkey user handle `fido2_user_id`); no policy applies:
+ * the server, not a caller, sets it.
+ */
+export async function customAttributeOrCreate(
+  deps: Deps,
+  ref: UserRef,
+  key: string,
+  make: () => string,
+): Promise<string> {
+  const existing = (await attrStore.attributesOf(deps.db, ref))[key];
+  if (existing !== undefined && existing !== "") return existing;
+  return await attrStore.insertAttributeIfAbsent(deps.db, ref, { key, value: make(), type: "" });
+}
+
 /** Resolves a user or throws 904 as token/user endpoints do. */
 export async function requireUser(
   deps: Deps,

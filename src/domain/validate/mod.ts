@@ -22,6 +22,8 @@ import {
   checkPin,
   clearFailcount,
   consumeTokenInfo,
+  enrollPolicies,
+  findTokenByCredentialIdHash,
   findTokenBySerial,
   getTokensOfUser,
   increaseFailcount,
@@ -60,7 +62,20 @@ import type {
 } from "../token/types/mod.ts";
 import { countAuthAttempts, deleteUsedToken, realmsOfToken } from "./validate_store.ts";
 import { hasDirectAccess, PendingCommits } from "../../db/direct.ts";
+import { toHex } from "../../lib/random.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
+import {
+  b64url,
+  type FidoAnswer,
+  type FidoTokenType,
+  fromB64url,
+  isFidoType,
+  nonceOfChallenge,
+  sha256Hex,
+  uvLevel,
+  uvOfChallengeData,
+} from "../token/types/_fido.ts";
+import { PASSKEY_AUTH_TEXT } from "../token/types/passkey.ts";
 import { radiusPassthru } from "../radius/mod.ts";
 
 export type { UserRef } from "../token/mod.ts";
@@ -85,6 +100,8 @@ export interface CheckRequest {
   type?: string;
   clientIp: string;
   userAgent: string;
+  /** A WebAuthn/passkey assertion: the request goes the FIDO way (spec 11 §4.4). */
+  fido?: FidoAnswer;
 }
 
 /** Outcome of {@link validateCheck}: `result.value` and `detail`. */
@@ -134,6 +151,8 @@ interface ResolvedCheck {
  * challenge answer). Failed authentications are results, not errors.
  */
 export async function validateCheck(deps: Deps, req: CheckRequest): Promise<CheckResult> {
+  // an assertion names its token by credential id: neither user nor serial needed
+  if (req.fido) return await checkFido(deps, req, req.fido);
   const serial = req.serial ?? "";
   const userParam = req.user ?? "";
   if (serial === "" && userParam === "") {
@@ -591,6 +610,10 @@ async function classifyPinOtp(
   module: TokenType,
   pass: string,
 ): Promise<void> {
+  if (module.mayTrigger && !module.mayTrigger(typePolicy(env))) {
+    // answered only through the FIDO branch (a passkey without passkey_trigger_by_pin)
+    return;
+  }
   const canChallenge = module.challenge &&
     (module.challengeOnly || env.policies.challengeResponse.includes(t.type));
   if (canChallenge && await pinMatches(env, t, pass)) {
@@ -902,13 +925,16 @@ export async function triggerChallenges(
   const typed: Record<string, TypeChallenge> = {};
   const failures: string[] = [];
   const challenged: TokenWithInfo[] = [];
+  // values the challenges of this request share (one WebAuthn nonce)
+  const shared = new Map<string, unknown>();
   for (const t of tokens) {
     const module = tokenTypeOf(t.type);
     if (module?.createChallenge && !options.overrides?.[t.serial]) {
       // the type makes its own challenge (sends the code, draws positions, picks a question)
-      const made = await module.createChallenge(
-        challengeContext(env, t, options.rounds?.[t.serial]),
-      );
+      const made = await module.createChallenge({
+        ...challengeContext(env, t, options.rounds?.[t.serial]),
+        shared,
+      });
       if ("failed" in made) {
         failures.push(made.failed);
         continue;
@@ -940,6 +966,7 @@ export async function triggerChallenges(
         fillTags(message, env, t),
       data: options.overrides?.[t.serial]?.data ??
         (typed[t.serial]?.data ? JSON.stringify(typed[t.serial].data) : undefined),
+      challenge: typed[t.serial]?.challenge,
       validity: typed[t.serial]?.validity,
     })),
     { extras, preferredClientMode: preferred },
@@ -954,16 +981,21 @@ function challengeContext(
   t: TokenWithInfo,
   round: Record<string, unknown> | undefined,
 ): TypeChallengeContext {
-  const actions = env.policies.typeActions;
   return {
     ...checkContext(env.deps, env.system, t),
     user: env.user ?? t.owner,
     round,
-    policy(action) {
-      const found = actions[action];
-      if (found && "conflict" in found) throw new PolicyError(found.conflict);
-      return found?.value;
-    },
+    policy: typePolicy(env),
+  };
+}
+
+/** Reads a token-type authentication action; throws the PolicyError of a conflict. */
+function typePolicy(env: CheckEnv): (action: string) => string | undefined {
+  const actions = env.policies.typeActions;
+  return (action) => {
+    const found = actions[action];
+    if (found && "conflict" in found) throw new PolicyError(found.conflict);
+    return found?.value;
   };
 }
 
@@ -1090,6 +1122,264 @@ async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckRe
   return result;
 }
 
+// ---------------------------------------------------------------------------
+// FIDO branch (spec 11 §4.4, §5.3): WebAuthn and passkey assertions
+
+/** The answer of a refused assertion: value false, no detail (spec 11 §4.4 step 5). */
+function fidoRefused(t: TokenWithInfo | undefined, message?: string): CheckResult {
+  return {
+    value: false,
+    detail: message === undefined ? {} : { message },
+    serial: t?.serial,
+    tokenType: t?.type,
+  };
+}
+
+/**
+ * The token an assertion names: `serial`, else the one holding the
+ * credential (`credential_id_hash`), else among the transaction's
+ * challenges a FIDO token whose credential id is the one sent (tokens
+ * enrolled before the hash existed).
+ */
+async function fidoToken(
+  deps: Deps,
+  system: SystemConfig,
+  req: CheckRequest,
+  credentialId: Uint8Array,
+): Promise<{ token: TokenWithInfo; module: FidoTokenType } | undefined> {
+  const fit = (t: TokenWithInfo | undefined) => {
+    const module = t && tokenTypeOf(t.type);
+    return t && isFidoType(module) ? { token: t, module } : undefined;
+  };
+  if (req.serial) return fit(await loadSerialToken(deps, req.serial));
+  const byHash = fit(await findTokenByCredentialIdHash(deps, await sha256Hex(credentialId)));
+  if (byHash || !req.transactionId) return byHash;
+  for (const c of await challengesOfTransaction(deps, req.transactionId)) {
+    if (c.serial === "") continue;
+    const found = fit(await findTokenBySerial(deps, c.serial, { withRealms: false }));
+    if (!found) continue;
+    const id = found.module.credentialIdOf(checkContext(deps, system, found.token));
+    if (id.length > 0 && toHex(id) === toHex(credentialId)) return found;
+  }
+  return undefined;
+}
+
+/**
+ * `/validate/check` with a credential id: the assertion of a WebAuthn or
+ * passkey token answers one of its challenges (or a serial-less passkey
+ * challenge of `/validate/initialize`). The transaction is consumed and the
+ * sign count moved (compare-and-set) in one commit, so an assertion
+ * succeeds once; a refused one changes nothing.
+ */
+async function checkFido(deps: Deps, req: CheckRequest, answer: FidoAnswer): Promise<CheckResult> {
+  const tid = req.transactionId;
+  if (!tid) throw new ParameterError("Missing parameter: transaction_id");
+  const credentialId = fromB64url(answer.credentialId);
+  if (!credentialId || credentialId.length === 0 || credentialId.length > 1023) {
+    throw new ParameterError('Cannot parse parameter "credential_id": expected base64url');
+  }
+  const system = await loadSystemConfig(deps);
+  const found = await fidoToken(deps, system, req, credentialId);
+  if (!found) {
+    return fidoRefused(undefined, "No token found for the given credential ID or transaction ID!");
+  }
+  const { token, module } = found;
+  const owner = token.owner;
+  const policies = await validatePolicies(deps, {
+    login: owner?.login ?? "",
+    realm: owner?.realm ?? "",
+    user: owner,
+    resolver: owner?.resolver,
+    serial: token.serial,
+    token,
+    clientIp: req.clientIp,
+    userAgent: req.userAgent,
+  });
+  const env: CheckEnv = {
+    deps,
+    system,
+    policies,
+    user: owner,
+    now: deps.clock.now(),
+    pending: new PendingCommits(),
+  };
+  try {
+    const result = await answerFido(env, req, token, module, answer, tid);
+    result.user ??= owner;
+    result.login = owner?.login;
+    result.realm = owner?.realm;
+    return await postPolicies(env, result);
+  } finally {
+    await env.pending.settle();
+  }
+}
+
+async function answerFido(
+  env: CheckEnv,
+  req: CheckRequest,
+  token: TokenWithInfo,
+  module: FidoTokenType,
+  answer: FidoAnswer,
+  tid: string,
+): Promise<CheckResult> {
+  const { deps } = env;
+  if (env.policies.disabledTokenTypes.includes(token.type)) {
+    throw new PolicyError("The authentication method is not available.");
+  }
+  const owner = token.owner;
+  if (!owner) {
+    return fidoRefused(token, "No user found for the token with the given credential ID!");
+  }
+  if (req.user) {
+    // a named user must own the token the credential belongs to
+    const { login, realm } = await splitUser(deps, req.user, req.realm || undefined);
+    const user = await resolveUser(deps, login, realm, req.resolver || undefined);
+    if (!user || !isOwner(token, user)) {
+      return fidoRefused(
+        undefined,
+        "No token found for the given credential ID or transaction ID!",
+      );
+    }
+  }
+  if (lastAuthProblem(env, [token])) {
+    return fidoRefused(token, `Last authentication policy check failed for token ${token.serial}`);
+  }
+  if (token.revoked) return fidoRefused(token, "Token is disabled");
+  await maybeClearFailcounter(env, token);
+  const problems = stateProblems(env, token);
+  if (problems.length > 0) return fidoRefused(token, problems.join(", "));
+  const limited = await authLimitProblem(env, owner);
+  if (limited) return { ...limited, serial: token.serial, tokenType: token.type };
+
+  const stored = await challengesOfTransaction(deps, tid);
+  if (stored.length === 0) {
+    throw new ResourceNotFoundError(`Challenge with transaction_id ${tid} not found.`);
+  }
+  // the token's own challenge, or a serial-less one (/validate/initialize) any token may answer
+  const challenge = stored.find((c) => c.serial === token.serial) ??
+    stored.find((c) => c.serial === "");
+  if (!challenge) {
+    throw new ValidateError(
+      `The challenge ${tid} is not meant for the token ${token.serial}.`,
+      403,
+    );
+  }
+  if (challenge.expiresAt < env.now) {
+    throw new ValidateError(`The challenge ${tid} has timed out.`, 403);
+  }
+  const check = await module.checkAssertion(checkContext(deps, env.system, token), answer, {
+    nonce: nonceOfChallenge(challenge.challenge),
+    userVerification: uvOfChallengeData(challenge.data),
+  });
+  if (!check.isValid) {
+    // the client gets a plain failure; the reason is for the administrator
+    deps.log.info("A FIDO assertion was refused", { serial: token.serial, reason: check.reason });
+    return fidoRefused(token);
+  }
+  const { reason: _reason, ...otpCheck } = check;
+  if (!(await consumeFido(env, tid, challenge.serial, token, otpCheck))) {
+    deps.log.info("A FIDO assertion was refused", {
+      serial: token.serial,
+      reason: "a parallel request answered the challenge or moved the sign count first",
+    });
+    return fidoRefused(token);
+  }
+  await settleSuccess(env, [token], { countAuth: !env.system.bool("no_auth_counter") });
+  return {
+    value: true,
+    detail: { username: owner.login, message: "Found matching challenge", serial: token.serial },
+    serial: token.serial,
+    tokenType: token.type,
+  };
+}
+
+/**
+ * Consumes the transaction (one statement; only the request that removed
+ * the challenge goes on) and moves the sign count (compare-and-set), both in
+ * one commit. False when a parallel request was first at either.
+ */
+async function consumeFido(
+  env: CheckEnv,
+  tid: string,
+  challengeSerial: string,
+  token: TokenWithInfo,
+  check: OtpCheck,
+): Promise<boolean> {
+  const run = async (e: CheckEnv) => {
+    const consumed = await consumeTransaction(e.deps, tid, e.pending);
+    return consumed.includes(challengeSerial) && await applyOtpCheck(e, token, check);
+  };
+  if (!hasDirectAccess(env.deps.db)) {
+    // no write group (PostgreSQL): one database transaction carries both writes
+    return await env.deps.db.transaction().execute(async (trx) =>
+      await run({ ...env, deps: { ...env.deps, db: trx } })
+    );
+  }
+  return await run(env);
+}
+
+/** Input of {@link initializeAuthentication}. */
+export interface InitializeRequest {
+  type: string;
+  clientIp: string;
+  userAgent: string;
+}
+
+/**
+ * `/validate/initialize?type=passkey` (spec 11 §5.3): a challenge without a
+ * serial for a login without a user name; the relying party comes from the
+ * enrolment policy, the user verification from the authentication policy.
+ */
+export async function initializeAuthentication(
+  deps: Deps,
+  req: InitializeRequest,
+): Promise<Record<string, unknown>> {
+  const type = req.type.toLowerCase();
+  if (type !== "passkey") {
+    throw new ParameterError(
+      `Unsupported token type '${req.type}' for authentication initialization!`,
+    );
+  }
+  const system = await loadSystemConfig(deps);
+  const policies = await validatePolicies(deps, {
+    login: "",
+    realm: "",
+    clientIp: req.clientIp,
+    userAgent: req.userAgent,
+  });
+  if (policies.disabledTokenTypes.includes(type)) {
+    throw new PolicyError("The authentication method is not available.");
+  }
+  const enroll = await enrollPolicies(deps, { type });
+  const rpId = enroll.typeActions.webauthn_relying_party_id?.trim().toLowerCase();
+  if (!rpId) {
+    throw new PolicyError(
+      "Missing policy for webauthn_relying_party_id, unable to create challenge!",
+    );
+  }
+  const policy = typePolicy({ policies } as CheckEnv);
+  const userVerification = uvLevel(policy("webauthn_user_verification_requirement"));
+  const message = (policy("passkey_challenge_text") ?? PASSKEY_AUTH_TEXT).replaceAll("\\,", ",");
+  const challenge = b64url(deps.random.bytes(32));
+  const { transactionId } = await createChallenges(deps, system, [{
+    serial: "",
+    type,
+    message,
+    challenge,
+    data: JSON.stringify({ user_verification: userVerification }),
+  }]);
+  return {
+    transaction_id: transactionId,
+    passkey: {
+      transaction_id: transactionId,
+      challenge,
+      message,
+      rpId,
+      user_verification: userVerification,
+    },
+  };
+}
+
 /** Input of {@link triggerChallenge}. */
 export interface TriggerRequest {
   user?: string;
@@ -1146,10 +1436,12 @@ export async function triggerChallenge(
   });
   let tokens = serialToken ? [serialToken] : await getTokensOfUser(deps, user!);
   if (req.type) tokens = tokens.filter((t) => t.type === req.type!.toLowerCase());
-  tokens = tokens.filter((t) =>
-    t.active && !t.revoked && !t.locked && t.failcount < t.maxfail &&
-    tokenTypeOf(t.type)?.challenge === true
-  );
+  const policy = typePolicy({ policies } as CheckEnv);
+  tokens = tokens.filter((t) => {
+    const module = tokenTypeOf(t.type);
+    return t.active && !t.revoked && !t.locked && t.failcount < t.maxfail &&
+      module?.challenge === true && (module.mayTrigger?.(policy) ?? true);
+  });
   if (tokens.length === 0) {
     return { count: 0, detail: { messages: [], multi_challenge: [], transaction_ids: [] }, user };
   }

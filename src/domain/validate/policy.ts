@@ -238,6 +238,9 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
         typeActions[action] = { conflict: err.message };
       }
     }
+    for (const action of TYPE_AUTH_BOOLS) {
+      if (m.boolNow(action).length > 0) typeActions[action] = { value: "true" };
+    }
     out.typeActions = typeActions;
   }
 
@@ -305,7 +308,15 @@ export const TYPE_AUTH_ACTIONS: Readonly<Record<string, boolean>> = {
   indexedsecret_count: false,
   indexedsecret_challenge_text: true,
   question_number: false,
+  webauthn_challenge_text: true,
+  webauthn_user_verification_requirement: false,
+  webauthn_timeout: false,
+  webauthn_allowed_transports: true,
+  passkey_challenge_text: true,
 };
+
+/** Boolean authentication actions of token types (value "true" when a policy sets them). */
+export const TYPE_AUTH_BOOLS: readonly string[] = ["passkey_trigger_by_pin"];
 
 /** The authentication actions validate reads. */
 const AUTHENTICATION_ACTIONS = [
@@ -321,6 +332,7 @@ const AUTHENTICATION_ACTIONS = [
   "preferred_client_mode",
   "set_realm",
   ...Object.keys(TYPE_AUTH_ACTIONS),
+  ...TYPE_AUTH_BOOLS,
 ];
 
 /** The authorization actions validate reads. */

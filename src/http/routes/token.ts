@@ -65,6 +65,8 @@ tokenRoutes.post("/init", async (c) => {
     caller: identity
       ? { role: identity.role, username: identity.username, realm: identity.realm }
       : undefined,
+    // a WebAuthn registration is bound to the origin the browser saw (spec 11 §4.3)
+    origin: c.req.header("Origin"),
   });
   const audit = c.get("audit");
   audit.serial = res.serial;

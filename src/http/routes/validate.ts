@@ -6,10 +6,12 @@ import { missingParameter } from "../../errors.ts";
 import {
   type CheckRequest,
   type CheckResult,
+  initializeAuthentication,
   samlCheck,
   triggerChallenge,
   validateCheck,
 } from "../../domain/validate/mod.ts";
+import type { FidoAnswer } from "../../domain/token/types/_fido.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
 import { offlineAuthItems } from "../../domain/machine/mod.ts";
 
@@ -24,21 +26,58 @@ function passOf(p: Record<string, unknown>): string {
   return pass;
 }
 
+/** The first non-empty of several parameter names (privacyIDEA's aliases). */
+function aliasOf(p: Record<string, unknown>, ...names: string[]): string | undefined {
+  for (const name of names) {
+    const v = stringParam(p, name);
+    if (v !== undefined && v !== "") return v;
+  }
+  return undefined;
+}
+
+/**
+ * A WebAuthn/passkey assertion in the parameters (spec 11 §4.4, §5.3), with
+ * the Origin header; undefined without a credential id.
+ */
+function fidoAnswerOf(c: C): FidoAnswer | undefined {
+  const p = c.get("params");
+  const credentialId = aliasOf(p, "credentialid", "credential_id");
+  if (credentialId === undefined) return undefined;
+  const required = (value: string | undefined, name: string) => {
+    if (value === undefined) throw missingParameter(name);
+    return value;
+  };
+  return {
+    credentialId,
+    clientDataJSON: required(aliasOf(p, "clientdata", "clientDataJSON"), "clientdata"),
+    signature: required(aliasOf(p, "signaturedata", "signature"), "signaturedata"),
+    authenticatorData: required(
+      aliasOf(p, "authenticatordata", "authenticatorData"),
+      "authenticatordata",
+    ),
+    userHandle: aliasOf(p, "userhandle", "userHandle"),
+    origin: c.req.header("Origin"),
+  };
+}
+
 /** The check request from the parameters (`state` is an alias of `transaction_id`). */
 function checkRequestOf(c: C): CheckRequest {
   const p = c.get("params");
+  const fido = fidoAnswerOf(c);
   return {
     user: stringParam(p, "user"),
     realm: stringParam(p, "realm"),
     resolver: stringParam(p, "resolver"),
     serial: stringParam(p, "serial"),
-    // an empty pass is allowed (PIN-only spass, challenge trigger), a missing one is not
-    pass: passOf(p),
+    // an empty pass is allowed (PIN-only spass, challenge trigger), a missing one is not;
+    // an assertion needs none
+    pass: fido ? stringParam(p, "pass") ?? "" : passOf(p),
     transactionId: stringParam(p, "transaction_id") || stringParam(p, "state") || undefined,
     otponly: boolParam(p, "otponly"),
     type: stringParam(p, "type") || undefined,
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
+    fido,
   };
 }
 
@@ -137,3 +176,24 @@ async function poll(c: C): Promise<Response> {
 
 validateRoutes.get("/polltransaction", poll);
 validateRoutes.get("/polltransaction/:transaction_id", poll);
+
+/** `GET|POST /validate/initialize?type=passkey`: a challenge for a login without a user name. */
+async function initialize(c: C): Promise<Response> {
+  c.set("authStyle", true);
+  const p = c.get("params");
+  const type = stringParam(p, "type");
+  if (type === undefined || type === "") throw missingParameter("type");
+  const detail = await initializeAuthentication(c.get("deps"), {
+    type,
+    clientIp: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
+  });
+  const audit = c.get("audit");
+  audit.tokenType = type.slice(0, 30);
+  audit.info = `transaction_id: ${detail.transaction_id}`;
+  audit.outcome = true;
+  return ok(c, false, { detail });
+}
+
+validateRoutes.get("/initialize", initialize);
+validateRoutes.post("/initialize", initialize);

@@ -18,6 +18,8 @@ import { TAN } from "./tan.ts";
 import { INDEXEDSECRET } from "./indexedsecret.ts";
 import { QUESTION } from "./question.ts";
 import { DAYPASSWORD } from "./daypassword.ts";
+import { WEBAUTHN } from "./webauthn.ts";
+import { PASSKEY } from "./passkey.ts";
 import { YUBIKEY } from "./yubikey.ts";
 import { YUBICO } from "./yubico.ts";
 
@@ -50,6 +52,8 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   INDEXEDSECRET,
   QUESTION,
   DAYPASSWORD,
+  WEBAUTHN,
+  PASSKEY,
   YUBIKEY,
   YUBICO,
 ];

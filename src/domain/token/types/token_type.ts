@@ -26,6 +26,8 @@ export interface TypeInitContext {
    * `daypassword_timestep`, `sms_gateways`, …): action → value.
    */
   policies?: Readonly<Record<string, string>>;
+  /** The request's `Origin` header (WebAuthn registration), if any. */
+  origin?: string;
 }
 
 /** What a type module decides at enrolment. */
@@ -41,6 +43,15 @@ export interface TypeInitResult {
   detail?: Record<string, unknown>;
   rolloutState?: string;
   active?: boolean;
+  /** Counter to store with a new secret (a WebAuthn sign count); default 0. */
+  counter?: number;
+  /** Description to store when the request gives none (e.g. from an attestation certificate). */
+  description?: string;
+  /**
+   * The error to answer when the write hits a unique constraint of the
+   * tokeninfo (a WebAuthn credential id another token holds).
+   */
+  conflictError?: Error;
   /**
    * On re-enrolment: the existing tokeninfo keys this type owns (e.g. the old
    * TAN list) are deleted unless set again.
@@ -93,6 +104,11 @@ export interface TypeChallengeContext extends TypeCheckContext {
   user?: UserRef;
   /** The previous round's data when a multi-round challenge continues. */
   round?: Record<string, unknown>;
+  /**
+   * Values shared by the challenges of one request (WebAuthn tokens
+   * challenged together share one nonce).
+   */
+  shared?: Map<string, unknown>;
 }
 
 /** A challenge a type module made (message, data to store, extras for `multi_challenge`). */
@@ -101,6 +117,8 @@ export interface TypeChallenge {
   message?: string;
   /** Stored with the challenge (JSON), given back to {@link TokenType.checkAnswer}. */
   data?: Record<string, unknown>;
+  /** The challenge value stored in its own column (a WebAuthn nonce). */
+  challenge?: string;
   /** Extra keys of the `multi_challenge` entry (`attributes`, …). */
   extras?: Record<string, unknown>;
   /** Seconds the challenge stays valid; undefined uses `<Type>ChallengeValidityTime`. */
@@ -126,6 +144,12 @@ export interface TokenType {
   readonly challenge: boolean;
   /** Challenge-only types (email, sms): a correct PIN always triggers a challenge. */
   readonly challengeOnly?: boolean;
+  /**
+   * Whether a PIN (or `/validate/triggerchallenge`) may trigger a challenge of
+   * this type under the request's authentication policies (`policy` reads a
+   * type action); absent: always (passkey needs `passkey_trigger_by_pin`).
+   */
+  mayTrigger?(policy: (action: string) => string | undefined): boolean;
   /** `pass` is the PIN only, no OTP part (spass). */
   readonly pinOnly?: boolean;
   /** The token deletes itself after one successful authentication (registration). */
