@@ -782,3 +782,28 @@ Deno.test("webauthn: disabled_token_types refuses the assertion; a plain pass ne
   assert.equal((await stateOf(t, serial)).count, 1);
   await t.close();
 });
+
+Deno.test("webauthn: two enrolments racing with one credential: exactly one token gets it", async () => {
+  const t = await setup();
+  const auth = await SoftAuthenticator.create();
+  const steps = await Promise.all([requestRegistration(t), requestRegistration(t)]);
+  const results = await Promise.all(
+    await Promise.all(steps.map(async ({ serial, tid, request }) => {
+      const att = await auth.register({ challenge: request.nonce, origin: ORIGIN, rpId: RP_ID });
+      return initAs(t, {
+        type: "webauthn",
+        serial,
+        transaction_id: tid,
+        clientdata: att.clientDataJSON,
+        regdata: att.attestationObject,
+      });
+    })),
+  );
+  assert.deepEqual(results.map((r) => r.status).sort(), [200, 400]);
+  const refused = results.find((r) => r.status === 400)!;
+  assert.equal(refused.body.result.error.message, "ERR404: Could not enroll webauthn token!");
+  const states = await Promise.all(steps.map((s) => stateOf(t, s.serial)));
+  assert.deepEqual(states.map((s) => s.rollout).sort(), ["clientwait", "enrolled"]);
+  assert.equal(states.filter((s) => s.hash !== undefined).length, 1);
+  await t.close();
+});
