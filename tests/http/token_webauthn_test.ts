@@ -807,3 +807,60 @@ Deno.test("webauthn: two enrolments racing with one credential: exactly one toke
   assert.equal(states.filter((s) => s.hash !== undefined).length, 1);
   await t.close();
 });
+
+Deno.test("webauthn: the selection list limits which authenticators register (enrollment) and log in (authorization)", async () => {
+  const aaguid = Uint8Array.from({ length: 16 }, (_, i) => 0xa0 + i);
+  const dashed = "a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf";
+  const t = await setup({
+    webauthn_authenticator_selection_list: "00112233445566778899aabbccddeeff",
+  });
+  const auth = await SoftAuthenticator.create({ aaguid });
+  const { serial, tid, request } = await requestRegistration(t);
+  assert.deepEqual(request.authenticatorSelectionList, ["00112233445566778899aabbccddeeff"]);
+  const att = await auth.register({ challenge: request.nonce, origin: ORIGIN, rpId: RP_ID });
+  const step2 = {
+    type: "webauthn",
+    serial,
+    transaction_id: tid,
+    clientdata: att.clientDataJSON,
+    regdata: att.attestationObject,
+  };
+  const refused = await initAs(t, step2);
+  assert.equal(refused.status, 403);
+  assert.equal(
+    refused.body.result.error.message,
+    "The WebAuthn token is not allowed to be registered due to a policy restriction.",
+  );
+  assert.equal((await stateOf(t, serial)).rollout, "clientwait");
+  await addPolicy(t, "fido", {
+    scope: "enrollment",
+    action: {
+      webauthn_relying_party_id: RP_ID,
+      webauthn_relying_party_name: "Example",
+      webauthn_authenticator_attestation_level: "none",
+      webauthn_authenticator_selection_list: dashed,
+    },
+  });
+  assert.equal((await initAs(t, step2)).status, 200);
+  assert.equal((await listed(t, serial)).info.aaguid, "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf");
+
+  await addPolicy(t, "authz", {
+    scope: "authorization",
+    action: { webauthn_authenticator_selection_list: "00112233445566778899aabbccddeeff" },
+  });
+  const c = await challenge(t);
+  const a = await auth.assert({ challenge: c.signRequest.challenge, origin: ORIGIN, rpId: RP_ID });
+  const denied = await checkAs(t, answer(c.tid, a));
+  assert.equal(denied.status, 403);
+  assert.equal(
+    denied.body.result.error.message,
+    "The WebAuthn token is not allowed to authenticate due to a policy restriction.",
+  );
+  assert.equal((await stateOf(t, serial)).count, 1, "nothing moved");
+  await addPolicy(t, "authz", {
+    scope: "authorization",
+    action: { webauthn_authenticator_selection_list: dashed },
+  });
+  assert.equal((await checkAs(t, answer(c.tid, a))).body.result.value, true);
+  await t.close();
+});

@@ -349,6 +349,9 @@ function authorizationDefs(ctx: DefsContext): Record<string, ActionDef> {
     serial: s("Regular expression the serial of the authenticating token must match."),
     tokeninfo: s("A token info that must match: key/regex/."),
     setrealm: s("Move the authenticating user into this realm.", { value: ctx.realms }),
+    webauthn_authenticator_selection_list: s(
+      "AAGUIDs of the WebAuthn and passkey authenticators that may log in (space separated).",
+    ),
   };
 }
 

@@ -53,12 +53,13 @@ import {
 } from "../challenge/mod.ts";
 import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
-import type {
-  OtpCheck,
-  TokenType,
-  TypeChallenge,
-  TypeChallengeContext,
-  TypeCheckContext,
+import {
+  infoValue,
+  type OtpCheck,
+  type TokenType,
+  type TypeChallenge,
+  type TypeChallengeContext,
+  type TypeCheckContext,
 } from "../token/types/mod.ts";
 import { countAuthAttempts, deleteUsedToken, realmsOfToken } from "./validate_store.ts";
 import { hasDirectAccess, PendingCommits } from "../../db/direct.ts";
@@ -1266,6 +1267,14 @@ async function answerFido(
   }
   if (challenge.expiresAt < env.now) {
     throw new ValidateError(`The challenge ${tid} has timed out.`, 403);
+  }
+  const aaguids = env.policies.fidoAaguids;
+  if (
+    aaguids && !aaguids.includes(infoValue(token.info, "aaguid").toLowerCase().replaceAll("-", ""))
+  ) {
+    throw new PolicyError(
+      "The WebAuthn token is not allowed to authenticate due to a policy restriction.",
+    );
   }
   const check = await module.checkAssertion(checkContext(deps, env.system, token), answer, {
     nonce: nonceOfChallenge(challenge.challenge),

@@ -77,6 +77,11 @@ export interface ValidatePolicies {
   /** `preferred_client_mode` order. */
   preferredClientMode: string[];
   /**
+   * `webauthn_authenticator_selection_list` (authorization): AAGUIDs (lower-case hex, no
+   * dashes) of the FIDO tokens that may log in; undefined: all.
+   */
+  fidoAaguids?: string[];
+  /**
    * Token-type authentication actions ({@link TYPE_AUTH_ACTIONS}): action →
    * its value, or the conflict message when policies of one priority disagree.
    */
@@ -282,6 +287,11 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     out.noDetailOnSuccess = bool("no_detail_on_success");
     out.noDetailOnFail = bool("no_detail_on_fail");
     out.isAccessDenied = unique("authorized") === "deny_access";
+    const aaguids = m.valuesNow("webauthn_authenticator_selection_list");
+    note(aaguids.policies);
+    if (aaguids.values.length > 0) {
+      out.fidoAaguids = aaguids.values.map((v) => v.toLowerCase().replaceAll("-", ""));
+    }
   }
   out.matched = [...matched];
   const result = Object.freeze(out) as ValidatePolicies;
@@ -349,6 +359,7 @@ const AUTHORIZATION_ACTIONS = [
   "no_detail_on_success",
   "no_detail_on_fail",
   "authorized",
+  "webauthn_authenticator_selection_list",
 ];
 
 /** Entries per policy version before the result cache starts over. */

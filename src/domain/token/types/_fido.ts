@@ -21,7 +21,7 @@ import {
 } from "@simplewebauthn/server/helpers";
 import { EnrollmentError, ParameterError, PolicyError } from "../../../errors.ts";
 import { decryptSecret } from "../../../lib/crypto.ts";
-import { toHex } from "../../../lib/random.ts";
+import { fromHex, toHex } from "../../../lib/random.ts";
 import { consumeTransaction, createChallenges, openChallenges } from "../../challenge/mod.ts";
 import { findByCredentialIdHash, findByOwner } from "../token_store.ts";
 import { param } from "./_oath.ts";
@@ -359,9 +359,7 @@ export function pemWithoutNewlines(der: Uint8Array): string {
 
 /** The nonce of a stored challenge as base64url (webauthn stores hex, passkey base64url). */
 export function nonceOfChallenge(stored: string): string {
-  if (/^[0-9a-f]{64}$/.test(stored)) {
-    return b64url(Uint8Array.from(stored.match(/../g)!.map((h) => Number.parseInt(h, 16))));
-  }
+  if (/^[0-9a-f]{64}$/.test(stored)) return b64url(fromHex(stored));
   return stored;
 }
 
