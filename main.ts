@@ -333,7 +333,27 @@ async function serveProcess(
       check: validateCheck,
     })
     : undefined;
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  // the signal handlers come first: a signal right after "Tessera listening" (a test, a
+  // supervisor) must find them in place, not end the process with the default action
+  let server: Deno.HttpServer<Deno.NetAddr> | undefined;
+  let parentWatch: ReturnType<typeof setInterval> | undefined;
+  let requestStop!: () => void;
+  const stopRequested = new Promise<void>((resolve) => requestStop = resolve);
+  let isStopping = false;
+  const stop = async (reason: string) => {
+    if (isStopping) return;
+    isStopping = true;
+    log.info("Shutting down", { reason });
+    clearInterval(parentWatch);
+    requestStop();
+    await radius?.close();
+    // no new connections; running requests finish (and queue their audit rows)
+    await server?.shutdown();
+  };
+  const onSignal = { SIGINT: () => void stop("SIGINT"), SIGTERM: () => void stop("SIGTERM") };
+  for (const [sig, handler] of Object.entries(onSignal)) {
+    Deno.addSignalListener(sig as Deno.Signal, handler);
+  }
   try {
     server = Deno.serve({
       hostname: config.server.host,
@@ -354,31 +374,21 @@ async function serveProcess(
   } catch (err) {
     // taken since the check at start (or a worker's port held without SO_REUSEPORT)
     const problem = listenProblem(config.server.host, config.server.port, err);
+    for (const [sig, handler] of Object.entries(onSignal)) {
+      Deno.removeSignalListener(sig as Deno.Signal, handler);
+    }
     if (problem === undefined) throw err;
     await radius?.close();
     await closeRuntime(deps);
     throw problem;
   }
+  if (isStopping) void server.shutdown(); // signalled while it started
   // a worker whose parent died (killed with SIGKILL, say) would serve on unsupervised
   const parentPid = isWorker ? parentPidOf() : undefined;
-  const parentWatch = parentPid === undefined ? undefined : setInterval(() => {
-    if (parentPidOf() !== parentPid) void stop("parent process exited");
-  }, 1000);
-  let requestStop!: () => void;
-  const stopRequested = new Promise<void>((resolve) => requestStop = resolve);
-  let isStopping = false;
-  const stop = async (reason: string) => {
-    if (isStopping) return;
-    isStopping = true;
-    log.info("Shutting down", { reason });
-    clearInterval(parentWatch);
-    requestStop();
-    await radius?.close();
-    // no new connections; running requests finish (and queue their audit rows)
-    await server.shutdown();
-  };
-  for (const sig of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(sig, () => void stop(sig));
+  if (parentPid !== undefined && !isStopping) {
+    parentWatch = setInterval(() => {
+      if (parentPidOf() !== parentPid) void stop("parent process exited");
+    }, 1000);
   }
   await Promise.race([server.finished, stopRequested]);
   let timer: ReturnType<typeof setTimeout> | undefined;

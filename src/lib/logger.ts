@@ -38,6 +38,10 @@ export interface LoggerOptions {
 
 const requestScope = new AsyncLocalStorage<string>();
 
+// control characters (line breaks above all) in a message: it is written quoted
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x1f\x7f]/;
+
 /**
  * Runs `fn` as the request `requestId`: every line logged until it settles
  * (in any function it awaits) carries `request_id`.
@@ -87,7 +91,7 @@ export function createLogger(
       if (RANK[lvl] < min) return;
       // a message with control characters (a configured text with a user name in it) is
       // quoted, so that no request can write a line of its own
-      const text = /[\x00-\x1f\x7f]/.test(msg) ? JSON.stringify(msg) : msg;
+      const text = CONTROL.test(msg) ? JSON.stringify(msg) : msg;
       let line = `${new Date().toISOString()} ${lvl.toUpperCase()} ${text}`;
       for (const [k, v] of Object.entries(fields ?? {})) line += ` ${k}=${textValue(v)}`;
       const requestId = requestScope.getStore();

@@ -1,3 +1,4 @@
+import dgram from "node:dgram";
 import assert from "node:assert/strict";
 import { TEST_ENGINE } from "../test_db.ts";
 import { isRunning, serverDatabase, type ServerProcess, startTessera } from "./_server.ts";
@@ -189,15 +190,24 @@ Deno.test(
   "serve --workers: workers that cannot start make the parent give up with exit 1",
   SQLITE_RUN_ONLY,
   async () => {
-    // a listener without SO_REUSEPORT holds the port: every worker fails to bind it
-    const blocker = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (blocker.addr as Deno.NetAddr).port;
-    const server = await startTessera(["serve", "--workers", "2", "--listen", `127.0.0.1:${port}`]);
+    // the HTTP port is free (the parent checks it), but another program holds the RADIUS
+    // port that worker 1 listens on: worker 1 fails at every start
+    const blocker = dgram.createSocket("udp4");
+    await new Promise<void>((resolve) => blocker.bind(0, "127.0.0.1", resolve));
+    const radiusPort = blocker.address().port;
+    const server = await startTessera(["serve", "--workers", "2", "--listen", "127.0.0.1:0"], {
+      env: {
+        TESSERA_RADIUS_ENABLED: "true",
+        TESSERA_RADIUS_HOST: "127.0.0.1",
+        TESSERA_RADIUS_PORT: String(radiusPort),
+        TESSERA_RADIUS_CLIENTS: '[{"address":"127.0.0.1","secret":"s3cret"}]',
+      },
+    });
     try {
       const status = await server.status;
       assert.equal(status.code, 1, server.log());
       assert.match(server.log(), /ERROR Worker keeps failing at start; stopping all workers/);
-      assert.match(server.log(), /ERROR Worker exited; restarting it worker=\d pid=\d+ code=1/);
+      assert.match(server.log(), /ERROR Worker exited; restarting it worker=1 pid=\d+ code=1/);
     } finally {
       blocker.close();
       await server.cleanup();
