@@ -864,3 +864,33 @@ Deno.test("webauthn: the selection list limits which authenticators register (en
   assert.equal((await checkAs(t, answer(c.tid, a))).body.result.value, true);
   await t.close();
 });
+
+Deno.test("webauthn offline: the item carries the credential id as hex (privacyIDEA's otpkey), the COSE key and the RP id", async () => {
+  const t = await setup();
+  const auth = await SoftAuthenticator.create({
+    credentialId: Uint8Array.from({ length: 16 }, (_, i) => i),
+  });
+  const { serial } = await enrol(t, auth);
+  const bound = await jsonOf(
+    await t.asAdmin("POST", "/machine/token", { body: { serial, application: "offline" } }),
+  );
+  assert.equal(bound.status, 200, JSON.stringify(bound.body));
+  const { tid, signRequest } = await challenge(t);
+  const a = await auth.assert({ challenge: signRequest.challenge, origin: ORIGIN, rpId: RP_ID });
+  const ok = await jsonOf(
+    await t.post("/validate/check", answer(tid, a), {
+      headers: { Origin: ORIGIN, "user-agent": "privacyidea-cp/3.8 Windows/LAPTOP1" },
+    }),
+  );
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  assert.equal(ok.body.result.value, true);
+  const [item] = ok.body.auth_items.offline;
+  assert.equal(item.serial, serial);
+  assert.equal(item.username, "alice");
+  assert.deepEqual(item.response, {
+    pubKey: Array.from(await auth.coseKey(), (b) => b.toString(16).padStart(2, "0")).join(""),
+    credentialId: "000102030405060708090a0b0c0d0e0f",
+    rpId: RP_ID,
+  });
+  await t.close();
+});

@@ -150,9 +150,10 @@ export async function offlineItem(
     }
     response = await offlineOtps(deps, token, pin, count, rounds, prependPin);
   } else if (token.type === "webauthn") {
+    // the secret is the raw credential id; privacyIDEA stores and answers it as hex
     response = {
       pubKey: infoPlain(deps, token.info, "pubKey") ?? "",
-      credentialId: new TextDecoder().decode(tokenSecret(deps, token)),
+      credentialId: toHex(tokenSecret(deps, token)),
       rpId: infoPlain(deps, token.info, "relying_party_id") ?? "",
     };
   } else {
