@@ -133,3 +133,75 @@ Deno.test("form values are percent-decoded a second time except for three client
   assert.equal(v.multipart, "pwE");
   await t.close();
 });
+
+Deno.test("secret system config values: stored encrypted, answered censored, kept by the placeholder", async () => {
+  const t = await createTestApp();
+  const set = await jsonOf(
+    await t.asAdmin("POST", "/system/setConfig", {
+      body: {
+        "yubico.secret": "c2VjcmV0LWtleQ==",
+        "yubikey.apiid.42": "YXBpLWtleQ==",
+        "my.password": "hunter2-hunter2",
+        "my.password.type": "password",
+        "my.password.desc": "the relay's password",
+        plain: "visible",
+      },
+    }),
+  );
+  assert.equal(set.status, 200, JSON.stringify(set.body));
+  assert.deepEqual(set.body.result.value, {
+    "yubico.secret": "insert",
+    "yubikey.apiid.42": "insert",
+    "my.password": "insert",
+    plain: "insert",
+  });
+  // at rest: ciphertext, type password; the description from <key>.desc
+  const rows = await t.deps.db.selectFrom("config").selectAll().orderBy("key").execute();
+  const byKey = Object.fromEntries(rows.map((r) => [r.key, r]));
+  for (const key of ["yubico.secret", "yubikey.apiid.42", "my.password"]) {
+    assert.equal(byKey[key].type, "password", key);
+    assert.match(byKey[key].value, /^g1:/, key);
+  }
+  assert.equal(byKey["my.password"].description, "the relay's password");
+  assert.equal(byKey.plain.value, "visible");
+  assert.equal(byKey["my.password.type"], undefined, "the attribute is not a key of its own");
+
+  const all = await jsonOf(await t.asAdmin("GET", "/system/"));
+  assert.deepEqual(all.body.result.value, {
+    "my.password": "__CENSORED__",
+    plain: "visible",
+    "yubico.secret": "__CENSORED__",
+    "yubikey.apiid.42": "__CENSORED__",
+  });
+  const one = await jsonOf(await t.asAdmin("GET", "/system/yubico.secret"));
+  assert.equal(one.body.result.value, "__CENSORED__");
+  assert.ok(!JSON.stringify(all.body).includes("hunter2"));
+
+  // what the server itself reads is the secret
+  const { loadSystemConfig } = await import("../../src/domain/system/mod.ts");
+  assert.equal((await loadSystemConfig(t.deps)).get("my.password"), "hunter2-hunter2");
+  assert.equal((await loadSystemConfig(t.deps)).get("yubico.secret"), "c2VjcmV0LWtleQ==");
+
+  // sending the placeholder back keeps the secret; a new value replaces it
+  const kept = await jsonOf(
+    await t.asAdmin("POST", "/system/setConfig", {
+      body: { "yubico.secret": "__CENSORED__", plain: "changed" },
+    }),
+  );
+  assert.deepEqual(kept.body.result.value, { plain: "update", "yubico.secret": "update" });
+  assert.equal((await loadSystemConfig(t.deps)).get("yubico.secret"), "c2VjcmV0LWtleQ==");
+  await t.asAdmin("POST", "/system/setConfig", { body: { "yubico.secret": "bmV3LWtleQ==" } });
+  assert.equal((await loadSystemConfig(t.deps)).get("yubico.secret"), "bmV3LWtleQ==");
+
+  // the placeholder for a secret that was never stored is refused, nothing written
+  const nothing = await jsonOf(
+    await t.asAdmin("POST", "/system/setConfig", {
+      body: { "yubikey.apiid.7": "__CENSORED__", other: "x" },
+    }),
+  );
+  assert.equal(nothing.status, 400);
+  assert.match(nothing.body.result.error.message, /yubikey\.apiid\.7.*no secret stored to keep/);
+  const after = await jsonOf(await t.asAdmin("GET", "/system/"));
+  assert.equal(after.body.result.value.other, undefined);
+  await t.close();
+});

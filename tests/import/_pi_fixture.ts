@@ -317,6 +317,12 @@ async function rowsOf(dir: string, nowMs: number): Promise<{ rows: Rows; fixture
       { Key: "__timestamp__", Value: "1700000000", Type: "", Description: "" },
       { Key: "DefaultMaxFailCount", Value: "10", Type: "", Description: "" },
       { Key: "hotp.hashlib", Value: "sha1", Type: "", Description: "" },
+      {
+        Key: "yubico.secret",
+        Value: piEncrypt(1, "00112233445566778899aabbccddeeff", "c2VjcmV0LWtleQ=="),
+        Type: "password",
+        Description: "",
+      },
     ],
     tokengroup: [{ id: 1, name: "group1", Description: "" }],
     pidea_audit: [{ id: 1, action: "POST /token/init", signature: "rsa_sha256_pss:00" }],

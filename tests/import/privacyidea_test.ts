@@ -7,6 +7,7 @@
  * a PostgreSQL database.
  */
 import assert from "node:assert/strict";
+import { loadSystemConfig } from "../../src/domain/system/mod.ts";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { hotp, totp } from "../fixtures/tokens.ts";
 import { TEST_PG_URL } from "../test_db.ts";
@@ -67,7 +68,7 @@ async function migrationScenario(source: "sqlite" | "postgres") {
       {
         "resolvers": [1, 1, 0],
         "realms": [2, 2, 0],
-        "system config": [2, 2, 0],
+        "system config": [3, 3, 0],
         "policies": [2, 2, 0],
         "event handlers": [1, 1, 0],
         "machine resolvers": [1, 1, 0],
@@ -151,6 +152,13 @@ async function migrationScenario(source: "sqlite" | "postgres") {
     assert.equal(radius.rad1.server, "127.0.0.1");
     const smtp = (await jsonOf(await t.asAdmin("GET", "/smtpserver/"))).body.result.value;
     assert.equal(smtp.mail1.username, "pi");
+    // a password-type config value: decrypted with privacyIDEA's key, encrypted with Tessera's
+    const system = (await jsonOf(await t.asAdmin("GET", "/system/"))).body.result.value;
+    assert.equal(system["yubico.secret"], "__CENSORED__");
+    assert.equal((await loadSystemConfig(t.deps)).get("yubico.secret"), "c2VjcmV0LWtleQ==");
+    const stored = await t.deps.db.selectFrom("config").select(["value", "type"])
+      .where("key", "=", "yubico.secret").executeTakeFirstOrThrow();
+    assert.deepEqual([stored.type, stored.value.startsWith("g1:")], ["password", true]);
     const bindings =
       (await jsonOf(await t.asAdmin("GET", "/machine/token", { query: { serial: "LEGA0001" } })))
         .body.result.value;

@@ -228,7 +228,8 @@ function realmItems(t: Tables): Item[] {
 function configItems(t: Tables, secrets: Secrets): Item[] {
   return t.config.filter((r) => str(r.Key) !== "__timestamp__").map((r) => {
     const key = str(r.Key);
-    const value = str(r.Type) === "password"
+    const isPassword = str(r.Type) === "password";
+    const value = isPassword
       ? secrets.password(`config ${key}`, String(r.Value ?? ""))
       : String(r.Value ?? "");
     return {
@@ -237,7 +238,11 @@ function configItems(t: Tables, secrets: Secrets): Item[] {
       exists: async (deps) => key in ((await readSystemConfig(deps)) as Record<string, unknown>),
       write: async (deps) => {
         if (value === undefined) throw new ParameterError("its value could not be decrypted");
-        await setSystemConfig(deps, { [key]: value });
+        // a password stays one: re-encrypted under Tessera's key, censored when read
+        await setSystemConfig(deps, {
+          [key]: value,
+          ...(isPassword ? { [`${key}.type`]: "password" } : {}),
+        });
       },
     };
   });

@@ -7,7 +7,19 @@
 import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import { ParameterError } from "../../errors.ts";
+import { decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import * as store from "./system_store.ts";
+
+/** What `GET /system/` answers for a secret value; sent back, it keeps the stored one. */
+export const CENSORED = "__CENSORED__";
+
+/** The type of a secret entry (privacyIDEA's `<key>.type = password`): stored encrypted. */
+const PASSWORD = "password";
+
+/** Keys whose values are secrets whatever type the request gives them. */
+function isSecretKey(key: string): boolean {
+  return key === "yubico.secret" || key.startsWith("yubikey.apiid.");
+}
 
 type KeyType = "int" | "bool" | "string";
 
@@ -186,29 +198,52 @@ export class SystemConfig {
   }
 }
 
-const configCache = new EpochCache<"config", SystemConfig>();
+const configCache = new EpochCache<"config", LoadedConfig>();
 
-/** The whole system config (one small query, kept until the database changes). */
-export function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
+/** The system config as stored, secrets decrypted, and which keys are secret. */
+interface LoadedConfig {
+  config: SystemConfig;
+  secret: Set<string>;
+}
+
+function loadConfig(deps: Deps): Promise<LoadedConfig> {
   return configCache.get(deps.db, "config", async () => {
     const rows = await store.allValues(deps.db);
-    return new SystemConfig(new Map(rows.map((r) => [r.key, r.value])));
+    const secret = new Set<string>();
+    const values = new Map<string, string>();
+    for (const r of rows) {
+      if (r.type === PASSWORD) {
+        secret.add(r.key);
+        values.set(r.key, decryptSecretText(deps.keys.config, r.value));
+      } else values.set(r.key, r.value);
+    }
+    return { config: new SystemConfig(values), secret };
   });
 }
 
-/** `GET /system/`: every stored key, or one value when `key` is given (null if unset). */
+/** The whole system config (one small query, kept until the database changes). */
+export async function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
+  return (await loadConfig(deps)).config;
+}
+
+/**
+ * `GET /system/`: every stored key, or one value when `key` is given (null if
+ * unset). Secret values are answered as {@link CENSORED}.
+ */
 export async function readSystemConfig(deps: Deps, key?: string): Promise<unknown> {
-  const cfg = await loadSystemConfig(deps);
+  const { config, secret } = await loadConfig(deps);
+  const shown = (k: string, v: string) => secret.has(k) ? CENSORED : v;
   if (key !== undefined) {
-    const stored = cfg.entries().find(([k]) => k === key);
-    return stored ? stored[1] : (SYSTEM_KEYS[key]?.default ?? null);
+    const stored = config.entries().find(([k]) => k === key);
+    return stored ? shown(key, stored[1]) : (SYSTEM_KEYS[key]?.default ?? null);
   }
-  return Object.fromEntries(cfg.entries());
+  return Object.fromEntries(config.entries().map(([k, v]) => [k, shown(k, v)]));
 }
 
 function normalise(
   key: string,
   raw: unknown,
+  typeParam?: string,
 ): { value: string; type: string; description: string } {
   if (key.length === 0 || key.length > MAX_KEY || /[\0\s]/.test(key)) {
     throw new ParameterError(`Cannot set config key "${key.slice(0, 50)}": invalid key name`);
@@ -225,6 +260,9 @@ function normalise(
     );
   }
   const known = SYSTEM_KEYS[key];
+  if (typeParam === PASSWORD || isSecretKey(key)) {
+    return { value, type: PASSWORD, description: known?.description ?? "" };
+  }
   if (!known) return { value, type: "", description: "" };
   if (known.type === "bool") {
     const v = value.toLowerCase();
@@ -250,16 +288,48 @@ function normalise(
 
 /**
  * `POST /system/setConfig`: validates every pair first, then stores them in one
- * transaction. Returns `{key: "insert"|"update"}`.
+ * transaction. Returns `{key: "insert"|"update"}`. As in privacyIDEA, `<key>.type`
+ * and `<key>.desc` beside `<key>` give its type and description; type `password`
+ * (and the keys that are always secrets) is stored encrypted, and
+ * {@link CENSORED} as its value keeps the stored secret.
  */
 export async function setSystemConfig(
   deps: Deps,
   pairs: Record<string, unknown>,
 ): Promise<Record<string, "insert" | "update">> {
-  const entries = Object.entries(pairs).map(([key, raw]) => ({ key, ...normalise(key, raw) }));
-  if (entries.length === 0) throw new ParameterError("Missing parameter: key=value pairs to set");
+  const suffixOf = (key: string) => /\.(type|desc)$/.exec(key)?.[1];
+  const isAttribute = (key: string) =>
+    suffixOf(key) !== undefined && key.slice(0, key.lastIndexOf(".")) in pairs;
+  const { secret } = await loadConfig(deps);
+  const entries: store.ConfigEntry[] = [];
+  const kept: string[] = [];
+  for (const [key, raw] of Object.entries(pairs)) {
+    if (isAttribute(key)) continue;
+    const typeParam = pairs[`${key}.type`];
+    const entry = { key, ...normalise(key, raw, typeof typeParam === "string" ? typeParam : "") };
+    const desc = pairs[`${key}.desc`];
+    if (typeof desc === "string") entry.description = desc.slice(0, 2000);
+    if (entry.type === PASSWORD) {
+      if (entry.value === CENSORED) {
+        // the placeholder GET answered: the stored secret stays as it is
+        if (!secret.has(key)) {
+          throw new ParameterError(`Cannot set config key "${key}": no secret stored to keep`);
+        }
+        kept.push(key);
+        continue;
+      }
+      entry.value = encryptSecret(deps.keys.config, entry.value, deps.random);
+    }
+    entries.push(entry);
+  }
+  if (entries.length === 0 && Object.keys(pairs).length === 0) {
+    throw new ParameterError("Missing parameter: key=value pairs to set");
+  }
   const results = await store.upsertEntries(deps.db, entries);
-  return Object.fromEntries(entries.map((e, i) => [e.key, results[i]]));
+  return Object.fromEntries([
+    ...entries.map((e, i) => [e.key, results[i]]),
+    ...kept.map((key) => [key, "update"]),
+  ]);
 }
 
 /** `DELETE /system/<key>`: true if the key was stored. */

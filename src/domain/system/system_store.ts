@@ -9,12 +9,14 @@ export interface ConfigEntry {
   description: string;
 }
 
-/** Key and value of every stored entry, ordered by key (read on every check request). */
-export async function allValues(db: Db): Promise<{ key: string; value: string }[]> {
-  const { rows } = await runCached<{ key: string; value: string }>(
+/** Key, value and type of every stored entry, ordered by key (read once per change). */
+export async function allValues(
+  db: Db,
+): Promise<{ key: string; value: string; type: string }[]> {
+  const { rows } = await runCached<{ key: string; value: string; type: string }>(
     db,
     "configValues",
-    () => db.selectFrom("config").select(["key", "value"]).orderBy("key"),
+    () => db.selectFrom("config").select(["key", "value", "type"]).orderBy("key"),
     [],
   );
   return rows;
