@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { readBodyPrefix } from "../../lib/read_body.ts";
 
 /** Options that configure the request instead of being sent as parameters. */
 export const HTTP_RESERVED_OPTIONS = [
@@ -90,35 +91,6 @@ function asJsonValue(value: string): unknown {
   }
 }
 
-async function readReply(res: Response): Promise<string> {
-  const reader = res.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.length;
-    // only a substring is looked for: a gateway cannot make us hold a large reply
-    if (size >= MAX_REPLY) {
-      await reader.cancel();
-      break;
-    }
-  }
-  return new TextDecoder().decode(concat(chunks).subarray(0, MAX_REPLY));
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
-}
-
 /** Sends `text` to `phone` through an HTTP gateway; throws {@link SmsDeliveryError} on failure. */
 export async function sendHttpSms(
   gateway: { options: Record<string, string>; headers: Record<string, string> },
@@ -181,7 +153,8 @@ export async function sendHttpSms(
     throw new SmsDeliveryError(`the gateway did not answer: ${(err as Error).message}`);
   }
   try {
-    const reply = await readReply(res);
+    // only a substring is looked for: the first MAX_REPLY bytes are enough
+    const reply = (await readBodyPrefix(res, MAX_REPLY)).text;
     if (!OK_STATUSES.includes(res.status)) {
       throw new SmsDeliveryError(`the gateway answered HTTP ${res.status}`);
     }

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { readBodyPrefix } from "../../../lib/read_body.ts";
 import { missingParameter, ParameterError } from "../../../errors.ts";
 import { toHex } from "../../../lib/random.ts";
 import {
@@ -91,31 +92,6 @@ function serverOf(system: SystemConfig): YubicoServer | string {
   return { url, id, key, isPost: system.bool("yubico.do_post"), timeoutMs: timeoutS * 1000 };
 }
 
-async function readReply(res: Response): Promise<string> {
-  const reader = res.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.length;
-    if (size > MAX_REPLY) {
-      // a verify answer is a few lines: anything larger is not one
-      await reader.cancel();
-      throw new Error(`the answer is longer than ${MAX_REPLY} bytes`);
-    }
-  }
-  const out = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return new TextDecoder().decode(out);
-}
-
 /** Asks the validation server about `otp`; the reason when it is not a valid OK. */
 async function verifyRemotely(
   ctx: TypeCheckContext,
@@ -138,7 +114,10 @@ async function verifyRemotely(
       redirect: "manual",
       signal: AbortSignal.timeout(server.timeoutMs),
     });
-    text = await readReply(res);
+    const answer = await readBodyPrefix(res, MAX_REPLY);
+    // a verify answer is a few lines: anything larger is not one
+    if (answer.isTruncated) throw new Error(`the answer is longer than ${MAX_REPLY} bytes`);
+    text = answer.text;
     if (res.status !== 200) return `the server answered HTTP ${res.status}`;
   } catch (err) {
     return `the server did not answer: ${(err as Error).message}`;
