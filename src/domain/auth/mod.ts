@@ -4,12 +4,20 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import { AuthError, PolicyError } from "../../errors.ts";
+import {
+  AuthError,
+  missingParameter,
+  PolicyError,
+  ResourceNotFoundError,
+  TokenAdminError,
+  UserError,
+  ValidateError,
+} from "../../errors.ts";
 import { Stopwatch } from "../../lib/stopwatch.ts";
 import { verifyAdminLogin, verifyDummyAdminPassword } from "../admin/mod.ts";
 import { checkUserPassword, realmExists, resolveUser, splitUser } from "../user/mod.ts";
 import { webuiSettings } from "../policy/mod.ts";
-import { validateCheck } from "../validate/mod.ts";
+import { checkPasskeyLogin, type FidoAnswer, validateCheck } from "../validate/mod.ts";
 import { beginLogin } from "./_login_limits.ts";
 
 /** A successful login, before a JWT is issued. */
@@ -18,9 +26,12 @@ export interface LoginResult {
   realm: string;
   resolver: string;
   role: "admin" | "user";
-  authtype: "password";
+  /** `pi` after a passkey login (privacyIDEA's value), else `password`. */
+  authtype: "password" | "pi";
   /** Local admins only: the credential version their JWT carries. */
   credentialVersion?: string;
+  /** The passkey a passkey login used (audit). */
+  serial?: string;
 }
 
 /** Request of {@link login}. */
@@ -31,6 +42,11 @@ export interface LoginRequest {
   /** Client address and user agent (policy matching, OTP login, login limits). */
   clientIp?: string;
   userAgent?: string;
+  /**
+   * A passkey login instead of name and password (spec 11 §5.3 point 4):
+   * the assertion answering a `/validate/initialize?type=passkey` transaction.
+   */
+  passkey?: { transactionId?: string; answer: FidoAnswer };
 }
 
 const WRONG_CREDENTIALS = "Authentication failure. Wrong credentials";
@@ -50,12 +66,15 @@ export const FAILED_LOGIN_MIN_MS = 250;
  * wait in a bounded line: beyond either, a {@link TooManyRequestsError} (429).
  */
 export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult> {
-  if (req.username === "") throw new AuthError("Authentication failure. Missing Username", 4032);
+  if (!req.passkey && req.username === "") {
+    throw new AuthError("Authentication failure. Missing Username", 4032);
+  }
   const attempt = beginLogin(deps, req.clientIp ?? "");
   const watch = new Stopwatch();
   let failed = false;
   try {
-    return await checkLogin(deps, req);
+    // a failed passkey counts against the address's limits as a wrong password does
+    return req.passkey ? await checkPasskey(deps, req, req.passkey) : await checkLogin(deps, req);
   } catch (err) {
     if (err instanceof AuthError) {
       failed = true;
@@ -98,16 +117,7 @@ async function checkLogin(deps: Deps, req: LoginRequest): Promise<LoginResult> {
     )).loginMode
     : "userstore";
   if (mode === "disable") throw new PolicyError("The login for this user is disabled.");
-  if (ref && await checkLoginPassword(deps, ref, req, mode)) {
-    const isSuperuser = deps.config.auth.superuserRealms.includes(ref.realm.toLowerCase());
-    return {
-      username: ref.login,
-      realm: ref.realm,
-      resolver: ref.resolver,
-      role: isSuperuser ? "admin" : "user",
-      authtype: "password",
-    };
-  }
+  if (ref && await checkLoginPassword(deps, ref, req, mode)) return realmUserLogin(deps, ref);
   // nobody of that name: spend the hash a wrong admin password costs, in the
   // same line, so unknown names and admin names look alike (also under load)
   if (!ref && adminCheck.outcome === "no-such-admin") {
@@ -123,6 +133,83 @@ async function checkLogin(deps: Deps, req: LoginRequest): Promise<LoginResult> {
       : "no local admin or realm user of that name",
   });
   throw new AuthError(WRONG_CREDENTIALS, 4031);
+}
+
+const PASSKEY_NOT_REGISTERED = "Authentication failure. The passkey is not registered.";
+const PASSKEY_FAILED = "Authentication failure using passkey.";
+
+/**
+ * A passkey login: the assertion goes through the FIDO branch of
+ * `/validate/check` (consumed once, sign count moved by compare-and-set)
+ * with user verification required, and the token's owner logs in as the
+ * realm user a password login would make of them.
+ */
+async function checkPasskey(
+  deps: Deps,
+  req: LoginRequest,
+  passkey: NonNullable<LoginRequest["passkey"]>,
+): Promise<LoginResult> {
+  if (!passkey.transactionId) throw missingParameter("transaction_id");
+  let result;
+  try {
+    result = await checkPasskeyLogin(deps, {
+      transactionId: passkey.transactionId,
+      answer: passkey.answer,
+      clientIp: req.clientIp ?? "",
+      userAgent: req.userAgent ?? "",
+    });
+  } catch (err) {
+    // unknown or expired transaction, disabled type, authorization policy: one
+    // answer for all, as for a wrong password; the log gets the reason
+    if (!isCheckRefusal(err)) throw err;
+    deps.log.info("Passkey login failed", { reason: (err as Error).message });
+    throw new AuthError(PASSKEY_FAILED, 4031);
+  }
+  if (result === undefined) {
+    deps.log.info("Passkey login failed", { reason: "no passkey holds the credential" });
+    throw new AuthError(PASSKEY_NOT_REGISTERED, 4031);
+  }
+  const owner = result.user;
+  if (!result.value || !owner) {
+    deps.log.info("Passkey login failed", {
+      serial: result.serial,
+      reason: String(result.detail.message ?? "the assertion was refused"),
+    });
+    throw new AuthError(PASSKEY_FAILED, 4031);
+  }
+  // decided after the assertion: only the passkey's holder learns that the login is disabled
+  const { loginMode } = await webuiSettings(
+    deps,
+    { username: owner.login, realm: owner.realm, resolver: owner.resolver },
+    { client: req.clientIp, userAgent: req.userAgent },
+  );
+  if (loginMode === "disable") throw new PolicyError("The login for this user is disabled.");
+  return {
+    ...realmUserLogin(deps, owner),
+    authtype: "pi",
+    serial: result.serial,
+  };
+}
+
+/** Errors of the FIDO branch that are refusals of this login, not faults. */
+function isCheckRefusal(err: unknown): boolean {
+  return err instanceof ResourceNotFoundError || err instanceof ValidateError ||
+    err instanceof PolicyError || err instanceof UserError || err instanceof TokenAdminError;
+}
+
+/** The login result of an authenticated realm user: role admin in a superuser realm. */
+function realmUserLogin(
+  deps: Deps,
+  ref: { login: string; realm: string; resolver: string },
+): LoginResult {
+  const isSuperuser = deps.config.auth.superuserRealms.includes(ref.realm.toLowerCase());
+  return {
+    username: ref.login,
+    realm: ref.realm,
+    resolver: ref.resolver,
+    role: isSuperuser ? "admin" : "user",
+    authtype: "password",
+  };
 }
 
 /**

@@ -72,6 +72,7 @@ import {
   fromB64url,
   isFidoType,
   nonceOfChallenge,
+  requireOrigin,
   sha256Hex,
   uvLevel,
   uvOfChallengeData,
@@ -80,6 +81,7 @@ import { PASSKEY_AUTH_TEXT } from "../token/types/passkey.ts";
 import { radiusPassthru } from "../radius/mod.ts";
 
 export type { UserRef } from "../token/mod.ts";
+export type { FidoAnswer } from "../token/types/_fido.ts";
 export {
   DEFAULT_VALIDATE_POLICIES,
   setValidatePolicyOverride,
@@ -1175,15 +1177,32 @@ async function fidoToken(
 async function checkFido(deps: Deps, req: CheckRequest, answer: FidoAnswer): Promise<CheckResult> {
   const tid = req.transactionId;
   if (!tid) throw new ParameterError("Missing parameter: transaction_id");
-  const credentialId = fromB64url(answer.credentialId);
-  if (!credentialId || credentialId.length === 0 || credentialId.length > 1023) {
-    throw new ParameterError('Cannot parse parameter "credential_id": expected base64url');
-  }
+  const credentialId = credentialIdOfAnswer(answer);
   const system = await loadSystemConfig(deps);
   const found = await fidoToken(deps, system, req, credentialId);
   if (!found) {
     return fidoRefused(undefined, "No token found for the given credential ID or transaction ID!");
   }
+  return await runFido(deps, system, req, found, { tid, answer });
+}
+
+/** The raw credential id of an assertion; ParameterError when it is not base64url. */
+function credentialIdOfAnswer(answer: FidoAnswer): Uint8Array {
+  const credentialId = fromB64url(answer.credentialId);
+  if (!credentialId || credentialId.length === 0 || credentialId.length > 1023) {
+    throw new ParameterError('Cannot parse parameter "credential_id": expected base64url');
+  }
+  return credentialId;
+}
+
+/** The FIDO branch once the token is known: its policies, the checks, the post-policies. */
+async function runFido(
+  deps: Deps,
+  system: SystemConfig,
+  req: CheckRequest,
+  found: { token: TokenWithInfo; module: FidoTokenType },
+  input: { tid: string; answer: FidoAnswer; isUvRequired?: boolean },
+): Promise<CheckResult> {
   const { token, module } = found;
   const owner = token.owner;
   const policies = await validatePolicies(deps, {
@@ -1205,7 +1224,7 @@ async function checkFido(deps: Deps, req: CheckRequest, answer: FidoAnswer): Pro
     pending: new PendingCommits(),
   };
   try {
-    const result = await answerFido(env, req, token, module, answer, tid);
+    const result = await answerFido(env, req, token, module, input);
     result.user ??= owner;
     result.login = owner?.login;
     result.realm = owner?.realm;
@@ -1215,15 +1234,54 @@ async function checkFido(deps: Deps, req: CheckRequest, answer: FidoAnswer): Pro
   }
 }
 
+/** Input of {@link checkPasskeyLogin}. */
+export interface PasskeyLoginRequest {
+  transactionId: string;
+  answer: FidoAnswer;
+  clientIp: string;
+  userAgent: string;
+}
+
+/**
+ * The passkey assertion of a WebUI login (`POST /auth`, spec 11 §5.3 point
+ * 4): the FIDO branch of `/validate/check` with user verification required
+ * whatever the challenge asked for. `undefined` when no passkey holds the
+ * credential; otherwise the check's result (value true: the owner logged in).
+ */
+export async function checkPasskeyLogin(
+  deps: Deps,
+  req: PasskeyLoginRequest,
+): Promise<CheckResult | undefined> {
+  // checked first: a missing Origin answered only after the token checks would tell their outcome
+  requireOrigin(req.answer.origin);
+  const credentialId = credentialIdOfAnswer(req.answer);
+  const system = await loadSystemConfig(deps);
+  const check: CheckRequest = {
+    pass: "",
+    transactionId: req.transactionId,
+    clientIp: req.clientIp,
+    userAgent: req.userAgent,
+    fido: req.answer,
+  };
+  const found = await fidoToken(deps, system, check, credentialId);
+  // a WebAuthn token is no passkey: it does not log in without a user name
+  if (!found || found.token.type !== "passkey") return undefined;
+  return await runFido(deps, system, check, found, {
+    tid: req.transactionId,
+    answer: req.answer,
+    isUvRequired: true,
+  });
+}
+
 async function answerFido(
   env: CheckEnv,
   req: CheckRequest,
   token: TokenWithInfo,
   module: FidoTokenType,
-  answer: FidoAnswer,
-  tid: string,
+  input: { tid: string; answer: FidoAnswer; isUvRequired?: boolean },
 ): Promise<CheckResult> {
   const { deps } = env;
+  const { tid, answer } = input;
   if (env.policies.disabledTokenTypes.includes(token.type)) {
     throw new PolicyError("The authentication method is not available.");
   }
@@ -1278,7 +1336,7 @@ async function answerFido(
   }
   const check = await module.checkAssertion(checkContext(deps, env.system, token), answer, {
     nonce: nonceOfChallenge(challenge.challenge),
-    userVerification: uvOfChallengeData(challenge.data),
+    userVerification: input.isUvRequired ? "required" : uvOfChallengeData(challenge.data),
   });
   if (!check.isValid) {
     // the client gets a plain failure; the reason is for the administrator

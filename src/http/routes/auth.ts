@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { stringParam } from "../params.ts";
+import { fidoAnswerOf } from "../fido_answer.ts";
 import { issueJwt } from "../jwt.ts";
 import { login, menusOf, piLogLevel, WEBUI_DEFAULTS } from "../../domain/auth/mod.ts";
 import { TOKEN_TYPES } from "../../domain/token/mod.ts";
@@ -15,12 +16,18 @@ authRoutes.post("/", async (c) => {
   c.set("authStyle", true);
   const p = c.get("params");
   const deps = c.get("deps");
+  // a credential id makes it a passkey login (spec 11 §5.3 point 4), whatever else was sent
+  const answer = fidoAnswerOf(c);
   const result = await login(deps, {
     username: stringParam(p, "username") ?? "",
     password: stringParam(p, "password") ?? "",
     realm: stringParam(p, "realm"),
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
+    passkey: answer && {
+      transactionId: stringParam(p, "transaction_id") || undefined,
+      answer,
+    },
   });
   const rights = await rightsOf(deps, result, {
     client: c.get("clientIp"),
@@ -36,6 +43,7 @@ authRoutes.post("/", async (c) => {
   audit.user = result.username;
   audit.realm = result.realm;
   audit.resolver = result.resolver;
+  if (result.serial) audit.serial = result.serial;
   if (result.role === "admin") audit.administrator = result.username;
   audit.outcome = true;
   return ok(c, {

@@ -11,7 +11,7 @@ import {
   triggerChallenge,
   validateCheck,
 } from "../../domain/validate/mod.ts";
-import type { FidoAnswer } from "../../domain/token/types/_fido.ts";
+import { fidoAnswerOf } from "../fido_answer.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
 import { offlineAuthItems } from "../../domain/machine/mod.ts";
 
@@ -24,40 +24,6 @@ function passOf(p: Record<string, unknown>): string {
   const pass = stringParam(p, "pass");
   if (pass === undefined) throw missingParameter("pass");
   return pass;
-}
-
-/** The first non-empty of several parameter names (privacyIDEA's aliases). */
-function aliasOf(p: Record<string, unknown>, ...names: string[]): string | undefined {
-  for (const name of names) {
-    const v = stringParam(p, name);
-    if (v !== undefined && v !== "") return v;
-  }
-  return undefined;
-}
-
-/**
- * A WebAuthn/passkey assertion in the parameters (spec 11 §4.4, §5.3), with
- * the Origin header; undefined without a credential id.
- */
-function fidoAnswerOf(c: C): FidoAnswer | undefined {
-  const p = c.get("params");
-  const credentialId = aliasOf(p, "credentialid", "credential_id");
-  if (credentialId === undefined) return undefined;
-  const required = (value: string | undefined, name: string) => {
-    if (value === undefined) throw missingParameter(name);
-    return value;
-  };
-  return {
-    credentialId,
-    clientDataJSON: required(aliasOf(p, "clientdata", "clientDataJSON"), "clientdata"),
-    signature: required(aliasOf(p, "signaturedata", "signature"), "signaturedata"),
-    authenticatorData: required(
-      aliasOf(p, "authenticatordata", "authenticatorData"),
-      "authenticatordata",
-    ),
-    userHandle: aliasOf(p, "userhandle", "userHandle"),
-    origin: c.req.header("Origin"),
-  };
 }
 
 /** The check request from the parameters (`state` is an alias of `transaction_id`). */
