@@ -1,7 +1,9 @@
 /**
  * The WebAuthn/passkey assertion of a request (spec 11 §4.4, §5.3): the
  * fields under privacyIDEA's names and aliases, and the Origin header.
- * `/validate/check` and the passkey login of `POST /auth` read it alike.
+ * `/validate/check` and the passkey login of `POST /auth` read it alike;
+ * `/validate/check` also takes the registration of a passkey enrolled via
+ * multichallenge.
  *
  * @module
  */
@@ -9,7 +11,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./context.ts";
 import { stringParam } from "./params.ts";
 import { missingParameter } from "../errors.ts";
-import type { FidoAnswer } from "../domain/validate/mod.ts";
+import type { FidoAnswer, PasskeyRegistration } from "../domain/validate/mod.ts";
 
 /** The first non-empty of several parameter names (privacyIDEA's aliases). */
 export function aliasOf(p: Record<string, unknown>, ...names: string[]): string | undefined {
@@ -38,6 +40,25 @@ export function fidoAnswerOf(c: Context<AppEnv>): FidoAnswer | undefined {
       "authenticatordata",
     ),
     userHandle: aliasOf(p, "userhandle", "userHandle"),
+    origin: c.req.header("Origin"),
+  };
+}
+
+/**
+ * Step 2 of a passkey enrolment via multichallenge in `/validate/check`
+ * parameters (spec 11 §5.4), with the Origin header; undefined without an
+ * `attestationObject`.
+ */
+export function passkeyRegistrationOf(c: Context<AppEnv>): PasskeyRegistration | undefined {
+  const p = c.get("params");
+  const attestationObject = aliasOf(p, "attestationObject", "attestationobject");
+  if (attestationObject === undefined) return undefined;
+  return {
+    attestationObject,
+    clientDataJSON: aliasOf(p, "clientDataJSON", "clientdatajson", "clientdata"),
+    credentialId: aliasOf(p, "credential_id", "credentialid"),
+    rawId: aliasOf(p, "rawId", "rawid"),
+    authenticatorAttachment: aliasOf(p, "authenticatorAttachment", "authenticatorattachment"),
     origin: c.req.header("Origin"),
   };
 }

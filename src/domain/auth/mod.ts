@@ -231,6 +231,7 @@ async function checkLoginPassword(
     pass: req.password,
     clientIp: req.clientIp ?? "",
     userAgent: req.userAgent ?? "",
+    isWebuiLogin: true,
   });
   return result.value === true;
 }

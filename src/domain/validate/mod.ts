@@ -79,9 +79,18 @@ import {
 } from "../token/types/_fido.ts";
 import { PASSKEY_AUTH_TEXT } from "../token/types/passkey.ts";
 import { radiusPassthru } from "../radius/mod.ts";
+import {
+  completePasskeyEnrolment,
+  dropEnrolment,
+  isPendingEnrolment,
+  type PasskeyRegistration,
+  pendingEnrolmentOf,
+  startPasskeyEnrolment,
+} from "./_enrol_passkey.ts";
 
 export type { UserRef } from "../token/mod.ts";
 export type { FidoAnswer } from "../token/types/_fido.ts";
+export type { PasskeyRegistration } from "./_enrol_passkey.ts";
 export {
   DEFAULT_VALIDATE_POLICIES,
   setValidatePolicyOverride,
@@ -105,6 +114,15 @@ export interface CheckRequest {
   userAgent: string;
   /** A WebAuthn/passkey assertion: the request goes the FIDO way (spec 11 §4.4). */
   fido?: FidoAnswer;
+  /** Step 2 of a passkey enrolment via multichallenge (spec 11 §5.4). */
+  passkeyRegistration?: PasskeyRegistration;
+  /** `cancel_enrollment`: drops the enrolment via multichallenge of the transaction. */
+  isCancelEnrolment?: boolean;
+  /**
+   * The password check of a WebUI login (`login_mode=privacyIDEA`): no
+   * enrolment via multichallenge, whose challenge that login cannot answer.
+   */
+  isWebuiLogin?: boolean;
 }
 
 /** Outcome of {@link validateCheck}: `result.value` and `detail`. */
@@ -154,6 +172,10 @@ interface ResolvedCheck {
  * challenge answer). Failed authentications are results, not errors.
  */
 export async function validateCheck(deps: Deps, req: CheckRequest): Promise<CheckResult> {
+  if (req.isCancelEnrolment) return await cancelEnrolment(deps, req);
+  if (req.passkeyRegistration) {
+    return await completeEnrolment(deps, req, req.passkeyRegistration);
+  }
   // an assertion names its token by credential id: neither user nor serial needed
   if (req.fido) return await checkFido(deps, req, req.fido);
   const serial = req.serial ?? "";
@@ -174,12 +196,157 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     now: deps.clock.now(),
     pending: new PendingCommits(),
   };
+  let result: CheckResult;
   try {
-    return await checkAndPost(env, req, resolved);
+    result = await checkAndPost(env, req, resolved);
   } finally {
     // the counter, fail counter and auth-count writes share one commit; none is answered before it
     await env.pending.settle();
   }
+  return await enrolAfterSuccess(env, req, result);
+}
+
+/**
+ * `enroll_via_multichallenge=passkey` (spec 11 §5.4): a user who just
+ * authenticated and has no passkey gets step 1 of its enrolment as a
+ * challenge instead of the success.
+ */
+async function enrolAfterSuccess(
+  env: CheckEnv,
+  req: CheckRequest,
+  result: CheckResult,
+): Promise<CheckResult> {
+  const user = result.user;
+  const p = env.policies;
+  if (!result.value || !req.user || !user || req.isWebuiLogin) return result;
+  if (p.enrollViaMultichallenge !== "passkey") return result;
+  const started = await startPasskeyEnrolment(env.deps, user, {
+    text: p.enrollViaMultichallengeText,
+    isOptional: p.isEnrollViaMultichallengeOptional,
+  });
+  if (!started) return result;
+  return {
+    ...result,
+    value: false,
+    detail: started.detail,
+    serial: started.serial,
+    tokenType: "passkey",
+  };
+}
+
+/** The environment of a request that acts for `token`'s owner (policies matched on both). */
+async function ownerEnv(
+  deps: Deps,
+  system: SystemConfig,
+  req: CheckRequest,
+  token: TokenWithInfo,
+): Promise<CheckEnv> {
+  const owner = token.owner;
+  const policies = await validatePolicies(deps, {
+    login: owner?.login ?? "",
+    realm: owner?.realm ?? "",
+    user: owner,
+    resolver: owner?.resolver,
+    serial: token.serial,
+    token,
+    clientIp: req.clientIp,
+    userAgent: req.userAgent,
+  });
+  return {
+    deps,
+    system,
+    policies,
+    user: owner,
+    now: deps.clock.now(),
+    pending: new PendingCommits(),
+  };
+}
+
+/** Refuses a request whose `user` does not own the token it names. */
+async function requireOwnedBy(deps: Deps, req: CheckRequest, token: TokenWithInfo): Promise<void> {
+  if (!req.user) return;
+  const { login, realm } = await splitUser(deps, req.user, req.realm || undefined);
+  const user = await resolveUser(deps, login, realm, req.resolver || undefined);
+  if (!user || !isOwner(token, user)) {
+    throw new ParameterError("Given serial does not belong to given user!");
+  }
+}
+
+/**
+ * Step 2 of a passkey enrolment via multichallenge: `serial` (the new
+ * credential is not indexed yet), `transaction_id` and the registration.
+ * Only a passkey that this flow created can be completed here; success
+ * authenticates its owner.
+ */
+async function completeEnrolment(
+  deps: Deps,
+  req: CheckRequest,
+  registration: PasskeyRegistration,
+): Promise<CheckResult> {
+  const tid = req.transactionId;
+  if (!tid) throw new ParameterError("Missing parameter: transaction_id");
+  if (!req.serial) throw new ParameterError("Missing parameter: serial");
+  const token = await findTokenBySerial(deps, req.serial, { withRealms: false });
+  if (!isPendingEnrolment(token) || !token.owner) {
+    return fidoRefused(undefined, "No token found for the given credential ID or transaction ID!");
+  }
+  await requireOwnedBy(deps, req, token);
+  const owner = token.owner;
+  const env = await ownerEnv(deps, await loadSystemConfig(deps), req, token);
+  if (env.policies.disabledTokenTypes.includes(token.type)) {
+    throw new PolicyError("The authentication method is not available.");
+  }
+  const isEnrolled = await completePasskeyEnrolment(deps, token, {
+    transactionId: tid,
+    registration,
+  });
+  const result: CheckResult = isEnrolled
+    ? {
+      value: true,
+      detail: { username: owner.login, message: "Found matching challenge", serial: token.serial },
+      serial: token.serial,
+      tokenType: token.type,
+    }
+    : fidoRefused(token);
+  result.user = owner;
+  result.login = owner.login;
+  result.realm = owner.realm;
+  return await postPolicies(env, result);
+}
+
+/**
+ * `cancel_enrollment=true` with the transaction of an enrolment via
+ * multichallenge: with `enroll_via_multichallenge_optional` the waiting
+ * passkey is deleted and the login succeeds without it.
+ */
+async function cancelEnrolment(deps: Deps, req: CheckRequest): Promise<CheckResult> {
+  const tid = req.transactionId;
+  if (!tid) throw new ParameterError("Missing parameter: transaction_id");
+  const failed: CheckResult = {
+    value: false,
+    detail: { message: "Failed to cancel enrollment via multichallenge" },
+  };
+  const token = await pendingEnrolmentOf(deps, tid);
+  if (!token) return failed;
+  await requireOwnedBy(deps, req, token);
+  const owner = token.owner!;
+  const env = await ownerEnv(deps, await loadSystemConfig(deps), req, token);
+  const who = { serial: token.serial, tokenType: token.type, user: owner };
+  if (!env.policies.isEnrollViaMultichallengeOptional) {
+    deps.log.info("Cannot cancel the enrolment: enroll_via_multichallenge_optional is not set", {
+      serial: token.serial,
+    });
+    return { ...failed, ...who, login: owner.login, realm: owner.realm };
+  }
+  // a parallel cancel or completion that consumed the transaction first wins
+  if (!(await dropEnrolment(deps, tid, token))) return { ...failed, ...who };
+  return await postPolicies(env, {
+    value: true,
+    detail: { message: "Cancelled enrollment via multichallenge" },
+    ...who,
+    login: owner.login,
+    realm: owner.realm,
+  });
 }
 
 /**
@@ -1205,24 +1372,7 @@ async function runFido(
 ): Promise<CheckResult> {
   const { token, module } = found;
   const owner = token.owner;
-  const policies = await validatePolicies(deps, {
-    login: owner?.login ?? "",
-    realm: owner?.realm ?? "",
-    user: owner,
-    resolver: owner?.resolver,
-    serial: token.serial,
-    token,
-    clientIp: req.clientIp,
-    userAgent: req.userAgent,
-  });
-  const env: CheckEnv = {
-    deps,
-    system,
-    policies,
-    user: owner,
-    now: deps.clock.now(),
-    pending: new PendingCommits(),
-  };
+  const env = await ownerEnv(deps, system, req, token);
   try {
     const result = await answerFido(env, req, token, module, input);
     result.user ??= owner;

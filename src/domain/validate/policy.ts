@@ -76,6 +76,12 @@ export interface ValidatePolicies {
   isAccessDenied: boolean;
   /** `preferred_client_mode` order. */
   preferredClientMode: string[];
+  /** `enroll_via_multichallenge`: the token type (lower case) enrolled after a success. */
+  enrollViaMultichallenge?: string;
+  /** `enroll_via_multichallenge_text`. */
+  enrollViaMultichallengeText?: string;
+  /** `enroll_via_multichallenge_optional`: the user may cancel that enrolment. */
+  isEnrollViaMultichallengeOptional: boolean;
   /**
    * `webauthn_authenticator_selection_list` (authorization): AAGUIDs (lower-case hex, no
    * dashes) of the FIDO tokens that may log in; undefined: all.
@@ -104,6 +110,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   noDetailOnFail: false,
   isAccessDenied: false,
   preferredClientMode: ["interactive", "webauthn", "poll"],
+  isEnrollViaMultichallengeOptional: false,
   typeActions: {},
   matched: [],
 });
@@ -229,6 +236,11 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     if (text !== undefined) out.challengeText = unescapeText(text);
     const mode = unique("preferred_client_mode", true);
     if (mode !== undefined) out.preferredClientMode = mode.split(/\s+/).filter((x) => x !== "");
+    out.enrollViaMultichallenge = unique("enroll_via_multichallenge")?.toLowerCase();
+    const enrolText = unique("enroll_via_multichallenge_text", true);
+    if (enrolText !== undefined) out.enrollViaMultichallengeText = unescapeText(enrolText);
+    out.isEnrollViaMultichallengeOptional =
+      first("enroll_via_multichallenge_optional") !== undefined;
     const setRealm = unique("set_realm");
     if (setRealm !== undefined) out.setrealm = setRealm.toLowerCase();
     const typeActions: Record<string, { value: string } | { conflict: string }> = {};
@@ -341,6 +353,9 @@ const AUTHENTICATION_ACTIONS = [
   "challenge_text",
   "preferred_client_mode",
   "set_realm",
+  "enroll_via_multichallenge",
+  "enroll_via_multichallenge_text",
+  "enroll_via_multichallenge_optional",
   ...Object.keys(TYPE_AUTH_ACTIONS),
   ...TYPE_AUTH_BOOLS,
 ];

@@ -11,7 +11,7 @@ import {
   triggerChallenge,
   validateCheck,
 } from "../../domain/validate/mod.ts";
-import { fidoAnswerOf } from "../fido_answer.ts";
+import { fidoAnswerOf, passkeyRegistrationOf } from "../fido_answer.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
 import { offlineAuthItems } from "../../domain/machine/mod.ts";
 
@@ -29,7 +29,10 @@ function passOf(p: Record<string, unknown>): string {
 /** The check request from the parameters (`state` is an alias of `transaction_id`). */
 function checkRequestOf(c: C): CheckRequest {
   const p = c.get("params");
-  const fido = fidoAnswerOf(c);
+  // a registration also carries a credential id: it is no assertion
+  const passkeyRegistration = passkeyRegistrationOf(c);
+  const fido = passkeyRegistration ? undefined : fidoAnswerOf(c);
+  const isCancelEnrolment = boolParam(p, "cancel_enrollment");
   return {
     user: stringParam(p, "user"),
     realm: stringParam(p, "realm"),
@@ -37,13 +40,17 @@ function checkRequestOf(c: C): CheckRequest {
     serial: stringParam(p, "serial"),
     // an empty pass is allowed (PIN-only spass, challenge trigger), a missing one is not;
     // an assertion needs none
-    pass: fido ? stringParam(p, "pass") ?? "" : passOf(p),
+    pass: fido || passkeyRegistration || isCancelEnrolment
+      ? stringParam(p, "pass") ?? ""
+      : passOf(p),
     transactionId: stringParam(p, "transaction_id") || stringParam(p, "state") || undefined,
     otponly: boolParam(p, "otponly"),
     type: stringParam(p, "type") || undefined,
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
     fido,
+    passkeyRegistration,
+    isCancelEnrolment,
   };
 }
 
