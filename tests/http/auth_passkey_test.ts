@@ -438,3 +438,19 @@ Deno.test("POST /auth with a passkey: login_mode=disable and a token without own
   assertRefused(await authWith(t, loginBody(b.tid, b.a)), FAILED);
   await t.close();
 });
+
+Deno.test("POST /auth with a passkey: the same assertion sent twice at once logs in once", async () => {
+  const t = await setup();
+  const auth = await SoftAuthenticator.create();
+  const serial = await enrol(t, auth);
+  const before = await stateOf(t, serial);
+  const { tid, a } = await assertion(t, auth);
+  const results = await Promise.all([
+    authWith(t, loginBody(tid, a), { remoteAddr: "192.0.2.1" }),
+    authWith(t, loginBody(tid, a), { remoteAddr: "192.0.2.2" }),
+  ]);
+  assert.deepEqual(results.map((r) => r.status).sort(), [200, 401], JSON.stringify(results));
+  const after = await stateOf(t, serial);
+  assert.equal(after.count, before.count + 1);
+  await t.close();
+});

@@ -300,3 +300,34 @@ Deno.test("enroll_via_multichallenge=passkey does not turn a WebUI login (login_
   assert.equal((await passkeysOfAlice(t)).length, 0);
   await t.close();
 });
+
+Deno.test("enroll_via_multichallenge=passkey: two registrations sent at once for one transaction: one completes", async () => {
+  const t = await setup();
+  const { tid, entry } = await firstFactor(t);
+  const register = async () =>
+    await (await SoftAuthenticator.create()).register({
+      challenge: entry.passkey_registration.challenge,
+      origin: ORIGIN,
+      rpId: RP_ID,
+    });
+  const [one, two] = [await register(), await register()];
+  const results = await Promise.all([
+    checkAs(t, completion(entry.serial, tid, one)),
+    checkAs(t, completion(entry.serial, tid, two)),
+  ]);
+  const values = results.map((r) => r.body.result.value);
+  assert.deepEqual(values.sort(), [false, true], JSON.stringify(results.map((r) => r.body)));
+  const token = await findTokenBySerial(t.deps, entry.serial);
+  assert.equal(token?.rolloutState, "enrolled");
+  // the token holds the winner's credential
+  const winner = results[0].body.result.value ? one : two;
+  const hash = new Uint8Array(
+    await crypto.subtle.digest(
+      "SHA-256",
+      fromB64url(winner.credentialId) as Uint8Array<ArrayBuffer>,
+    ),
+  );
+  const hex = Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+  assert.equal(token?.info.credential_id_hash?.value, hex);
+  await t.close();
+});
