@@ -18,6 +18,7 @@ import { decryptSecret, decryptSecretText, encryptSecret } from "../../lib/crypt
 import type { OtpHash } from "../../lib/otp.ts";
 import { fromHex, randomString, toHex } from "../../lib/random.ts";
 import { pbkdf2 } from "node:crypto";
+import { checkTokenLimits } from "./token_limits.ts";
 import { enrollPolicies } from "./enroll_policy.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
@@ -287,6 +288,12 @@ export async function initToken(
     user: options.user ?? existing?.owner,
     realm: options.realm,
     caller: options.caller,
+  });
+  await checkTokenLimits(deps, {
+    user: options.user ?? existing?.owner,
+    realm: options.realm,
+    type,
+    serial: existing ? serial : undefined,
   });
   // second steps: verifying the first OTP, or the client part of a two-step enrolment
   if (existing?.rolloutState === "verify" && str(params, "verify") !== undefined) {
@@ -846,6 +853,7 @@ export async function assignToken(
 ): Promise<boolean> {
   const t = await getTokenBySerial(deps, serial);
   requireUnlocked([t]);
+  if (!t.owner) await checkTokenLimits(deps, { user, type: t.type, serial });
   if (t.owner) {
     if (options.isUserCaller) {
       throw new TokenAdminError("Token already assigned to another user.", 1103);

@@ -218,6 +218,14 @@ export async function countOfType(db: Db, type: string): Promise<number> {
   return Number(r.n);
 }
 
+/** Number of tokens in a realm (`max_token_per_realm`). */
+export async function countInRealm(db: Db, realm: string): Promise<number> {
+  const r = await db.selectFrom("token_realm")
+    .select((eb) => eb.fn.count<number>("token_id").distinct().as("n"))
+    .where("realm", "=", realm).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 /** True if a token with `serial` exists. */
 export async function serialExists(db: Db, serial: string): Promise<boolean> {
   const r = await db.selectFrom("token").select("id").where("serial", "=", serial)
