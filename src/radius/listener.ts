@@ -14,8 +14,8 @@ import { Buffer } from "node:buffer";
 import type { Deps } from "../deps.ts";
 import type { RadiusClientConfig } from "../config.ts";
 import { AppError, ConfigError } from "../errors.ts";
-import { type AuditEntry, newAuditEntry } from "../domain/audit/mod.ts";
-import { withRequestId } from "../lib/logger.ts";
+import { newAuditEntry } from "../domain/audit/mod.ts";
+import { currentRequestId, withRequestId } from "../lib/logger.ts";
 import { mayOverrideClient } from "../domain/radius/mod.ts";
 import { inNetwork, type Network, parseIp, parseNetwork } from "../lib/ip.ts";
 import { toHex } from "../lib/random.ts";
@@ -205,7 +205,11 @@ export async function startRadiusListener(
     const entry: CacheEntry = { expires: Number.POSITIVE_INFINITY };
     cache.set(key, entry);
     inFlight++;
-    void answer(deps, options.check, client, request, msg, rinfo.address).finally(() => {
+    // the request's log lines and its audit row carry one id, as over HTTP
+    void withRequestId(
+      crypto.randomUUID(),
+      () => answer(deps, options.check, client, request, msg, rinfo.address),
+    ).finally(() => {
       inFlight--;
     }).then((reply) => {
       if (!reply) {
@@ -261,24 +265,7 @@ async function answer(
 ): Promise<Uint8Array | undefined> {
   const started = performance.now();
   const audit = newAuditEntry(deps.clock.now(), RADIUS_AUDIT_ACTION, deps.nodeName);
-  // the request's log lines and its audit row carry one id, as over HTTP
-  audit.requestId = crypto.randomUUID();
-  return await withRequestId(
-    audit.requestId,
-    () => answerAs(deps, check, client, request, raw, source, audit, started),
-  );
-}
-
-async function answerAs(
-  deps: Deps,
-  check: RadiusCheck,
-  client: Client,
-  request: ParsedPacket,
-  raw: Uint8Array,
-  source: string,
-  audit: AuditEntry,
-  started: number,
-): Promise<Uint8Array | undefined> {
+  audit.requestId = currentRequestId() ?? "";
   audit.client = parseIp(source)?.toString() ?? source;
   const nasIp = attribute(request, ATTR.nasIpAddress);
   const claimed = nasIp?.length === 4 ? nasIp.join(".") : undefined;

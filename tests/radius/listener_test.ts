@@ -91,6 +91,7 @@ Deno.test({
       assert.equal(rows[0].success, 1);
       assert.equal(rows[0].serial, "S1");
       assert.equal(rows[0].client, "127.0.0.1", "NAS-IP-Address ignored by default");
+      assert.match(rows[0].request_id, /^[0-9a-f-]{36}$/, "a RADIUS request has an id too");
     } finally {
       await listener.close();
       await t.close();
