@@ -51,6 +51,8 @@ export interface Config {
   events: { scriptDir: string };
   sms: { scriptDir: string };
   metrics: { enabled: boolean; token: string };
+  /** Directory of the PEM trust anchors of attestation level `trusted`; empty: none. */
+  webauthn: { trustAnchorDir: string };
 }
 
 /** One RADIUS client (NAS) allowed to talk to the native listener. */
@@ -267,6 +269,14 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
       doc: "a bearer token that may read /metrics besides an admin JWT; empty: admins only",
     },
   },
+  webauthn: {
+    trust_anchor_dir: {
+      type: "string",
+      default: "",
+      doc: "directory of PEM certificates (.pem/.crt) WebAuthn attestations must chain to under " +
+        "attestation level 'trusted'; empty: no anchors (level 'trusted' refuses every key)",
+    },
+  },
 };
 
 /** Values given on the command line; they win over file and environment. */
@@ -414,6 +424,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
     events: { scriptDir: (raw.events.script_dir as string) || join("scripts") },
     sms: { scriptDir: (raw.sms.script_dir as string) || join("sms-scripts") },
     metrics: { enabled: raw.metrics.enabled as boolean, token: raw.metrics.token as string },
+    webauthn: { trustAnchorDir: raw.webauthn.trust_anchor_dir as string },
   };
 }
 

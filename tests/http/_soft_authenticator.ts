@@ -1,9 +1,10 @@
 /**
  * A software FIDO2 authenticator for the WebAuthn and passkey tests: an
  * ES256 key (WebCrypto), authenticator data, client data JSON, attestation
- * objects in the `none` and `packed` (self attestation) formats, and
- * assertions, with a small CBOR encoder. Every field a test may want to get
- * wrong (origin, RP id, flags, sign count, challenge, type) is a parameter.
+ * objects in the `none` and `packed` (self attestation, or full attestation
+ * with an x5c chain) formats, and assertions, with a small CBOR encoder.
+ * Every field a test may want to get wrong (origin, RP id, flags, sign
+ * count, challenge, type) is a parameter.
  *
  * @module
  */
@@ -113,6 +114,24 @@ export interface Assertion {
   userHandle?: string;
 }
 
+/** The attestation key (P-256) and certificate chain (DER, leaf first) of a full attestation. */
+export interface AttestationSigner {
+  key: CryptoKey;
+  x5c: Uint8Array[];
+}
+
+/** An ES256 signature (DER) of `data` with a P-256 private key. */
+async function signEs256(key: CryptoKey, data: Uint8Array): Promise<Uint8Array> {
+  const raw = new Uint8Array(
+    await crypto.subtle.sign(
+      { name: "ECDSA", hash: "SHA-256" },
+      key,
+      data as Uint8Array<ArrayBuffer>,
+    ),
+  );
+  return derSignature(raw);
+}
+
 /** One credential of a software authenticator (P-256, ES256). */
 export class SoftAuthenticator {
   /** Raw credential id. */
@@ -161,15 +180,8 @@ export class SoftAuthenticator {
     );
   }
 
-  async #sign(data: Uint8Array): Promise<Uint8Array> {
-    const raw = new Uint8Array(
-      await crypto.subtle.sign(
-        { name: "ECDSA", hash: "SHA-256" },
-        this.#keys.privateKey,
-        data as Uint8Array<ArrayBuffer>,
-      ),
-    );
-    return derSignature(raw);
+  #sign(data: Uint8Array): Promise<Uint8Array> {
+    return signEs256(this.#keys.privateKey, data);
   }
 
   #nextCount(o: CeremonyOptions): number {
@@ -196,8 +208,14 @@ export class SoftAuthenticator {
     );
   }
 
-  /** `navigator.credentials.create()`: an attestation in format `none` or `packed` (self). */
-  async register(o: CeremonyOptions & { fmt?: "none" | "packed" }): Promise<Attestation> {
+  /**
+   * `navigator.credentials.create()`: an attestation in format `none` or
+   * `packed`: self attestation, or full attestation (signed by
+   * `attestation.key`, with the chain `attestation.x5c`) when given.
+   */
+  async register(
+    o: CeremonyOptions & { fmt?: "none" | "packed"; attestation?: AttestationSigner },
+  ): Promise<Attestation> {
     const clientData = encoder.encode(JSON.stringify({
       type: o.type ?? "webauthn.create",
       challenge: o.challenge,
@@ -217,7 +235,13 @@ export class SoftAuthenticator {
     const attStmt = new Map<Cbor, Cbor>();
     if ((o.fmt ?? "none") === "packed") {
       attStmt.set("alg", -7);
-      attStmt.set("sig", await this.#sign(concat(authData, await sha256(clientData))));
+      const signed = concat(authData, await sha256(clientData));
+      if (o.attestation) {
+        attStmt.set("sig", await signEs256(o.attestation.key, signed));
+        attStmt.set("x5c", o.attestation.x5c);
+      } else {
+        attStmt.set("sig", await this.#sign(signed));
+      }
     }
     const attestationObject = cbor(
       new Map<Cbor, Cbor>([["fmt", o.fmt ?? "none"], ["attStmt", attStmt], ["authData", authData]]),

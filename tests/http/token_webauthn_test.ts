@@ -6,13 +6,17 @@
  * wrong RP id, a replayed sign count, a counter going back (cloned key),
  * user verification required but not given, a challenge used twice or
  * meant for another token, a credential another token holds. Each refusal
- * leaves the token as it was.
+ * leaves the token as it was. Attestation level `trusted`: chains to the
+ * anchors of `webauthn.trust_anchor_dir` (tests/http/_attestation_ca.ts
+ * makes them with openssl) register; another CA, self attestation, none, a
+ * broken or expired chain and a missing anchor store are refused.
  */
 import assert from "node:assert/strict";
 import { type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { addPolicy, appWithAlice, auditRows, challengeOf, listed } from "./_challenge_types.ts";
 import { b64url, fromB64url, SoftAuthenticator } from "./_soft_authenticator.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
+import { type AttestationPki, makeAttestationPki } from "./_attestation_ca.ts";
 
 const RP_ID = "example.com";
 const ORIGIN = "https://login.example.com";
@@ -182,7 +186,10 @@ Deno.test("webauthn: enrolment needs the relying party policies and a user; noth
   });
   const trusted = await initAs(t, { type: "webauthn", user: "alice", realm: "realm1" });
   assert.equal(trusted.status, 403);
-  assert.match(trusted.body.result.error.message, /'trusted' is not supported/);
+  assert.equal(
+    trusted.body.result.error.message,
+    "The attestation level 'trusted' needs trust anchors, but config webauthn.trust_anchor_dir is empty",
+  );
   const list = await jsonOf(await t.asAdmin("GET", "/token/", { query: { type: "webauthn" } }));
   assert.equal(list.body.result.value.count, 0, "no refused enrolment left a token");
   const challenges = await jsonOf(await t.asAdmin("GET", "/token/challenges/"));
@@ -353,6 +360,194 @@ Deno.test("webauthn: packed self attestation satisfies the default level 'untrus
     "ERR905: regdata and or clientdata provided but token not in clientwait rollout_state.",
   );
   await t.close();
+});
+
+/** Step 2 with `att` for the registration started by step 1 (`serial`, `tid`). */
+async function answerRegistration(
+  t: TestApp,
+  serial: string,
+  tid: string,
+  att: Awaited<ReturnType<SoftAuthenticator["register"]>>,
+) {
+  return await initAs(t, {
+    type: "webauthn",
+    serial,
+    transaction_id: tid,
+    clientdata: att.clientDataJSON,
+    regdata: att.attestationObject,
+  });
+}
+
+/**
+ * The test PKI and an app whose `webauthn.trust_anchor_dir` holds one bundle
+ * (a spare root, then the trusted root) and a file that is no certificate.
+ */
+async function trustedSetup(extraConfig = ""): Promise<{ t: TestApp; pki: AttestationPki }> {
+  const pki = await makeAttestationPki();
+  const anchors = `${pki.dir}/anchors`;
+  await Deno.mkdir(anchors);
+  await Deno.writeTextFile(`${anchors}/roots.crt`, pki.spareRootPem + pki.rootPem);
+  await Deno.writeTextFile(`${anchors}/README.txt`, "not a certificate");
+  const t = await appWithAlice(
+    `${extraConfig}\n[webauthn]\ntrust_anchor_dir = ${JSON.stringify(anchors)}\n`,
+  );
+  await addPolicy(t, "fido", {
+    scope: "enrollment",
+    action: {
+      webauthn_relying_party_id: RP_ID,
+      webauthn_relying_party_name: "Example",
+      webauthn_authenticator_attestation_level: "trusted",
+    },
+  });
+  return { t, pki };
+}
+
+Deno.test("webauthn trusted: an attestation chaining to a trust anchor registers, directly or via an intermediate", async () => {
+  const { t, pki } = await trustedSetup();
+  try {
+    for (
+      const [signer, issuer] of [[pki.direct, "Test Attestation Root"], [
+        pki.viaIntermediate,
+        "Test Attestation Intermediate",
+      ]] as const
+    ) {
+      const key = await SoftAuthenticator.create();
+      const { serial, tid, request } = await requestRegistration(t);
+      const att = await key.register({
+        challenge: request.nonce,
+        origin: ORIGIN,
+        rpId: RP_ID,
+        fmt: "packed",
+        attestation: signer,
+      });
+      const res = await answerRegistration(t, serial, tid, att);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const token = await listed(t, serial);
+      assert.equal(token.active, true);
+      assert.equal(token.rollout_state, "enrolled");
+      assert.equal(token.info.attestation_level, "trusted");
+      assert.equal(token.info.attestation_issuer, `CN=${issuer},O=Tessera Test,C=DE`);
+      // the registered key logs in
+      const { tid: loginTid, signRequest } = await challenge(t, serial);
+      const a = await key.assert({ challenge: signRequest.challenge, origin: ORIGIN, rpId: RP_ID });
+      const ok = await checkAs(t, answer(loginTid, a));
+      assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+      await t.asAdmin("DELETE", `/token/${serial}`);
+    }
+  } finally {
+    await t.close();
+    await pki.close();
+  }
+});
+
+Deno.test("webauthn trusted: another CA's certificate, self attestation and none are refused and change nothing", async () => {
+  const { t, pki } = await trustedSetup();
+  try {
+    const key = await SoftAuthenticator.create();
+    const { serial, tid, request } = await requestRegistration(t);
+    const ceremony = { challenge: request.nonce, origin: ORIGIN, rpId: RP_ID };
+    // each attempt and the reason the log must give for its refusal
+    const attempts = {
+      foreign: [
+        await key.register({ ...ceremony, fmt: "packed", attestation: pki.foreign }),
+        /does not chain to a trust anchor: certificate \\"[^"]*CN=stranger\\" is not signed by a trust anchor/,
+      ],
+      self: [
+        await key.register({ ...ceremony, fmt: "packed" }),
+        /needs a certificate chain, \\"packed\\" has none/,
+      ],
+      none: [
+        await key.register({ ...ceremony, fmt: "none" }),
+        /needs a certificate chain, \\"none\\" has none/,
+      ],
+      // the intermediate's leaf without the intermediate: the chain is broken
+      broken: [
+        await key.register({
+          ...ceremony,
+          fmt: "packed",
+          attestation: { key: pki.viaIntermediate.key, x5c: pki.viaIntermediate.x5c.slice(0, 1) },
+        }),
+        /does not chain to a trust anchor: certificate \\"[^"]*CN=deep\\" is not signed by a trust anchor/,
+      ],
+    } as const;
+    const before = await stateOf(t, serial);
+    for (const [name, [att, reason]] of Object.entries(attempts)) {
+      t.log.lines.length = 0;
+      const refused = await answerRegistration(t, serial, tid, att);
+      assert.match(t.log.lines.join("\n"), reason, name);
+      assert.equal(refused.status, 400, name);
+      assert.equal(
+        refused.body.result.error.message,
+        "ERR404: Could not enroll webauthn token!",
+        name,
+      );
+      assert.deepEqual(await stateOf(t, serial), before, name);
+      assert.equal(before.rollout, "clientwait");
+      assert.equal(before.hash, undefined);
+    }
+    // the challenge survives the refusals: a trusted attestation still answers it
+    const good = await key.register({ ...ceremony, fmt: "packed", attestation: pki.direct });
+    const res = await answerRegistration(t, serial, tid, good);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  } finally {
+    await t.close();
+    await pki.close();
+  }
+});
+
+Deno.test("webauthn trusted: a chain not valid at the server's time is refused", async () => {
+  // the admin's JWT must outlive the jump of the clock
+  const { t, pki } = await trustedSetup("[auth]\njwt_lifetime = 400000000");
+  try {
+    // the certificates end on 2036-01-01
+    t.clock.set(Date.parse("2036-06-01T00:00:00Z"));
+    const key = await SoftAuthenticator.create();
+    const { serial, tid, request } = await requestRegistration(t);
+    const att = await key.register({
+      challenge: request.nonce,
+      origin: ORIGIN,
+      rpId: RP_ID,
+      fmt: "packed",
+      attestation: pki.direct,
+    });
+    const refused = await answerRegistration(t, serial, tid, att);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.result.error.message, "ERR404: Could not enroll webauthn token!");
+    assert.equal((await stateOf(t, serial)).rollout, "clientwait");
+  } finally {
+    await t.close();
+    await pki.close();
+  }
+});
+
+Deno.test("webauthn trusted: a trust anchor directory without certificates is a clear error at step 1", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tessera-anchors-" });
+  const t = await setup({ webauthn_authenticator_attestation_level: "trusted" });
+  const empty = await appWithAlice(`[webauthn]\ntrust_anchor_dir = ${JSON.stringify(dir)}\n`);
+  try {
+    await Deno.writeTextFile(`${dir}/notes.txt`, "no certificate here");
+    await addPolicy(empty, "fido", {
+      scope: "enrollment",
+      action: {
+        webauthn_relying_party_id: RP_ID,
+        webauthn_relying_party_name: "Example",
+        webauthn_authenticator_attestation_level: "trusted",
+      },
+    });
+    const none = await initAs(empty, { type: "webauthn", user: "alice", realm: "realm1" });
+    assert.equal(none.status, 403);
+    assert.equal(
+      none.body.result.error.message,
+      "The attestation level 'trusted' needs trust anchors, but config webauthn.trust_anchor_dir holds no certificate",
+    );
+    const unset = await initAs(t, { type: "webauthn", user: "alice", realm: "realm1" });
+    assert.equal(unset.status, 403);
+    assert.match(unset.body.result.error.message, /webauthn\.trust_anchor_dir is empty/);
+  } finally {
+    await t.close();
+    await empty.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("webauthn: registrations from a wrong origin, for a wrong RP id, without the challenge or without UV are refused", async () => {

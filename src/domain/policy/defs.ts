@@ -547,7 +547,7 @@ const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
       value: ["none", "indirect", "direct"],
     }),
     webauthn_authenticator_attestation_level: s(
-      "Attestation a new WebAuthn token must present ('trusted' is not supported).",
+      "Attestation a new WebAuthn token must present ('trusted': chained to webauthn.trust_anchor_dir).",
       { value: ["none", "untrusted", "trusted"] },
     ),
     webauthn_authenticator_selection_list: s(

@@ -10,9 +10,12 @@
  *
  * @module
  */
+import type { X509Certificate } from "node:crypto";
 import { EnrollmentError, missingParameter, ParameterError, PolicyError } from "../../../errors.ts";
 import { fromHex, toHex } from "../../../lib/random.ts";
+import { chainProblem } from "../../../lib/x509_chain.ts";
 import { param } from "./_oath.ts";
+import { trustAnchors } from "./_trust_anchors.ts";
 import { isTrueValue } from "./_sent_code.ts";
 import {
   aaguidList,
@@ -71,7 +74,7 @@ const CREDENTIAL_INFO = [
   "attestation_serial",
 ];
 
-/** `webauthn_authenticator_attestation_level` (default `untrusted`); `trusted` is refused. */
+/** `webauthn_authenticator_attestation_level` (default `untrusted`). */
 function attestationLevel(value: string | undefined): string {
   const level = (value ?? "untrusted").trim().toLowerCase() || "untrusted";
   if (!ATTESTATION_LEVELS.includes(level)) {
@@ -79,13 +82,13 @@ function attestationLevel(value: string | undefined): string {
       "webauthn_authenticator_attestation_level must be one of none, untrusted, trusted",
     );
   }
-  if (level === "trusted") {
-    // no trust-anchor store (webauthn.trust_anchor_dir) yet: refusing beats accepting unchecked keys
-    throw new PolicyError(
-      "The attestation level 'trusted' is not supported by this server: use 'untrusted' or 'none'",
-    );
-  }
   return level;
+}
+
+/** The trust anchors of level `trusted` (config `webauthn.trust_anchor_dir`); none for the others. */
+async function anchorsFor(ctx: TypeInitContext, level: string): Promise<X509Certificate[]> {
+  if (level !== "trusted") return [];
+  return await trustAnchors(ctx.deps.config.webauthn.trustAnchorDir, ctx.deps.log);
 }
 
 function attestationForm(value: string | undefined): string {
@@ -116,7 +119,8 @@ async function requestRegistration(ctx: TypeInitContext): Promise<TypeInitResult
   const p = ctx.policies ?? {};
   const rp = relyingParty(p, "WebauthnToken");
   const userVerification = uvLevel(p.webauthn_user_verification_requirement);
-  attestationLevel(p.webauthn_authenticator_attestation_level);
+  // level 'trusted' without anchors fails here, before the user touches the key
+  await anchorsFor(ctx, attestationLevel(p.webauthn_authenticator_attestation_level));
   const attachment = attachmentOf(p.webauthn_authenticator_attachment);
   const nonce = ctx.deps.random.bytes(32);
   const message = (p.webauthn_challenge_text ?? WEBAUTHN_ENROLL_TEXT).replaceAll("\\,", ",");
@@ -183,6 +187,7 @@ async function completeRegistration(ctx: TypeInitContext): Promise<TypeInitResul
   const origin = requireOrigin(ctx.origin);
   const p = ctx.policies ?? {};
   const level = attestationLevel(p.webauthn_authenticator_attestation_level);
+  const anchors = await anchorsFor(ctx, level);
   const rpId = infoValue(existing.info, "relying_party_id") ||
     relyingParty(p, "WebauthnToken").id;
   const refuse = (reason: string) => {
@@ -208,6 +213,16 @@ async function completeRegistration(ctx: TypeInitContext): Promise<TypeInitResul
   if (!ATTESTATION_FORMATS.includes(reg.fmt)) throw refuse(`attestation format "${reg.fmt}"`);
   if (level === "untrusted" && reg.fmt === "none") {
     throw refuse("the attestation level 'untrusted' needs an attestation, the key sent none");
+  }
+  if (level === "trusted") {
+    // a self attestation (no x5c) proves nothing about the key's maker
+    if (reg.x5c.length === 0) {
+      throw refuse(
+        `the attestation level 'trusted' needs a certificate chain, "${reg.fmt}" has none`,
+      );
+    }
+    const problem = chainProblem(reg.x5c, anchors, ctx.deps.clock.now());
+    if (problem) throw refuse(`the attestation does not chain to a trust anchor: ${problem}`);
   }
   const aaguid = reg.aaguid.replaceAll("-", "").toLowerCase();
   const selection = aaguidList(p.webauthn_authenticator_selection_list);
