@@ -19,6 +19,13 @@ import { fromHex, toHex } from "./random.ts";
 
 const ENC_PREFIX = "g1:";
 
+/**
+ * What responses show for a stored secret (a resolver's BINDPW, an SMTP or
+ * RADIUS password, a secret system config value); sent back in a request it
+ * means "keep the stored secret".
+ */
+export const CENSORED = "__CENSORED__";
+
 /** Encrypts `plaintext` with AES-256-GCM; returns `g1:<iv hex>:<ciphertext+tag hex>`. */
 export function encryptSecret(
   key: Uint8Array,

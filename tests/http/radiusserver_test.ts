@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createTestApp, jsonOf } from "../test_app.ts";
 import { startResponder } from "../radius/responder.ts";
-import { CENSORED } from "../../src/domain/radius/mod.ts";
+import { CENSORED } from "../../src/lib/crypto.ts";
 import { issueJwt } from "../../src/http/jwt.ts";
 
 const SERVER1 = { secret: "testing123", port: "1812", server: "1.2.3.4", description: "myServer" };

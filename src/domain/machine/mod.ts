@@ -7,7 +7,6 @@
  */
 export type { Machine, MachineFilter, MachineResolverType, MachineSource } from "./types.ts";
 export {
-  CENSORED,
   deleteMachineResolver,
   listMachineResolvers,
   MACHINE_RESOLVER_TYPES,

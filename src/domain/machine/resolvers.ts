@@ -5,7 +5,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
-import { decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { machineError } from "./_errors.ts";
 import { HOSTS } from "./hosts.ts";
 import { LDAP } from "./ldap.ts";
@@ -20,9 +20,6 @@ export const MACHINE_RESOLVER_TYPES: Readonly<Record<string, MachineResolverType
 
 /** Allowed resolver names. */
 export const RESOLVER_NAME_REGEXP = /^[A-Za-z0-9_\-.]+$/;
-
-/** Shown instead of secret config values. */
-export const CENSORED = "__CENSORED__";
 
 const MAX_NAME = 255;
 const MAX_VALUE = 65535;

@@ -6,7 +6,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import { AppError, ConfigAdminError, ParameterError, ResourceNotFoundError } from "../../errors.ts";
-import { decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { inAnyNetwork, type Network, parseIp, parseNetwork } from "../../lib/ip.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import * as store from "./radius_store.ts";
@@ -20,8 +20,6 @@ import {
 export { RadiusError } from "./client.ts";
 export type { RadiusAnswer, RadiusQuestion, RadiusTarget } from "./client.ts";
 
-/** Shown instead of a secret; as input it means "keep the stored secret". */
-export const CENSORED = "__CENSORED__";
 /** Default dictionary path (stored and returned verbatim; built-in definitions are used). */
 export const DEFAULT_DICTIONARY = "/etc/privacyidea/dictionary";
 /** API defaults of a definition. */

@@ -6,7 +6,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import { ConfigAdminError, ParameterError, ResolverError } from "../../errors.ts";
-import { decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.ts";
+import { CENSORED, decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.ts";
 import { checkCaFile, LDAP_DEFAULTS, ldapResolver, parseLdapConfig } from "./ldap.ts";
 import { checkPasswdFile, passwdResolver } from "./passwd.ts";
 import { resolveDataPath } from "./paths.ts";
@@ -36,9 +36,6 @@ export {
   LdapUnreachableError,
   type PoolStrategy,
 } from "./ldap_pool.ts";
-
-/** What a censored secret looks like in responses (and means "keep" in requests). */
-export const CENSORED = "__CENSORED__";
 
 /** Resolver and realm names (spec 03 §1). */
 export const NAME_REGEXP = /^[A-Za-z0-9_\-.]{1,255}$/;

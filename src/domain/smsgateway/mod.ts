@@ -10,7 +10,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
-import { decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { HTTP_PARAMETERS, sendHttpSms, SmsDeliveryError } from "./http_provider.ts";
 import { SCRIPT_NAME_REGEXP, SCRIPT_PARAMETERS, sendScriptSms } from "./script_provider.ts";
 import * as store from "./smsgateway_store.ts";
@@ -21,9 +21,6 @@ export { SmsDeliveryError } from "./http_provider.ts";
 export const HTTP_PROVIDER = "privacyidea.lib.smsprovider.HttpSMSProvider.HttpSMSProvider";
 /** Module path of the script provider. */
 export const SCRIPT_PROVIDER = "privacyidea.lib.smsprovider.ScriptSMSProvider.ScriptSMSProvider";
-
-/** What responses show for a stored secret. */
-export const CENSORED = "__CENSORED__";
 
 const NOT_FOUND = "The SMS gateway could not be found.";
 // no control characters, no path separators

@@ -5,15 +5,12 @@
  */
 import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
-import { decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { toHex } from "../../lib/random.ts";
 import * as store from "./smtp_store.ts";
 import { type MailMessage, sendSmtp, type SmtpSettings } from "./smtp_client.ts";
 
 export { SmtpError } from "./smtp_client.ts";
-
-/** What responses show for a stored password. */
-export const CENSORED = "__CENSORED__";
 
 // no control characters, no path separators
 // deno-lint-ignore no-control-regex

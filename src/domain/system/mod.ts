@@ -7,11 +7,8 @@
 import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import { ParameterError } from "../../errors.ts";
-import { decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import * as store from "./system_store.ts";
-
-/** What `GET /system/` answers for a secret value; sent back, it keeps the stored one. */
-export const CENSORED = "__CENSORED__";
 
 /** The type of a secret entry (privacyIDEA's `<key>.type = password`): stored encrypted. */
 const PASSWORD = "password";
