@@ -20,29 +20,38 @@ export async function attributesOf(db: Db, owner: AttributeOwner): Promise<Recor
   return Object.fromEntries(rows.map((r) => [r.key, r.value]));
 }
 
-/** Inserts or replaces one attribute; returns the row id. */
-export async function upsertAttribute(
-  db: Db,
-  owner: AttributeOwner,
-  attr: { key: string; value: string; type: string },
-): Promise<number> {
-  await db.insertInto("user_attribute").values({
+type Attribute = { key: string; value: string; type: string };
+
+function insertAttribute(db: Db, owner: AttributeOwner, attr: Attribute) {
+  return db.insertInto("user_attribute").values({
     user_id: owner.uid,
     resolver: owner.resolver,
     realm: owner.realm,
     key: attr.key,
     value: attr.value,
     type: attr.type,
-  }).onConflict((oc) =>
+  });
+}
+
+function storedAttribute(db: Db, owner: AttributeOwner, key: string) {
+  return db.selectFrom("user_attribute").select(["id", "value"])
+    .where("user_id", "=", owner.uid).where("resolver", "=", owner.resolver)
+    .where("realm", "=", owner.realm).where("key", "=", key).executeTakeFirstOrThrow();
+}
+
+/** Inserts or replaces one attribute; returns the row id. */
+export async function upsertAttribute(
+  db: Db,
+  owner: AttributeOwner,
+  attr: Attribute,
+): Promise<number> {
+  await insertAttribute(db, owner, attr).onConflict((oc) =>
     oc.columns(["user_id", "resolver", "realm", "key"]).doUpdateSet({
       value: attr.value,
       type: attr.type,
     })
   ).execute();
-  const row = await db.selectFrom("user_attribute").select("id")
-    .where("user_id", "=", owner.uid).where("resolver", "=", owner.resolver)
-    .where("realm", "=", owner.realm).where("key", "=", attr.key).executeTakeFirstOrThrow();
-  return Number(row.id);
+  return Number((await storedAttribute(db, owner, attr.key)).id);
 }
 
 /**
@@ -52,21 +61,12 @@ export async function upsertAttribute(
 export async function insertAttributeIfAbsent(
   db: Db,
   owner: AttributeOwner,
-  attr: { key: string; value: string; type: string },
+  attr: Attribute,
 ): Promise<string> {
-  await db.insertInto("user_attribute").values({
-    user_id: owner.uid,
-    resolver: owner.resolver,
-    realm: owner.realm,
-    key: attr.key,
-    value: attr.value,
-    type: attr.type,
-  }).onConflict((oc) => oc.columns(["user_id", "resolver", "realm", "key"]).doNothing())
+  await insertAttribute(db, owner, attr)
+    .onConflict((oc) => oc.columns(["user_id", "resolver", "realm", "key"]).doNothing())
     .execute();
-  const row = await db.selectFrom("user_attribute").select("value")
-    .where("user_id", "=", owner.uid).where("resolver", "=", owner.resolver)
-    .where("realm", "=", owner.realm).where("key", "=", attr.key).executeTakeFirstOrThrow();
-  return row.value;
+  return (await storedAttribute(db, owner, attr.key)).value;
 }
 
 /** Deletes one attribute; returns the number of deleted rows. */
