@@ -173,8 +173,15 @@ const MAX_VALUE = 2000;
 /** A snapshot of the system config with typed accessors and defaults. */
 export class SystemConfig {
   readonly #values: Map<string, string>;
-  constructor(values: Map<string, string>) {
+  readonly #secret: ReadonlySet<string>;
+  /** `secret`: the keys stored encrypted (their values here are decrypted). */
+  constructor(values: Map<string, string>, secret: ReadonlySet<string> = new Set()) {
     this.#values = values;
+    this.#secret = secret;
+  }
+  /** True when `key` is stored as a secret (answered censored). */
+  isSecret(key: string): boolean {
+    return this.#secret.has(key);
   }
   /** The raw string, the known default, or `fallback`. */
   get(key: string, fallback = ""): string {
@@ -195,15 +202,10 @@ export class SystemConfig {
   }
 }
 
-const configCache = new EpochCache<"config", LoadedConfig>();
+const configCache = new EpochCache<"config", SystemConfig>();
 
-/** The system config as stored, secrets decrypted, and which keys are secret. */
-interface LoadedConfig {
-  config: SystemConfig;
-  secret: Set<string>;
-}
-
-function loadConfig(deps: Deps): Promise<LoadedConfig> {
+/** The whole system config, secrets decrypted (one small query, kept until the database changes). */
+export function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
   return configCache.get(deps.db, "config", async () => {
     const rows = await store.allValues(deps.db);
     const secret = new Set<string>();
@@ -214,13 +216,8 @@ function loadConfig(deps: Deps): Promise<LoadedConfig> {
         values.set(r.key, decryptSecretText(deps.keys.config, r.value));
       } else values.set(r.key, r.value);
     }
-    return { config: new SystemConfig(values), secret };
+    return new SystemConfig(values, secret);
   });
-}
-
-/** The whole system config (one small query, kept until the database changes). */
-export async function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
-  return (await loadConfig(deps)).config;
 }
 
 /**
@@ -228,8 +225,8 @@ export async function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
  * unset). Secret values are answered as {@link CENSORED}.
  */
 export async function readSystemConfig(deps: Deps, key?: string): Promise<unknown> {
-  const { config, secret } = await loadConfig(deps);
-  const shown = (k: string, v: string) => secret.has(k) ? CENSORED : v;
+  const config = await loadSystemConfig(deps);
+  const shown = (k: string, v: string) => config.isSecret(k) ? CENSORED : v;
   if (key !== undefined) {
     const stored = config.entries().find(([k]) => k === key);
     return stored ? shown(key, stored[1]) : (SYSTEM_KEYS[key]?.default ?? null);
@@ -297,7 +294,7 @@ export async function setSystemConfig(
   const suffixOf = (key: string) => /\.(type|desc)$/.exec(key)?.[1];
   const isAttribute = (key: string) =>
     suffixOf(key) !== undefined && key.slice(0, key.lastIndexOf(".")) in pairs;
-  const { secret } = await loadConfig(deps);
+  const stored = await loadSystemConfig(deps);
   const entries: store.ConfigEntry[] = [];
   const kept: string[] = [];
   for (const [key, raw] of Object.entries(pairs)) {
@@ -309,7 +306,7 @@ export async function setSystemConfig(
     if (entry.type === PASSWORD) {
       if (entry.value === CENSORED) {
         // the placeholder GET answered: the stored secret stays as it is
-        if (!secret.has(key)) {
+        if (!stored.isSecret(key)) {
           throw new ParameterError(`Cannot set config key "${key}": no secret stored to keep`);
         }
         kept.push(key);
