@@ -149,6 +149,9 @@ Deno.test("passkey: enrolment needs the policies and a user; /validate/initializ
   );
   assert.equal(disabled.status, 403);
   assert.equal(disabled.body.result.error.message, "The authentication method is not available.");
+  // no refused call left a challenge (or a token) behind
+  const challenges = await t.deps.db.selectFrom("challenge").select("id").execute();
+  assert.equal(challenges.length, 0);
   await t.close();
 });
 
