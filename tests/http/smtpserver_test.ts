@@ -10,7 +10,7 @@ Deno.test("/smtpserver/ needs an admin JWT", async () => {
   await t.close();
 });
 
-Deno.test("POST /smtpserver/<id> creates and updates; GET censors the password", async () => {
+Deno.test("POST /smtpserver/<id> creates and updates (answer true, as privacyIDEA's send_result(r > 0)); GET censors the password", async () => {
   const t = await createTestApp();
   const created = await jsonOf(
     await t.asAdmin("POST", "/smtpserver/mail1", {
@@ -26,8 +26,8 @@ Deno.test("POST /smtpserver/<id> creates and updates; GET censors the password",
     }),
   );
   assert.equal(created.status, 200);
-  const id = created.body.result.value;
-  assert.equal(typeof id, "number");
+  assert.equal(created.body.result.value, true);
+  const id = (await t.deps.db.selectFrom("smtpserver").select("id").executeTakeFirstOrThrow()).id;
   const list = await jsonOf(await t.asAdmin("GET", "/smtpserver/"));
   assert.deepEqual(list.body.result.value, {
     mail1: {
@@ -53,7 +53,7 @@ Deno.test("POST /smtpserver/<id> creates and updates; GET censors the password",
       body: { server: "smtp2.example.com", password: "__CENSORED__" },
     }),
   );
-  assert.equal(upd.body.result.value, id);
+  assert.equal(upd.body.result.value, true);
   const one = await jsonOf(await t.asAdmin("GET", "/smtpserver/mail1"));
   assert.equal(one.body.result.value.mail1.server, "smtp2.example.com");
   assert.equal(one.body.result.value.mail1.port, 25);
@@ -84,13 +84,14 @@ Deno.test("POST /smtpserver/<id> refuses bad input with 400/905", async () => {
   await t.close();
 });
 
-Deno.test("DELETE /smtpserver/<id> deletes; unknown → 404/601", async () => {
+Deno.test("DELETE /smtpserver/<id> deletes (answer true); unknown → 404/601", async () => {
   const t = await createTestApp();
-  const id = (await jsonOf(await t.asAdmin("POST", "/smtpserver/m", { body: { server: "h" } })))
-    .body.result.value;
+  const saved = await jsonOf(await t.asAdmin("POST", "/smtpserver/m", { body: { server: "h" } }));
+  assert.equal(saved.body.result.value, true);
   const del = await jsonOf(await t.asAdmin("DELETE", "/smtpserver/m"));
   assert.equal(del.status, 200);
-  assert.equal(del.body.result.value, id);
+  assert.equal(del.body.result.value, true);
+  assert.deepEqual((await jsonOf(await t.asAdmin("GET", "/smtpserver/"))).body.result.value, {});
   const again = await jsonOf(await t.asAdmin("DELETE", "/smtpserver/m"));
   assert.equal(again.status, 404);
   assert.equal(again.body.result.error.code, 601);

@@ -25,11 +25,12 @@ smtpServerRoutes.get("/:identifier", async (c) => {
 smtpServerRoutes.post("/:identifier", async (c) => {
   const identifier = pathParam(c, "identifier");
   c.get("audit").info = identifier.slice(0, 200);
-  return ok(c, await saveSmtpServer(c.get("deps"), identifier, c.get("params")));
+  // privacyIDEA answers whether a row was written (`send_result(r > 0)`), not its id
+  return ok(c, await saveSmtpServer(c.get("deps"), identifier, c.get("params")) > 0);
 });
 
 smtpServerRoutes.delete("/:identifier", async (c) => {
   const identifier = pathParam(c, "identifier");
   c.get("audit").info = identifier.slice(0, 200);
-  return ok(c, await deleteSmtpServer(c.get("deps"), identifier));
+  return ok(c, await deleteSmtpServer(c.get("deps"), identifier) > 0);
 });
