@@ -86,6 +86,20 @@ export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult>
   }
 }
 
+/**
+ * The user and realm a password login names, as the login resolves them
+ * (`name@realm`, the realm parameter, the default realm): the audit row of a
+ * failed login records who was tried.
+ */
+export async function loginAttemptOf(
+  deps: Deps,
+  username: string,
+  realm?: string,
+): Promise<{ user: string; realm: string }> {
+  const { login: user, realm: resolved } = await splitUser(deps, username, realm?.trim());
+  return { user, realm: resolved };
+}
+
 async function checkLogin(deps: Deps, req: LoginRequest): Promise<LoginResult> {
   const explicitRealm = (req.realm ?? "").trim();
   if (explicitRealm !== "" && !(await realmExists(deps, explicitRealm))) {

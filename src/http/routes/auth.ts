@@ -4,10 +4,19 @@ import { ok } from "../envelope.ts";
 import { stringParam } from "../params.ts";
 import { fidoAnswerOf } from "../fido_answer.ts";
 import { issueJwt } from "../jwt.ts";
-import { login, menusOf, piLogLevel, WEBUI_DEFAULTS } from "../../domain/auth/mod.ts";
+import {
+  login,
+  loginAttemptOf,
+  menusOf,
+  piLogLevel,
+  WEBUI_DEFAULTS,
+} from "../../domain/auth/mod.ts";
 import { TOKEN_TYPES } from "../../domain/token/mod.ts";
 import { rightsOf, webuiSettings } from "../../domain/policy/mod.ts";
 import { webuiSubscriptionStatus } from "../../domain/subscription/mod.ts";
+
+// the audit table's user and realm columns hold 255 characters
+const AUDIT_FIELD_MAX = 255;
 
 /** `/auth`: login (unauthenticated) and `/auth/rights`. */
 export const authRoutes = new Hono<AppEnv>();
@@ -18,8 +27,15 @@ authRoutes.post("/", async (c) => {
   const deps = c.get("deps");
   // a credential id makes it a passkey login (spec 11 §5.3 point 4), whatever else was sent
   const answer = fidoAnswerOf(c);
+  const username = stringParam(p, "username") ?? "";
+  if (!answer && username !== "") {
+    // a failed login's audit row names who was tried; a success overwrites it below
+    const tried = await loginAttemptOf(deps, username, stringParam(p, "realm"));
+    c.get("audit").user = tried.user.slice(0, AUDIT_FIELD_MAX);
+    c.get("audit").realm = tried.realm.slice(0, AUDIT_FIELD_MAX);
+  }
   const result = await login(deps, {
-    username: stringParam(p, "username") ?? "",
+    username,
     password: stringParam(p, "password") ?? "",
     realm: stringParam(p, "realm"),
     clientIp: c.get("clientIp"),
