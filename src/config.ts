@@ -220,8 +220,8 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
     },
     versionnumber: {
       type: "string",
-      default: "3.14",
-      doc: "privacyIDEA API version reported in versionnumber",
+      default: "3.12.3",
+      doc: "privacyIDEA release whose API Tessera follows, reported in versionnumber",
     },
   },
   radius: {
