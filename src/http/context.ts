@@ -54,6 +54,12 @@ export interface RequestTarget {
   placeRealm?: string;
   /** The `realm` a list is filtered by (`GET /token/`, `GET /user/`). */
   filterRealm?: string;
+  /**
+   * The rights decision for a token the handler finds only later (a serial named inside an
+   * uploaded file): the same rule as for a token the request names. Resolves to false when
+   * refused; absent on public routes.
+   */
+  authorizeToken?: (token: TokenWithInfo) => Promise<boolean>;
 }
 
 /** Hono environment type of the app. */

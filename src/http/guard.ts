@@ -13,7 +13,9 @@
  *    the realm they were resolved in, never with a caller-supplied `realm` in
  *    their place; for a user, the token must be theirs;
  * 5. hands the target to the handler (`c.var.target`), which acts on exactly
- *    those objects and does not read `serial`/`user`/`realm` again.
+ *    those objects and does not read `serial`/`user`/`realm` again; a token
+ *    the handler only finds later (a serial inside an uploaded file) is
+ *    decided by the same rule through `target.authorizeToken`.
  *
  * @module
  */
@@ -191,9 +193,9 @@ async function authorizeAdmin(
   };
   const granted: string[] = [];
   let scope: Promise<string[] | undefined> | undefined;
-  const check = async (ctx: RightContext) => {
+  const check = async (ctx: RightContext, into: string[] = granted) => {
     if (action !== undefined) {
-      granted.push(...await checkRight(deps, identity, action, { ...base, ...ctx }));
+      into.push(...await checkRight(deps, identity, action, { ...base, ...ctx }));
       return;
     }
     // no policy action (e.g. custom attributes): the object's realm must be within the
@@ -207,6 +209,21 @@ async function authorizeAdmin(
         "Admin actions are defined, but you are not allowed to act in this realm!",
       );
     }
+  };
+  // a token the handler finds later (a serial inside an uploaded file) gets the same decision
+  target.authorizeToken = async (t) => {
+    const names: string[] = [];
+    try {
+      await check({
+        ...tokenContext(t),
+        conditions: requestConditionData(c, { ...target, tokens: [t] }),
+      }, names);
+    } catch (err) {
+      if (!(err instanceof PolicyError)) throw err;
+      return false;
+    }
+    if (names.length > 0) addAuditPolicies(c, names);
+    return true;
   };
   for (const ctx of adminContexts(rule, target, c.get("params"))) await check(ctx);
   if (target.serials) {
@@ -264,6 +281,8 @@ async function authorizeUser(
     });
     if (granted.length > 0) addAuditPolicies(c, granted);
   }
+  target.authorizeToken = (t) =>
+    Promise.resolve(target.user !== undefined && isOwner(t, target.user));
   const foreign = target.tokens.filter((t) => !target.user || !isOwner(t, target.user));
   if (foreign.length === 0) return;
   if (!target.serials) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);

@@ -2,6 +2,9 @@
  * `POST /token/load/<filename>` (spec 12 §1): token seed files become tokens.
  * Unlike privacyIDEA, a file is imported all or nothing: every token is
  * written in one transaction, and a bad record refuses the whole file.
+ * A record naming an existing token re-initialises it only when the caller
+ * may act on that token (its realms and owner); otherwise the record is
+ * refused, reported as unauthorized, and the token is left alone.
  *
  * @module
  */
@@ -11,9 +14,11 @@ import { child, childrenNamed, parseXml, textOf, XmlError } from "../../lib/xml.
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import {
   checkSerial,
+  findTokenBySerial,
   type ImportedToken,
   type InfoEntry,
   tokenTypeOf,
+  type TokenWithInfo,
   type UserRef,
   writeImportedToken,
 } from "../token/mod.ts";
@@ -45,13 +50,22 @@ export interface TokenFileInput {
   tokenRealms?: string[];
   /** Realms the caller may import into (a realm-limited admin); undefined: any. */
   allowedRealms?: string[];
+  /**
+   * Whether the caller may re-initialise `token`, an existing token the file names (the
+   * caller's rights on that token's realms); false refuses that record.
+   */
+  mayReinit(token: TokenWithInfo): Promise<boolean>;
 }
 
 /** Result of {@link loadTokenFile} (`result.value` plus the serials for the audit). */
 export interface TokenFileResult {
   n_imported: number;
+  /** Keys refused by a MAC check plus records refused as unauthorized. */
   n_not_imported: number;
+  /** Serials written. */
   serials: string[];
+  /** Serials of existing tokens the caller may not act on: refused, left unchanged. */
+  unauthorized: string[];
 }
 
 function decode(content: Uint8Array): string {
@@ -204,9 +218,20 @@ async function tokenOf(
   };
 }
 
+/** Whether `now` is the token that was checked: same row, realms and owner (or still absent). */
+function isUnchanged(checked: TokenWithInfo | undefined, now: TokenWithInfo | undefined): boolean {
+  if (!checked || !now) return checked === now;
+  const realms = (t: TokenWithInfo) => [...t.realms].sort().join(",");
+  const owner = (t: TokenWithInfo) =>
+    t.owner ? `${t.owner.realm}/${t.owner.resolver}/${t.owner.uid}` : "";
+  return checked.id === now.id && realms(checked) === realms(now) && owner(checked) === owner(now);
+}
+
 /**
- * Imports a token file: all its tokens, or none when any record is refused.
- * An existing serial of the same type is re-initialised (privacyIDEA's rule).
+ * Imports a token file: all its tokens, or none when any record is refused
+ * for its content. An existing serial of the same type is re-initialised
+ * (privacyIDEA's rule) when `mayReinit` allows it; otherwise that record is
+ * skipped and reported in `unauthorized`.
  */
 export async function loadTokenFile(deps: Deps, input: TokenFileInput): Promise<TokenFileResult> {
   const { records, notImported } = parseTokenFile(input);
@@ -230,8 +255,15 @@ export async function loadTokenFile(deps: Deps, input: TokenFileInput): Promise<
       realms.push(realm);
     }
   }
-  const tokens: ImportedToken[] = [];
+  const tokens: { token: ImportedToken; checked: TokenWithInfo | undefined }[] = [];
+  const unauthorized: string[] = [];
   for (const rec of records) {
+    // a record naming an existing token acts on that token: the caller needs rights on it
+    const existing = await findTokenBySerial(deps, rec.serial);
+    if (existing && !await input.mayReinit(existing)) {
+      unauthorized.push(rec.serial);
+      continue;
+    }
     let owner: UserRef | undefined;
     if (rec.owner) {
       owner = await resolveUser(deps, rec.owner.login, rec.owner.realm, rec.owner.resolver);
@@ -246,10 +278,23 @@ export async function loadTokenFile(deps: Deps, input: TokenFileInput): Promise<
         );
       }
     }
-    tokens.push(await tokenOf(deps, system, rec, { owner, realms }));
+    tokens.push({ token: await tokenOf(deps, system, rec, { owner, realms }), checked: existing });
   }
   await inOneTransaction(deps, async (trx) => {
-    for (const t of tokens) await writeImportedToken(trx, t, { onExisting: "reinit" });
+    for (const { token, checked } of tokens) {
+      // the rights were decided on the token as read above; a change since then is not covered
+      if (!isUnchanged(checked, await findTokenBySerial(trx, token.serial))) {
+        throw new TokenAdminError(
+          `Cannot import the token "${token.serial}": it was created or changed during the upload; upload the file again`,
+        );
+      }
+      await writeImportedToken(trx, token, { onExisting: "reinit" });
+    }
   });
-  return { n_imported: tokens.length, n_not_imported: notImported, serials: [...serials] };
+  return {
+    n_imported: tokens.length,
+    n_not_imported: notImported + unauthorized.length,
+    serials: tokens.map((t) => t.token.serial),
+    unauthorized,
+  };
 }

@@ -21,6 +21,7 @@ async function load(c: Context<AppEnv>): Promise<Response> {
   if (!type) throw new ParameterError("Missing parameter: 'type'");
   const file = p.file;
   if (!(file instanceof File)) throw new ParameterError("Missing parameter: 'file'");
+  const authorizeToken = c.get("target").authorizeToken;
   const res = await loadTokenFile(c.get("deps"), {
     type,
     content: new Uint8Array(await file.arrayBuffer()),
@@ -30,11 +31,22 @@ async function load(c: Context<AppEnv>): Promise<Response> {
     tokenRealms: tokenRealmsParam(p),
     // owners named by the file must be in realms the admin may import into
     allowedRealms: await visibleRealms(c, "importtokens"),
+    // an existing token the file names: the rights step's decision on that token's realms
+    mayReinit: (token) => authorizeToken ? authorizeToken(token) : Promise.resolve(false),
   });
   const audit = c.get("audit");
-  audit.info = `${type}, ${filename} (imported: ${res.n_imported})`.slice(0, 500);
+  const refused = res.unauthorized.length > 0
+    ? `, unauthorized: ${res.unauthorized.join(",")}`
+    : "";
+  audit.info = `${type}, ${filename} (imported: ${res.n_imported}${refused})`.slice(0, 500);
   audit.serial = res.serials.join(",").slice(0, 500);
-  return ok(c, { n_imported: res.n_imported, n_not_imported: res.n_not_imported });
+  const value: Record<string, unknown> = {
+    n_imported: res.n_imported,
+    n_not_imported: res.n_not_imported,
+  };
+  // privacyIDEA's name for serials a bulk token request may not touch; only when there are some
+  if (res.unauthorized.length > 0) value.unauthorized = res.unauthorized;
+  return ok(c, value);
 }
 
 /** Adds `POST /load/:filename` and `POST /load` to the token routes. */
