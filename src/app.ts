@@ -13,7 +13,7 @@ import { AppError, DatabaseUnavailableError, HttpError } from "./errors.ts";
 import { newAuditEntry } from "./domain/audit/mod.ts";
 import { beginRequest } from "./db/direct.ts";
 import { isTransientDbError } from "./db/transient_error.ts";
-import { clientAddress, type Network, parseNetwork } from "./lib/ip.ts";
+import { clientAddress, inAnyNetwork, type Network, parseIp, parseNetwork } from "./lib/ip.ts";
 import { withRequestId } from "./lib/logger.ts";
 import { authRoutes } from "./http/routes/auth.ts";
 import { systemRoutes } from "./http/routes/system.ts";
@@ -46,7 +46,7 @@ import { createMetrics, metricsHandler } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
 
 const MAX_INFO = 900;
-// an id a proxy or client sent is kept when it is short and plain (it goes into
+// an id a trusted proxy sent is kept when it is short and plain (it goes into
 // log lines and the audit as it is); otherwise the request gets a new one
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
@@ -87,7 +87,11 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
     audit.client = clientIp;
     audit.userAgent = userAgent.slice(0, 255);
     const sent = c.req.header("x-request-id");
-    const requestId = sent !== undefined && REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+    // only a proxy of server.trusted_proxies names the request: anyone else could make their
+    // requests look like another client's in the log and the audit
+    const requestId = sent !== undefined && REQUEST_ID.test(sent) && isTrustedPeer(peer, trusted)
+      ? sent
+      : crypto.randomUUID();
     audit.requestId = requestId;
     c.set("audit", audit);
     c.set("params", {});
@@ -177,6 +181,12 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   });
 
   return app;
+}
+
+function isTrustedPeer(peer: string, trusted: readonly Network[]): boolean {
+  if (trusted.length === 0) return false;
+  const addr = parseIp(peer);
+  return addr !== undefined && inAnyNetwork(addr, trusted);
 }
 
 function pathRegexp(path: string): RegExp {

@@ -78,16 +78,10 @@ Deno.test("request ids: each answer carries X-Request-ID, its audit row and its 
   const line = t.log.lines.find((l) => l.includes("Login failed"));
   assert.ok(line?.endsWith(` request_id=${id}`), String(line));
 
-  // an id from the proxy in front is kept; one with spaces or too long is replaced
-  const kept = await t.get("/healthz/", { headers: { "x-request-id": "lb-7f3a.42:eu@node_1" } });
-  await kept.body?.cancel();
-  assert.equal(kept.headers.get("x-request-id"), "lb-7f3a.42:eu@node_1");
-  const replaced = await t.get("/healthz/", { headers: { "x-request-id": "a b" } });
-  await replaced.body?.cancel();
-  assert.notEqual(replaced.headers.get("x-request-id"), "a b");
-  const long = await t.get("/healthz/", { headers: { "x-request-id": "x".repeat(129) } });
-  await long.body?.cancel();
-  assert.match(long.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+  // without server.trusted_proxies nobody names a request: a client's id is replaced
+  const sent = await t.get("/healthz/", { headers: { "x-request-id": "lb-7f3a.42:eu@node_1" } });
+  await sent.body?.cancel();
+  assert.match(sent.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
 
   // an error answer has one too
   const missing = await t.get("/no/such/path");
@@ -105,9 +99,44 @@ Deno.test("request ids: each answer carries X-Request-ID, its audit row and its 
   assert.equal(v.auditdata[0].request_id, id);
   assert.equal(v.auditdata[0].action, "POST /auth");
   assert.equal(v.auditdata[0].success, 0);
-  const byProxy = await jsonOf(
+  const byClient = await jsonOf(
     await t.asAdmin("GET", "/audit/", { query: { request_id: "lb-7f3a.42:eu@node_1" } }),
   );
-  assert.match(byProxy.body.result.value.auditdata[0].action, /^GET \/healthz/);
+  assert.equal(byClient.body.result.value.count, 0, "the client's id is in no audit row");
+  await t.close();
+});
+
+Deno.test("request ids: X-Request-ID is taken only from a proxy of server.trusted_proxies", async () => {
+  const t = await createTestApp({ configText: '[server]\ntrusted_proxies = ["10.0.0.0/8"]\n' });
+  const id = "lb-7f3a.42:eu@node_1";
+  const fromProxy = async (value: string) => {
+    const res = await t.get("/healthz/", {
+      headers: { "x-request-id": value },
+      remoteAddr: "10.1.2.3",
+    });
+    await res.body?.cancel();
+    return res.headers.get("x-request-id") ?? "";
+  };
+  // the proxy's id is kept; one with spaces or too long is replaced
+  assert.equal(await fromProxy(id), id);
+  assert.match(await fromProxy("a b"), /^[0-9a-f-]{36}$/);
+  assert.match(await fromProxy("x".repeat(129)), /^[0-9a-f-]{36}$/);
+  // any other peer (also one that claims to be forwarded by the proxy) gets a new one
+  for (const headers of [{}, { "x-forwarded-for": "10.1.2.3" }] as Record<string, string>[]) {
+    const res = await t.get("/healthz/", {
+      headers: { ...headers, "x-request-id": "spoofed-1" },
+      remoteAddr: "192.0.2.7",
+    });
+    await res.body?.cancel();
+    assert.match(res.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+  }
+  const byId = async (requestId: string) =>
+    (await jsonOf(await t.asAdmin("GET", "/audit/", { query: { request_id: requestId } }))).body
+      .result.value;
+  const kept = await byId(id);
+  assert.equal(kept.count, 1);
+  assert.match(kept.auditdata[0].action, /^GET \/healthz/);
+  assert.equal(kept.auditdata[0].request_id, id);
+  assert.equal((await byId("spoofed-1")).count, 0);
   await t.close();
 });
