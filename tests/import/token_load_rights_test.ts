@@ -15,6 +15,8 @@ import { enrollHotp, hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { addAdmin } from "../../src/domain/admin/mod.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
 import { findTokenBySerial } from "../../src/domain/token/mod.ts";
+import { loadTokenFile } from "../../src/domain/import/mod.ts";
+import { AppError } from "../../src/errors.ts";
 
 const ATTACKER_SECRET = "4142434445464748494a4b4c4d4e4f5051525354";
 const NEW_SECRET = "6162636465666768696a6b6c6d6e6f7071727374";
@@ -274,6 +276,34 @@ Deno.test("POST /token/load: a realm-limited admin cannot re-initialise a token 
       unauthorized: ["NOREALM1"],
     });
     assert.deepEqual(await findTokenBySerial(t.deps, "NOREALM1"), before);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("loadTokenFile refuses the file when a token appears between the rights check and the write", async () => {
+  const t = await createTestApp();
+  try {
+    await enrollHotp(t, { serial: "CHECKED1" });
+    const checked = await findTokenBySerial(t.deps, "CHECKED1");
+    const file = `LATE0001,${ATTACKER_SECRET},hotp,6,0\nCHECKED1,${ATTACKER_SECRET},hotp,6,0\n`;
+    await assert.rejects(
+      loadTokenFile(t.deps, {
+        type: "oathcsv",
+        content: new TextEncoder().encode(file),
+        // LATE0001 was read as absent; while CHECKED1 is decided, someone enrols it
+        mayReinit: async () => {
+          await enrollHotp(t, { serial: "LATE0001" });
+          return true;
+        },
+      }),
+      (err: unknown) =>
+        err instanceof AppError &&
+        err.message ===
+          'Cannot import the token "LATE0001": it was created or changed during the upload; upload the file again',
+    );
+    assert.deepEqual(await findTokenBySerial(t.deps, "CHECKED1"), checked);
+    assert.equal(await checkOtp(t, { serial: "LATE0001", pass: hotp(0) }), true);
   } finally {
     await t.close();
   }
