@@ -4,7 +4,8 @@
  * objects in the `none` and `packed` (self attestation, or full attestation
  * with an x5c chain) formats, and assertions, with a small CBOR encoder.
  * Every field a test may want to get wrong (origin, RP id, flags, sign
- * count, challenge, type) is a parameter.
+ * count, challenge, type) is a parameter, and so is the way its client
+ * passes the challenge on ({@link ChallengeForm}).
  *
  * @module
  */
@@ -81,10 +82,30 @@ export const FLAG_UP = 0x01;
 export const FLAG_UV = 0x04;
 const FLAG_AT = 0x40;
 
+/**
+ * How a client turns the server's challenge text into the bytes the client
+ * data carries: `bytes` decodes the base64url text (WebAuthn libraries,
+ * privacyIDEA's `webauthn` clients), `text` takes the text's own bytes
+ * (privacyIDEA's passkey clients: `Uint8Array.from(challenge, c =>
+ * c.charCodeAt(0))`), so the client data's challenge is the base64url of
+ * the text.
+ */
+export type ChallengeForm = "bytes" | "text";
+
+/** The authenticator options of a client that passes challenges as privacyIDEA's passkey clients do. */
+export const PI_PASSKEY = { challengeAs: "text" } as const;
+
+/** The client data `challenge` a client of `form` sends for the server's `challenge` text. */
+export function clientChallenge(challenge: string, form: ChallengeForm): string {
+  return form === "text" ? b64url(encoder.encode(challenge)) : challenge;
+}
+
 /** What a ceremony is about; anything wrong on purpose is a parameter. */
 export interface CeremonyOptions {
   /** base64url challenge (the server's nonce). */
   challenge: string;
+  /** How the client passes the challenge on (default: the authenticator's {@link ChallengeForm}). */
+  challengeAs?: ChallengeForm;
   origin: string;
   /** The RP id whose hash goes into the authenticator data. */
   rpId: string;
@@ -143,6 +164,8 @@ export class SoftAuthenticator {
   signCount = 0;
   /** When false the authenticator has no counter: it always reports 0. */
   hasCounter = true;
+  /** How its client passes challenges on unless a ceremony says otherwise. */
+  challengeAs: ChallengeForm = "bytes";
   readonly #keys: CryptoKeyPair;
 
   private constructor(keys: CryptoKeyPair, credentialId: Uint8Array, aaguid: Uint8Array) {
@@ -151,20 +174,22 @@ export class SoftAuthenticator {
     this.aaguid = aaguid;
   }
 
-  /** A new credential (random id unless given). */
+  /** A new credential (random id unless given; challenges as `bytes` unless given). */
   static async create(
-    options: { credentialId?: Uint8Array; aaguid?: Uint8Array } = {},
+    options: { credentialId?: Uint8Array; aaguid?: Uint8Array; challengeAs?: ChallengeForm } = {},
   ): Promise<SoftAuthenticator> {
     const keys = await crypto.subtle.generateKey(
       { name: "ECDSA", namedCurve: "P-256" },
       false,
       ["sign", "verify"],
     ) as CryptoKeyPair;
-    return new SoftAuthenticator(
+    const made = new SoftAuthenticator(
       keys,
       options.credentialId ?? crypto.getRandomValues(new Uint8Array(32)),
       options.aaguid ?? new Uint8Array(16),
     );
+    if (options.challengeAs) made.challengeAs = options.challengeAs;
+    return made;
   }
 
   /** The credential id in base64url. */
@@ -218,7 +243,7 @@ export class SoftAuthenticator {
   ): Promise<Attestation> {
     const clientData = encoder.encode(JSON.stringify({
       type: o.type ?? "webauthn.create",
-      challenge: o.challenge,
+      challenge: clientChallenge(o.challenge, o.challengeAs ?? this.challengeAs),
       origin: o.origin,
       crossOrigin: false,
     }));
@@ -257,7 +282,7 @@ export class SoftAuthenticator {
   async assert(o: CeremonyOptions): Promise<Assertion> {
     const clientData = encoder.encode(JSON.stringify({
       type: o.type ?? "webauthn.get",
-      challenge: o.challenge,
+      challenge: clientChallenge(o.challenge, o.challengeAs ?? this.challengeAs),
       origin: o.origin,
       crossOrigin: false,
     }));

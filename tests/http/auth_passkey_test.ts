@@ -9,7 +9,12 @@
 import assert from "node:assert/strict";
 import { type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { addPolicy, appWithAlice, auditRows } from "./_challenge_types.ts";
-import { type Assertion, fromB64url, SoftAuthenticator } from "./_soft_authenticator.ts";
+import {
+  type Assertion,
+  fromB64url,
+  PI_PASSKEY,
+  SoftAuthenticator,
+} from "./_soft_authenticator.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
 import { createUsers } from "../fixtures/users.ts";
 
@@ -141,7 +146,7 @@ function claimsOf(jwt: string): Json {
 
 Deno.test("POST /auth with a passkey: the owner logs in as a realm user; the JWT works; the assertion moved the sign count", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const serial = await enrol(t, auth);
   const before = await stateOf(t, serial);
   const { tid, a } = await assertion(t, auth);
@@ -179,7 +184,7 @@ Deno.test("POST /auth with a passkey: the owner logs in as a realm user; the JWT
 
 Deno.test("POST /auth with a passkey: lower-case aliases and form fields are accepted", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   await enrol(t, auth);
   const { tid, a } = await assertion(t, auth);
   const res = await authWith(t, {
@@ -208,7 +213,7 @@ Deno.test("POST /auth with a passkey: lower-case aliases and form fields are acc
 
 Deno.test("POST /auth with a passkey of a superuser realm's user gives the admin role a password login gives", async () => {
   const t = await setup('[auth]\nsuperuser_realms = ["realm1"]\n');
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   await enrol(t, auth);
   const { tid, a } = await assertion(t, auth);
   const res = await authWith(t, loginBody(tid, a));
@@ -222,7 +227,7 @@ Deno.test("POST /auth with a passkey of a superuser realm's user gives the admin
 
 Deno.test("POST /auth with a passkey: an assertion logs in once; replayed on /auth or /validate/check it is refused", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const serial = await enrol(t, auth);
   const { tid, a } = await assertion(t, auth);
   assert.equal((await authWith(t, loginBody(tid, a))).status, 200);
@@ -254,7 +259,7 @@ Deno.test("POST /auth with a passkey: refusals (origin, no UV, disabled token, o
     scope: "authentication",
     action: { webauthn_user_verification_requirement: "discouraged" },
   });
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const serial = await enrol(t, auth);
   const start = await stateOf(t, serial);
   const { tid, challenge } = await initialize(t);
@@ -287,7 +292,7 @@ Deno.test("POST /auth with a passkey: refusals (origin, no UV, disabled token, o
     }],
     ["signature of another key", async () => {
       const a = await auth.assert({ challenge, origin: ORIGIN, rpId: RP_ID, uv: true });
-      const b = await (await SoftAuthenticator.create()).assert({
+      const b = await (await SoftAuthenticator.create(PI_PASSKEY)).assert({
         challenge,
         origin: ORIGIN,
         rpId: RP_ID,
@@ -316,9 +321,9 @@ Deno.test("POST /auth with a passkey: refusals (origin, no UV, disabled token, o
 
 Deno.test("POST /auth with a passkey: unknown credential, a WebAuthn token's credential and bad requests", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   await enrol(t, auth);
-  const stranger = await SoftAuthenticator.create();
+  const stranger = await SoftAuthenticator.create(PI_PASSKEY);
   const { tid, challenge } = await initialize(t);
   const a = await stranger.assert({ challenge, origin: ORIGIN, rpId: RP_ID, uv: true });
   assertRefused(await authWith(t, loginBody(tid, a)), NOT_REGISTERED);
@@ -386,9 +391,9 @@ Deno.test("POST /auth with a passkey: unknown credential, a WebAuthn token's cre
 
 Deno.test("POST /auth with a passkey: failures count against the address's login limits like wrong passwords", async () => {
   const t = await setup("[auth]\nlogin_failures = 2\nlogin_failure_window = 60\n");
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const serial = await enrol(t, auth);
-  const stranger = await SoftAuthenticator.create();
+  const stranger = await SoftAuthenticator.create(PI_PASSKEY);
   const { tid, challenge } = await initialize(t);
   const unknown = await stranger.assert({ challenge, origin: ORIGIN, rpId: RP_ID, uv: true });
   assertRefused(
@@ -416,9 +421,9 @@ Deno.test("POST /auth with a passkey: failures count against the address's login
 Deno.test("POST /auth with a passkey: login_mode=disable and a token without owner refuse the login", async () => {
   const t = await setup();
   await createUsers(t.deps, { realm: "realm2", users: [{ login: "bob", password: "bobpw" }] });
-  const alice = await SoftAuthenticator.create();
+  const alice = await SoftAuthenticator.create(PI_PASSKEY);
   await enrol(t, alice);
-  const bob = await SoftAuthenticator.create();
+  const bob = await SoftAuthenticator.create(PI_PASSKEY);
   const bobSerial = await enrol(t, bob, "bob", "realm2");
   await addPolicy(t, "nologin", {
     scope: "webui",
@@ -441,7 +446,7 @@ Deno.test("POST /auth with a passkey: login_mode=disable and a token without own
 
 Deno.test("POST /auth with a passkey: the same assertion sent twice at once logs in once", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const serial = await enrol(t, auth);
   const before = await stateOf(t, serial);
   const { tid, a } = await assertion(t, auth);

@@ -9,7 +9,14 @@
 import assert from "node:assert/strict";
 import { type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { addPolicy, appWithAlice, auditRows, challengeOf, listed } from "./_challenge_types.ts";
-import { type Assertion, b64url, fromB64url, SoftAuthenticator } from "./_soft_authenticator.ts";
+import {
+  type Assertion,
+  b64url,
+  type ChallengeForm,
+  fromB64url,
+  PI_PASSKEY,
+  SoftAuthenticator,
+} from "./_soft_authenticator.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
 
 const RP_ID = "example.com";
@@ -195,7 +202,7 @@ Deno.test("passkey: step 1 answers passkey_registration with the user's handle (
 
 Deno.test("passkey: enrol, then log in without a user name; the assertion succeeds once", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const { serial, res } = await enrol(t, auth);
   assert.equal(res.body.detail.rollout_state, "enrolled");
   const token = await listed(t, serial);
@@ -250,7 +257,7 @@ Deno.test("passkey: enrol, then log in without a user name; the assertion succee
 
 Deno.test("passkey: replayed and cloned counters, other origins, another user handle are refused and change nothing", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const { serial } = await enrol(t, auth);
   const before = await stateOf(t, serial);
   const { tid, passkey } = await initialize(t);
@@ -321,9 +328,77 @@ Deno.test("passkey: replayed and cloned counters, other origins, another user ha
   await t.close();
 });
 
+Deno.test("passkey: the challenge as privacyIDEA's clients pass it (the text's bytes) and decoded both enrol and log in; any other challenge is refused and changes nothing", async () => {
+  const t = await setup();
+  for (const form of ["text", "bytes"] as const) {
+    const auth = await SoftAuthenticator.create({ challengeAs: form });
+    const { serial, tid, options } = await requestRegistration(t);
+    const base = { type: "passkey", serial, transaction_id: tid, credential_id: auth.id };
+    const register = async (o: { challenge: string; challengeAs?: ChallengeForm }) => {
+      const att = await auth.register({ ...o, origin: ORIGIN, rpId: RP_ID });
+      return await initAs(t, {
+        ...base,
+        attestationObject: att.attestationObject,
+        clientDataJSON: att.clientDataJSON,
+      });
+    };
+    // another nonce in either form, and the text form taken twice, are no answer
+    const other = b64url(crypto.getRandomValues(new Uint8Array(32)));
+    for (
+      const wrong of [
+        { challenge: other, challengeAs: "text" },
+        { challenge: other, challengeAs: "bytes" },
+        { challenge: b64url(new TextEncoder().encode(options.challenge)), challengeAs: "text" },
+      ] as const
+    ) {
+      const refused = await register(wrong);
+      assert.equal(refused.status, 400, `${form}: ${JSON.stringify(wrong)}`);
+      assert.equal(
+        refused.body.result.error.message,
+        "ERR404: Invalid registration response: " +
+          "the client data's challenge is not the nonce of the transaction",
+      );
+      assert.equal((await getTokenBySerial(t.deps, serial)).rolloutState, "clientwait");
+    }
+    const enrolled = await register({ challenge: options.challenge });
+    assert.equal(enrolled.status, 200, `${form}: ${JSON.stringify(enrolled.body)}`);
+    assert.equal(enrolled.body.detail.rollout_state, "enrolled");
+    auth.userHandle = fromB64url(options.user.id);
+
+    const login = await initialize(t);
+    const before = await stateOf(t, serial);
+    for (
+      const wrong of [
+        { challenge: other, challengeAs: "text" },
+        { challenge: other, challengeAs: "bytes" },
+        {
+          challenge: b64url(new TextEncoder().encode(login.passkey.challenge)),
+          challengeAs: "text",
+        },
+      ] as const
+    ) {
+      const a = await auth.assert({ ...wrong, origin: ORIGIN, rpId: RP_ID, signCount: 5 });
+      const refused = await checkAs(t, answer(login.tid, a));
+      assert.equal(refused.status, 200);
+      assert.equal(refused.body.result.value, false, `${form}: ${JSON.stringify(wrong)}`);
+      assert.deepEqual(await stateOf(t, serial), before, "nothing moves");
+    }
+    const a = await auth.assert({
+      challenge: login.passkey.challenge,
+      origin: ORIGIN,
+      rpId: RP_ID,
+    });
+    const ok = await checkAs(t, answer(login.tid, a));
+    assert.equal(ok.body.result.value, true, `${form}: ${JSON.stringify(ok.body)}`);
+    assert.equal(ok.body.detail.username, "alice");
+    assert.equal(ok.body.detail.serial, serial);
+  }
+  await t.close();
+});
+
 Deno.test("passkey: UV required by policy; a credential registered twice is refused; wrong step-2 data", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const { serial } = await enrol(t, auth);
   await addPolicy(t, "uv", {
     scope: "authentication",
@@ -369,7 +444,7 @@ Deno.test("passkey: UV required by policy; a credential registered twice is refu
   );
   const missing = await initAs(t, { ...base, credential_id: undefined });
   assert.equal(missing.body.result.error.message, "ERR905: Missing parameter: credential_id");
-  const fresh = await SoftAuthenticator.create();
+  const fresh = await SoftAuthenticator.create(PI_PASSKEY);
   const freshAtt = await fresh.register({
     challenge: second.options.challenge,
     origin: ORIGIN,
@@ -408,7 +483,7 @@ Deno.test("passkey: UV required by policy; a credential registered twice is refu
 
 Deno.test("passkey: a PIN triggers a challenge only with passkey_trigger_by_pin (flat extras); the failcounter stays", async () => {
   const t = await setup();
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const { serial } = await enrol(t, auth, { pin: "pin" });
   const without = await checkAs(t, { user: "alice", pass: "pin" });
   assert.equal(without.body.result.value, false);

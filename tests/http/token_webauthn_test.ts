@@ -311,6 +311,59 @@ Deno.test("webauthn: step 2 (none attestation) stores the credential; login with
   await t.close();
 });
 
+Deno.test("webauthn: the nonce decoded (privacyIDEA's webauthn clients) and as its text's bytes both enrol and log in; another nonce is refused", async () => {
+  const t = await setup();
+  for (const form of ["bytes", "text"] as const) {
+    const auth = await SoftAuthenticator.create({ challengeAs: form });
+    const { serial, tid, request } = await requestRegistration(t);
+    const register = async (o: { challenge: string; challengeAs?: "bytes" | "text" }) => {
+      const att = await auth.register({ ...o, origin: ORIGIN, rpId: RP_ID });
+      return await initAs(t, {
+        type: "webauthn",
+        serial,
+        transaction_id: tid,
+        clientdata: att.clientDataJSON,
+        regdata: att.attestationObject,
+      });
+    };
+    const other = b64url(crypto.getRandomValues(new Uint8Array(32)));
+    for (
+      const wrong of [
+        { challenge: other, challengeAs: "text" },
+        { challenge: other, challengeAs: "bytes" },
+        { challenge: b64url(new TextEncoder().encode(request.nonce)), challengeAs: "text" },
+      ] as const
+    ) {
+      const refused = await register(wrong);
+      assert.equal(refused.status, 400, `${form}: ${JSON.stringify(wrong)}`);
+      assert.equal(refused.body.result.error.message, "ERR404: Could not enroll webauthn token!");
+      assert.equal((await stateOf(t, serial)).rollout, "clientwait");
+    }
+    const enrolled = await register({ challenge: request.nonce });
+    assert.equal(enrolled.status, 200, `${form}: ${JSON.stringify(enrolled.body)}`);
+
+    const { tid: loginTid, signRequest } = await challenge(t, serial);
+    const before = await stateOf(t, serial);
+    for (
+      const wrong of [
+        { challenge: other, challengeAs: "text" },
+        { challenge: other, challengeAs: "bytes" },
+        { challenge: b64url(new TextEncoder().encode(signRequest.challenge)), challengeAs: "text" },
+      ] as const
+    ) {
+      const a = await auth.assert({ ...wrong, origin: ORIGIN, rpId: RP_ID, signCount: 9 });
+      const refused = await checkAs(t, answer(loginTid, a));
+      assert.equal(refused.body.result.value, false, `${form}: ${JSON.stringify(wrong)}`);
+      assert.deepEqual(await stateOf(t, serial), before, "nothing moves");
+    }
+    const a = await auth.assert({ challenge: signRequest.challenge, origin: ORIGIN, rpId: RP_ID });
+    const ok = await checkAs(t, answer(loginTid, a));
+    assert.equal(ok.body.result.value, true, `${form}: ${JSON.stringify(ok.body)}`);
+    assert.equal(ok.body.detail.serial, serial);
+  }
+  await t.close();
+});
+
 Deno.test("webauthn: packed self attestation satisfies the default level 'untrusted'; none does not", async () => {
   const t = await setup({ webauthn_authenticator_attestation_level: "untrusted" });
   const plain = await SoftAuthenticator.create();

@@ -10,7 +10,12 @@
 import assert from "node:assert/strict";
 import { type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { addPolicy, appWithAlice, challengeOf, enrolOk } from "./_challenge_types.ts";
-import { type Attestation, fromB64url, SoftAuthenticator } from "./_soft_authenticator.ts";
+import {
+  type Attestation,
+  fromB64url,
+  PI_PASSKEY,
+  SoftAuthenticator,
+} from "./_soft_authenticator.ts";
 import { findTokenBySerial, getTokensOfUser } from "../../src/domain/token/mod.ts";
 import { resolveUser } from "../../src/domain/user/mod.ts";
 
@@ -92,7 +97,7 @@ Deno.test("enroll_via_multichallenge=passkey: a successful check answers with st
   assert.equal(waiting?.active, false);
   assert.equal(waiting?.info.enroll_via_multichallenge?.value, "True");
 
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const att = await auth.register({ challenge: options.challenge, origin: ORIGIN, rpId: RP_ID });
   const done = await checkAs(t, completion(serial, tid, att));
   assert.equal(done.status, 200, JSON.stringify(done.body));
@@ -154,7 +159,7 @@ Deno.test("enroll_via_multichallenge=passkey: refused registrations change nothi
   const { tid, entry } = await firstFactor(t);
   const serial = entry.serial as string;
   const challenge = entry.passkey_registration.challenge as string;
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const evil = await auth.register({ challenge, origin: "https://evil.example.net", rpId: RP_ID });
   const refused = await checkAs(t, completion(serial, tid, evil), "https://evil.example.net");
   assert.equal(refused.status, 200);
@@ -198,7 +203,7 @@ Deno.test("enroll_via_multichallenge=passkey: another user's name, and an enrolm
   const { createUsers } = await import("../fixtures/users.ts");
   await createUsers(t.deps, { realm: "realm2", users: [{ login: "bob", password: "bobpw" }] });
   const { tid, entry } = await firstFactor(t);
-  const auth = await SoftAuthenticator.create();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
   const att = await auth.register({
     challenge: entry.passkey_registration.challenge,
     origin: ORIGIN,
@@ -221,7 +226,7 @@ Deno.test("enroll_via_multichallenge=passkey: another user's name, and an enrolm
   assert.equal(admin.status, 200, JSON.stringify(admin.body));
   const adminSerial = admin.body.detail.serial as string;
   const adminTid = admin.body.detail.transaction_id as string;
-  const adminAtt = await (await SoftAuthenticator.create()).register({
+  const adminAtt = await (await SoftAuthenticator.create(PI_PASSKEY)).register({
     challenge: admin.body.detail.passkey_registration.challenge,
     origin: ORIGIN,
     rpId: RP_ID,
@@ -282,7 +287,7 @@ Deno.test("cancel_enrollment: only under enroll_via_multichallenge_optional; del
   const twice = await checkAs(t, { cancel_enrollment: "true", transaction_id: tid });
   assert.equal(twice.body.result.value, false);
   // a cancelled transaction cannot be completed either
-  const att = await (await SoftAuthenticator.create()).register({
+  const att = await (await SoftAuthenticator.create(PI_PASSKEY)).register({
     challenge: entry.passkey_registration.challenge,
     origin: ORIGIN,
     rpId: RP_ID,
@@ -305,7 +310,7 @@ Deno.test("enroll_via_multichallenge=passkey: two registrations sent at once for
   const t = await setup();
   const { tid, entry } = await firstFactor(t);
   const register = async () =>
-    await (await SoftAuthenticator.create()).register({
+    await (await SoftAuthenticator.create(PI_PASSKEY)).register({
       challenge: entry.passkey_registration.challenge,
       origin: ORIGIN,
       rpId: RP_ID,

@@ -6,9 +6,11 @@
  * `localhost`); `navigator.credentials.create()`/`get()` run in the page
  * with the options of the server's `/token/init`, `/validate/check` and
  * `/validate/initialize` answers, and the page posts the results back
- * (so the Origin header is the browser's own). A webauthn security key
- * (packed attestation with the virtual key's certificate) and a passkey are
- * enrolled and log in; user verification is required at login.
+ * (so the Origin header is the browser's own). The page passes challenges
+ * on as privacyIDEA's web UI does: a passkey challenge as the bytes of its
+ * text, a webauthn nonce decoded. A webauthn security key (packed
+ * attestation with the virtual key's certificate) and a passkey are enrolled
+ * and log in; user verification is required at login.
  *
  * Runs in the SQLite half of the test command only (the browser side is
  * engine-blind; the HTTP tests cover both engines).
@@ -60,7 +62,12 @@ async function api(
   }, { method, path, body, token });
 }
 
-/** The page-side helpers: base64url both ways and the credential calls. */
+/**
+ * The page-side helpers: base64url both ways, and the challenge as
+ * privacyIDEA's web UI passes a passkey challenge on (the bytes of the
+ * challenge text, `Uint8Array.from(challenge, c => c.charCodeAt(0))`); its
+ * webauthn client decodes the nonce instead (`unb64`).
+ */
 const PAGE_HELPERS = `
   window.b64 = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf)))
     .replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
@@ -68,7 +75,14 @@ const PAGE_HELPERS = `
     const t = s.replaceAll("-", "+").replaceAll("_", "/");
     return Uint8Array.from(atob(t + "=".repeat((4 - t.length % 4) % 4)), (c) => c.charCodeAt(0));
   };
+  window.textBytes = (s) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+  window.clientChallenge = (buf) => JSON.parse(new TextDecoder().decode(buf)).challenge;
 `;
+
+/** base64url of a text's bytes: the client data challenge of privacyIDEA's passkey clients. */
+function b64urlOfText(text: string): string {
+  return btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
 
 Deno.test({
   name: "webauthn and passkey in chromium's virtual authenticator: enrolment and login",
@@ -240,7 +254,7 @@ Deno.test({
           publicKey: {
             rp: o.rp,
             user: { id: w.unb64(o.user.id), name: o.user.name, displayName: o.user.displayName },
-            challenge: w.unb64(o.challenge),
+            challenge: w.textBytes(o.challenge),
             pubKeyCredParams: o.pubKeyCredParams,
             timeout: 30000,
             excludeCredentials: o.excludeCredentials.map((c: Json) => ({
@@ -253,18 +267,23 @@ Deno.test({
         }) as Json;
         const res = cred.response;
         return {
-          credential_id: cred.id,
-          rawId: w.b64(cred.rawId),
-          authenticatorAttachment: cred.authenticatorAttachment ?? "",
-          attestationObject: w.b64(res.attestationObject),
-          clientDataJSON: w.b64(res.clientDataJSON),
+          sent: w.clientChallenge(res.clientDataJSON),
+          body: {
+            credential_id: cred.id,
+            rawId: w.b64(cred.rawId),
+            authenticatorAttachment: cred.authenticatorAttachment ?? "",
+            attestationObject: w.b64(res.attestationObject),
+            clientDataJSON: w.b64(res.clientDataJSON),
+          },
         };
       }, options);
+      // the client data carries the challenge text's bytes, as with privacyIDEA's web UI
+      assert.equal(created.sent, b64urlOfText(options.challenge));
       const step2 = await api(page, "POST", "/token/init", {
         type: "passkey",
         serial: passkeySerial,
         transaction_id: step1.detail.transaction_id,
-        ...created,
+        ...created.body,
       }, adminToken);
       assert.equal(step2.status, 200, JSON.stringify(step2));
       assert.equal(step2.detail.rollout_state, "enrolled");
@@ -281,7 +300,7 @@ Deno.test({
         const w = window as unknown as Json;
         const cred = await (navigator as unknown as Json).credentials.get({
           publicKey: {
-            challenge: w.unb64(p.challenge),
+            challenge: w.textBytes(p.challenge),
             rpId: p.rpId,
             allowCredentials: [],
             userVerification: p.user_verification,
@@ -289,16 +308,20 @@ Deno.test({
         }) as Json;
         const res = cred.response;
         return {
-          credential_id: cred.id,
-          clientDataJSON: w.b64(res.clientDataJSON),
-          authenticatorData: w.b64(res.authenticatorData),
-          signature: w.b64(res.signature),
-          userHandle: res.userHandle ? w.b64(res.userHandle) : "",
+          sent: w.clientChallenge(res.clientDataJSON),
+          body: {
+            credential_id: cred.id,
+            clientDataJSON: w.b64(res.clientDataJSON),
+            authenticatorData: w.b64(res.authenticatorData),
+            signature: w.b64(res.signature),
+            userHandle: res.userHandle ? w.b64(res.userHandle) : "",
+          },
         };
       }, pk);
+      assert.equal(asserted.sent, b64urlOfText(pk.challenge));
       const ok = await api(page, "POST", "/validate/check", {
         transaction_id: pk.transaction_id,
-        ...asserted,
+        ...asserted.body,
       });
       assert.equal(ok.status, 200, JSON.stringify(ok));
       assert.equal(ok.result.value, true, JSON.stringify(ok));

@@ -72,6 +72,41 @@ export function fromB64url(text: string): Uint8Array | undefined {
   return t === undefined ? undefined : isoBase64URL.toBuffer(t);
 }
 
+/**
+ * The check of a client data `challenge` against the nonce of a challenge
+ * (base64url text). Two forms answer it, both bound to exactly that nonce:
+ * the nonce's bytes (a client that decodes the base64url text, as WebAuthn
+ * libraries and privacyIDEA's `webauthn` clients do) and the bytes of the
+ * nonce's text (privacyIDEA's passkey clients pass
+ * `Uint8Array.from(challenge, c => c.charCodeAt(0))`, and privacyIDEA
+ * verifies passkeys against `challenge.encode("utf-8")`). The two forms
+ * differ in length (32 bytes or 43), so neither can stand for another nonce.
+ */
+export function challengeCheck(nonce: string): (received: string) => boolean {
+  const asBytes = canonicalB64url(nonce);
+  const asText = b64url(new TextEncoder().encode(nonce));
+  return (received) => {
+    const c = canonicalB64url(received);
+    return c !== undefined && c !== "" && (c === asBytes || c === asText);
+  };
+}
+
+/** The options of a library check that compares the client data's challenge with `nonce`. */
+function expectChallenge(nonce: string) {
+  const matches = challengeCheck(nonce);
+  const outcome = { isOther: false };
+  return {
+    outcome,
+    expectedChallenge: (received: string) => {
+      outcome.isOther = !matches(received);
+      return !outcome.isOther;
+    },
+  };
+}
+
+// the log's reason when the client data carries another challenge
+const OTHER_CHALLENGE = "the client data's challenge is not the nonce of the transaction";
+
 /** Hex SHA-256 of `bytes` (`credential_id_hash`). */
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return toHex(
@@ -202,7 +237,7 @@ export class FidoCheckError extends Error {}
 export async function verifyRegistration(input: {
   clientDataJSON: string;
   attestationObject: string;
-  /** base64url of the challenge nonce. */
+  /** base64url of the challenge nonce (answered in either form of {@link challengeCheck}). */
   challenge: string;
   origin: string;
   rpId: string;
@@ -215,6 +250,7 @@ export async function verifyRegistration(input: {
   if (!originFitsRp(input.origin, input.rpId)) {
     throw new FidoCheckError(`origin "${input.origin}" does not belong to "${input.rpId}"`);
   }
+  const challenge = expectChallenge(input.challenge);
   let result;
   try {
     result = await verifyRegistrationResponse({
@@ -226,7 +262,7 @@ export async function verifyRegistration(input: {
         clientExtensionResults: {},
         response: { clientDataJSON, attestationObject },
       } satisfies RegistrationResponseJSON,
-      expectedChallenge: input.challenge,
+      expectedChallenge: challenge.expectedChallenge,
       expectedOrigin: input.origin,
       expectedRPID: input.rpId,
       expectedType: "webauthn.create",
@@ -235,7 +271,7 @@ export async function verifyRegistration(input: {
       supportedAlgorithmIDs: input.algorithms,
     });
   } catch (err) {
-    throw new FidoCheckError((err as Error).message);
+    throw new FidoCheckError(challenge.outcome.isOther ? OTHER_CHALLENGE : (err as Error).message);
   }
   if (!result.verified) throw new FidoCheckError("the attestation signature does not verify");
   const info = result.registrationInfo;
@@ -301,6 +337,7 @@ export async function verifyAssertion(input: {
   if (!originFitsRp(origin, input.rpId)) {
     throw new FidoCheckError(`origin "${origin}" does not belong to "${input.rpId}"`);
   }
+  const challenge = expectChallenge(input.challenge.nonce);
   let result;
   try {
     result = await verifyAuthenticationResponse({
@@ -315,7 +352,7 @@ export async function verifyAssertion(input: {
           signature: fields.signature!,
         },
       } satisfies AuthenticationResponseJSON,
-      expectedChallenge: input.challenge.nonce,
+      expectedChallenge: challenge.expectedChallenge,
       expectedOrigin: origin,
       expectedRPID: input.rpId,
       expectedType: "webauthn.get",
@@ -327,7 +364,7 @@ export async function verifyAssertion(input: {
       requireUserVerification: input.challenge.userVerification === "required",
     });
   } catch (err) {
-    throw new FidoCheckError((err as Error).message);
+    throw new FidoCheckError(challenge.outcome.isOther ? OTHER_CHALLENGE : (err as Error).message);
   }
   if (!result.verified) throw new FidoCheckError("the signature does not verify");
   return { signCount: result.authenticationInfo.newCounter };
