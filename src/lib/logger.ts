@@ -38,9 +38,18 @@ export interface LoggerOptions {
 
 const requestScope = new AsyncLocalStorage<string>();
 
-// control characters (line breaks above all) in a message: it is written quoted
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\x00-\x1f\x7f]/;
+// characters a terminal or a log viewer acts on: C0 controls (line breaks, ESC), DEL, C1
+// controls (0x9b is CSI on its own), the Unicode line and paragraph separators and the
+// bidirectional overrides (they make a line read differently from what it holds)
+const CONTROL_CLASS =
+  "\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069";
+const CONTROL_REGEXP = new RegExp(`[${CONTROL_CLASS}]`);
+// of those, the ones JSON.stringify leaves as they are (it escapes C0 only)
+const UNESCAPED_BY_JSON_REGEXP = /[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// a text-format value is quoted when it would not read back as one token or holds a control
+const VALUE_QUOTES_REGEXP = new RegExp(`[\\s"${CONTROL_CLASS}]`);
+// a key also when it holds "=", which would end it early
+const KEY_QUOTES_REGEXP = new RegExp(`[\\s"=${CONTROL_CLASS}]`);
 
 /**
  * Runs `fn` as the request `requestId`: every line logged until it settles
@@ -55,9 +64,21 @@ export function currentRequestId(): string | undefined {
   return requestScope.getStore();
 }
 
+/** JSON text with the characters JSON.stringify leaves raw written as `\uXXXX` (still JSON). */
+function safeJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    UNESCAPED_BY_JSON_REGEXP,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+function textKey(k: string): string {
+  return KEY_QUOTES_REGEXP.test(k) || k === "" ? safeJson(k) : k;
+}
+
 function textValue(v: unknown): string {
   const s = typeof v === "string" ? v : v instanceof Error ? v.message : JSON.stringify(v);
-  return /[\s"]/.test(s ?? "") ? JSON.stringify(s) : String(s);
+  return VALUE_QUOTES_REGEXP.test(s ?? "") ? safeJson(s) : String(s);
 }
 
 function jsonValue(v: unknown): unknown {
@@ -85,18 +106,19 @@ export function createLogger(
       const requestId = requestScope.getStore();
       if (requestId !== undefined) event.request_id = requestId;
       for (const [k, v] of tail) event[k] = v;
-      write(JSON.stringify(event));
+      write(safeJson(event));
     }
     : (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
       if (RANK[lvl] < min) return;
       // a message with control characters (a configured text with a user name in it) is
-      // quoted, so that no request can write a line of its own
-      const text = CONTROL.test(msg) ? JSON.stringify(msg) : msg;
+      // quoted; keys and values are quoted and escaped whenever they need it: no request can
+      // write a line of its own or send escape sequences to the terminal that shows the log
+      const text = CONTROL_REGEXP.test(msg) ? safeJson(msg) : msg;
       let line = `${new Date().toISOString()} ${lvl.toUpperCase()} ${text}`;
-      for (const [k, v] of Object.entries(fields ?? {})) line += ` ${k}=${textValue(v)}`;
+      for (const [k, v] of Object.entries(fields ?? {})) line += ` ${textKey(k)}=${textValue(v)}`;
       const requestId = requestScope.getStore();
-      if (requestId !== undefined) line += ` request_id=${requestId}`;
-      for (const [k, v] of tail) line += ` ${k}=${textValue(v)}`;
+      if (requestId !== undefined) line += ` request_id=${textValue(requestId)}`;
+      for (const [k, v] of tail) line += ` ${textKey(k)}=${textValue(v)}`;
       write(line);
     };
   return {

@@ -88,3 +88,34 @@ Deno.test("logger: levels below the minimum are dropped; fixed fields end every 
     .info("kept");
   assert.equal(JSON.parse(json[0]).worker, 2);
 });
+
+Deno.test("logger: text lines escape control characters in the message, every key and every value", () => {
+  const log = memoryLogger();
+  const nasty = "a\x1b[2Jb\x07\x7f\u009b31m\u2028\u202ec";
+  const escaped = '"a\\u001b[2Jb\\u0007\\u007f\\u009b31m\\u2028\\u202ec"';
+  log.info(`msg ${nasty}`, { [nasty]: nasty, "k=v": "x", plain: "a=b", n: { s: nasty } });
+  assert.equal(
+    log.lines[0].replace(/^\S+ /, ""),
+    `INFO "msg ${escaped.slice(1, -1)}" ${escaped}=${escaped} "k=v"=x plain=a=b ` +
+      `n="{\\"s\\":\\"a\\\\u001b[2Jb\\\\u0007\\u007f\\u009b31m\\u2028\\u202ec\\"}"`,
+  );
+  // nothing a terminal acts on is left in the line
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(log.lines[0], /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e]/);
+  // fixed fields and a message without controls are written as before
+  const lines: string[] = [];
+  createLogger("info", { write: (l) => lines.push(l), fields: { [nasty]: nasty } }).info("plain");
+  assert.equal(lines[0].replace(/^\S+ /, ""), `INFO plain ${escaped}=${escaped}`);
+});
+
+Deno.test("logger: json lines escape the controls JSON.stringify leaves raw, and still parse", () => {
+  const log = memoryLogger("json");
+  const nasty = "a\x1b[2Jb\x7f\u009b31m\u2028\u202ec";
+  log.info(nasty, { [nasty]: nasty });
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(log.lines[0], /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e]/);
+  assert.ok(log.lines[0].includes('"msg":"a\\u001b[2Jb\\u007f\\u009b31m\\u2028\\u202ec"'));
+  const event = JSON.parse(log.lines[0]);
+  assert.equal(event.msg, nasty);
+  assert.equal(event[nasty], nasty);
+});
