@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createCipheriv, createHmac } from "node:crypto";
+import { createCipheriv, createHmac, pbkdf2Sync } from "node:crypto";
 import { Buffer } from "node:buffer";
 
 /** T12's pre-shared key. */
@@ -228,6 +228,63 @@ export function plainFile(): string {
       <UserId>UID=jsmith,DC=example-bank,DC=net</UserId>
     </Key>
   </KeyPackage>
+</KeyContainer>
+`;
+}
+
+/**
+ * A PBKDF2 container (RFC 6030 figure 7 layout) with `iterations` rounds: one HOTP key
+ * (`serial`, secret `secretHex`) and the MAC key, both under the key derived from `password`.
+ * With `derive: false` the key is not derived (a file that must be refused before that).
+ */
+export function pbkdf2File(
+  opts: {
+    iterations: number;
+    password: string;
+    serial: string;
+    secretHex: string;
+    derive?: boolean;
+  },
+): string {
+  const salt = Buffer.from("0102030405060708", "hex");
+  const key = opts.derive === false
+    ? "00".repeat(16)
+    : pbkdf2Sync(opts.password, salt, opts.iterations, 16, "sha1").toString("hex");
+  const macKeyCipher = encryptValue(
+    key,
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf",
+    Buffer.from(T12_MAC_KEY, "hex"),
+  );
+  const cipher = encryptValue(
+    key,
+    "b0b1b2b3b4b5b6b7b8b9babbbcbdbebf",
+    Buffer.from(opts.secretHex, "hex"),
+  );
+  const pkg = hotpPackage({ serial: opts.serial, cipher, mac: valueMac(T12_MAC_KEY, cipher) });
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<KeyContainer Version="1.0"
+    xmlns="urn:ietf:params:xml:ns:keyprov:pskc"
+    xmlns:xenc11="http://www.w3.org/2009/xmlenc11#"
+    xmlns:pkcs5="http://www.rsasecurity.com/rsalabs/pkcs/schemas/pkcs-5v2-0#"
+    xmlns:xenc="http://www.w3.org/2001/04/xmlenc#">
+  <EncryptionKey>
+    <xenc11:DerivedKey>
+      <xenc11:KeyDerivationMethod
+        Algorithm="http://www.rsasecurity.com/rsalabs/pkcs/schemas/pkcs-5v2-0#pbkdf2">
+        <pkcs5:PBKDF2-params>
+          <Salt><Specified>${salt.toString("base64")}</Specified></Salt>
+          <IterationCount>${opts.iterations}</IterationCount>
+          <KeyLength>16</KeyLength>
+        </pkcs5:PBKDF2-params>
+      </xenc11:KeyDerivationMethod>
+    </xenc11:DerivedKey>
+  </EncryptionKey>
+  <MACMethod Algorithm="http://www.w3.org/2000/09/xmldsig#hmac-sha1">
+    <MACKey>
+      <xenc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>
+      <xenc:CipherData><xenc:CipherValue>${macKeyCipher}</xenc:CipherValue></xenc:CipherData>
+    </MACKey>
+  </MACMethod>${pkg}
 </KeyContainer>
 `;
 }

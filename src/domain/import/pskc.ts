@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { createDecipheriv, createHmac, pbkdf2Sync, timingSafeEqual } from "node:crypto";
+import { createDecipheriv, createHmac, pbkdf2, timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { ParameterError, TokenAdminError } from "../../errors.ts";
 import { child, childrenNamed, descendant, parseXml, textOf, XmlError } from "../../lib/xml.ts";
@@ -30,6 +30,12 @@ export interface PskcResult {
   records: TokenRecord[];
   notImported: number;
 }
+
+/**
+ * Most PBKDF2 rounds a PSKC file may ask for. Producers use far fewer (RFC 6030's example: 1,000;
+ * rarely above 100,000); a file asking for millions would tie up the server for seconds.
+ */
+export const MAX_PBKDF2_ITERATIONS = 1_000_000;
 
 const YUBICO_AES = "http://www.yubico.com/#yubikey-aes";
 const PSKC_HOTP = "urn:ietf:params:xml:ns:keyprov:pskc:hotp";
@@ -69,8 +75,23 @@ function algorithmTail(el: XmlElement | undefined): string {
   return alg.slice(alg.indexOf("#") + 1).toLowerCase();
 }
 
+/** PBKDF2-HMAC-SHA1 on the thread pool, so the derivation never holds up other requests. */
+function pbkdf2Sha1(
+  password: string,
+  salt: Uint8Array,
+  iterations: number,
+  length: number,
+): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    pbkdf2(password, salt, iterations, length, "sha1", (err, key) => {
+      if (err) reject(err);
+      else resolve(new Uint8Array(key));
+    });
+  });
+}
+
 /** The key of a PBKDF2 `DerivedKey` (PRF always HMAC-SHA1, as privacyIDEA). */
-function derivedKey(derived: XmlElement, password: string | undefined): Uint8Array {
+async function derivedKey(derived: XmlElement, password: string | undefined): Promise<Uint8Array> {
   if (!algorithmTail(descendant(derived, "keyderivationmethod")).endsWith("pbkdf2")) {
     throw fileError("We only support PBKDF2 as Key derivation function!");
   }
@@ -80,15 +101,21 @@ function derivedKey(derived: XmlElement, password: string | undefined): Uint8Arr
     );
   }
   const salt = b64(textOf(descendant(derived, "salt")), "the PBKDF2 salt");
-  const iterations = Number(textOf(descendant(derived, "iterationcount")));
+  const iterationText = textOf(descendant(derived, "iterationcount"));
+  const iterations = Number(iterationText);
   const length = Number(textOf(descendant(derived, "keylength")));
-  if (!Number.isInteger(iterations) || iterations < 1 || iterations > 10_000_000) {
+  if (!/^\d+$/.test(iterationText) || !Number.isSafeInteger(iterations) || iterations < 1) {
     throw fileError("Cannot read the PBKDF2 IterationCount");
+  }
+  if (iterations > MAX_PBKDF2_ITERATIONS) {
+    throw fileError(
+      `The PBKDF2 IterationCount ${iterations} is above the limit of ${MAX_PBKDF2_ITERATIONS}`,
+    );
   }
   if (!Number.isInteger(length) || length < 1 || length > 64) {
     throw fileError("Cannot read the PBKDF2 KeyLength");
   }
-  return new Uint8Array(pbkdf2Sync(password, salt, iterations, length, "sha1"));
+  return await pbkdf2Sha1(password, salt, iterations, length);
 }
 
 /** Checks the `psk` parameter: 32 hex characters. */
@@ -102,7 +129,7 @@ export function parsePsk(psk: string): Uint8Array {
 }
 
 /** Parses a PSKC document (`pskc`). */
-export function parsePskc(text: string, options: PskcOptions = {}): PskcResult {
+export async function parsePskc(text: string, options: PskcOptions = {}): Promise<PskcResult> {
   let root: XmlElement;
   try {
     root = parseXml(text);
@@ -118,7 +145,7 @@ export function parsePskc(text: string, options: PskcOptions = {}): PskcResult {
   }
   const derived = descendant(child(container, "encryptionkey"), "derivedkey");
   const key = derived
-    ? derivedKey(derived, options.password)
+    ? await derivedKey(derived, options.password)
     : options.psk
     ? parsePsk(options.psk)
     : undefined;

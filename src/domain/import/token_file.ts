@@ -77,9 +77,9 @@ function decode(content: Uint8Array): string {
 }
 
 /** Parses a token file into records and the count of keys refused by a MAC check. */
-export function parseTokenFile(
+export async function parseTokenFile(
   input: Pick<TokenFileInput, "type" | "content" | "psk" | "password" | "macMode">,
-): { records: TokenRecord[]; notImported: number } {
+): Promise<{ records: TokenRecord[]; notImported: number }> {
   const text = decode(input.content);
   if (text.trim() === "") throw new ParameterError("Error loading token file. File empty!");
   const kind = FILE_TYPES[input.type];
@@ -103,7 +103,7 @@ export function parseTokenFile(
     case "aladdin-xml":
       return { records: parseAladdinXml(text), notImported: 0 };
     default:
-      return parsePskc(text, input);
+      return await parsePskc(text, input);
   }
 }
 
@@ -234,7 +234,7 @@ function isUnchanged(checked: TokenWithInfo | undefined, now: TokenWithInfo | un
  * skipped and reported in `unauthorized`.
  */
 export async function loadTokenFile(deps: Deps, input: TokenFileInput): Promise<TokenFileResult> {
-  const { records, notImported } = parseTokenFile(input);
+  const { records, notImported } = await parseTokenFile(input);
   const serials = new Set<string>();
   for (const r of records) {
     try {
