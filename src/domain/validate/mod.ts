@@ -132,6 +132,11 @@ export interface CheckResult {
   /** Serial of the token that decided (audit). */
   serial?: string;
   tokenType?: string;
+  /**
+   * Every token that authenticated (value true): the authorization rules on
+   * the token (`serial`, `tokentype`, `tokeninfo`) apply to each of them.
+   */
+  tokens?: TokenWithInfo[];
   /** The user the request was about (resolved), for audit and attributes. */
   user?: UserRef;
   /** Login and realm as requested (also when the user is unknown). */
@@ -306,6 +311,7 @@ async function completeEnrolment(
       detail: { username: owner.login, message: "Found matching challenge", serial: token.serial },
       serial: token.serial,
       tokenType: token.type,
+      tokens: [token],
     }
     : fidoRefused(token);
   result.user = owner;
@@ -552,6 +558,7 @@ async function checkOtpOnly(
     },
     serial: token.serial,
     tokenType: token.type,
+    tokens: [token],
   };
 }
 
@@ -891,7 +898,7 @@ async function settleSuccess(
 /** The `valid` outcome: `matching N tokens`. */
 function acceptValid(valid: TokenWithInfo[]): CheckResult {
   const detail: Record<string, unknown> = { message: `matching ${valid.length} tokens` };
-  const result: CheckResult = { value: true, detail };
+  const result: CheckResult = { value: true, detail, tokens: valid };
   if (valid.length === 1) {
     const t = valid[0];
     Object.assign(detail, { serial: t.serial, type: t.type, otplen: t.otplen });
@@ -946,6 +953,7 @@ async function answerTransaction(
       },
       serial: t.serial,
       tokenType: t.type,
+      tokens: accepted,
     };
   }
   return await rejectAnswer(env, groups);
@@ -1197,25 +1205,30 @@ const PERIOD_MS: Record<string, number> = {
 };
 
 /**
- * `last_auth` policy: a failure result when the single authenticating token's
- * previous successful authentication is older than the policy allows.
+ * `last_auth` policy: a failure result when the previous successful
+ * authentication of an authenticating token is older than the policy allows.
+ * Every token is checked: privacyIDEA skips the check when several tokens
+ * matched, so a second token with the same PIN would get past it.
  */
 function lastAuthProblem(env: CheckEnv, tokens: TokenWithInfo[]): CheckResult | undefined {
   const limitText = env.policies.lastAuth;
-  if (!limitText || tokens.length !== 1) return undefined;
-  const t = tokens[0];
-  const m = limitText.match(PERIOD_REGEXP);
-  const previous = t.info.last_auth?.value;
-  if (!m || !previous) return undefined;
-  const prevMs = parseLastAuth(previous);
+  const m = limitText?.match(PERIOD_REGEXP);
+  if (!m) return undefined;
   const limit = Number(m[1]) * PERIOD_MS[m[2].toLowerCase()];
-  if (prevMs === undefined || env.now - prevMs <= limit) return undefined;
-  return {
-    value: false,
-    detail: { message: `The last successful authentication was ${previous}. It is too long ago.` },
-    serial: t.serial,
-    tokenType: t.type,
-  };
+  for (const t of tokens) {
+    const previous = t.info.last_auth?.value;
+    const prevMs = previous ? parseLastAuth(previous) : undefined;
+    if (prevMs === undefined || env.now - prevMs <= limit) continue;
+    return {
+      value: false,
+      detail: {
+        message: `The last successful authentication was ${previous}. It is too long ago.`,
+      },
+      serial: t.serial,
+      tokenType: t.type,
+    };
+  }
+  return undefined;
 }
 
 /** Parses `YYYY-MM-DD hh:mm:ss.ffffff+zzzz` (also ISO-8601) to ms. */
@@ -1268,14 +1281,10 @@ async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckRe
   const p = env.policies;
   if (p.matched.length > 0) result.policies = p.matched;
   if (result.value) {
+    // privacyIDEA's order: serial, tokentype, tokeninfo, and `authorized` last
+    authorizeTokens(env, result.tokens ?? []);
     if (p.isAccessDenied) {
       throw new ValidateError("User is not authorized to authenticate under these conditions.");
-    }
-    if (p.tokentype && result.tokenType && !p.tokentype.includes(result.tokenType)) {
-      throw new PolicyError("Tokentype not allowed for authentication!");
-    }
-    if (p.serial && result.serial && !new RegExp(p.serial).test(result.serial)) {
-      throw new PolicyError("Serial is not allowed for authentication!");
     }
     if (p.addUserInResponse && result.user) {
       const info = await getUserInfo(env.deps, result.user);
@@ -1290,6 +1299,56 @@ async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckRe
     result.detail = {};
   }
   return result;
+}
+
+/**
+ * The authorization rules on the tokens that authenticated (`serial`,
+ * `tokentype`, `tokeninfo`): each token must pass them, also when several
+ * matched. Like privacyIDEA, several tokens of different types have the type
+ * "undetermined", which a list of token types does not allow. privacyIDEA
+ * skips the serial and tokeninfo rules when several tokens matched; Tessera
+ * does not, or a second token with the same PIN would get past them.
+ */
+function authorizeTokens(env: CheckEnv, tokens: TokenWithInfo[]): void {
+  const p = env.policies;
+  if (tokens.length === 0) return;
+  const serials = p.serials;
+  if (serials && !tokens.every((t) => serials.some((re) => searches(env, re, t.serial)))) {
+    throw new PolicyError("Serial is not allowed for authentication!");
+  }
+  if (p.tokentype) {
+    const type = tokens.every((t) => t.type === tokens[0].type) ? tokens[0].type : "undetermined";
+    if (!p.tokentype.includes(type)) {
+      throw new PolicyError("Tokentype not allowed for authentication!");
+    }
+  }
+  for (const rule of p.tokeninfo ?? []) {
+    const parts = rule.split("/");
+    if (parts.length !== 3) {
+      // privacyIDEA ignores a value that is not key/regexp/ (and logs it)
+      env.deps.log.warn("Invalid tokeninfo policy", { value: rule.slice(0, 200) });
+      continue;
+    }
+    const [key, re] = parts;
+    if (!tokens.every((t) => searches(env, re, infoValue(t.info, key)))) {
+      throw new PolicyError(
+        `Tokeninfo field ${key} with contents does not match regular expression.`,
+      );
+    }
+  }
+}
+
+/** Whether regexp `re` (a policy value) matches anywhere in `text`; a broken one never does. */
+function searches(env: CheckEnv, re: string, text: string): boolean {
+  try {
+    return new RegExp(re).test(text);
+  } catch {
+    // an authorization rule that cannot be read admits nothing (and is not a 500)
+    env.deps.log.warn("Invalid regular expression in an authorization policy", {
+      value: re.slice(0, 200),
+    });
+    return false;
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1464,9 +1523,9 @@ async function answerFido(
   if (stored.length === 0) {
     throw new ResourceNotFoundError(`Challenge with transaction_id ${tid} not found.`);
   }
-  // the token's own challenge, or a serial-less one (/validate/initialize) any token may answer
+  // the token's own challenge, or a serial-less one (/validate/initialize) if its type answers those
   const challenge = stored.find((c) => c.serial === token.serial) ??
-    stored.find((c) => c.serial === "");
+    (module.answersUserlessChallenge ? stored.find((c) => c.serial === "") : undefined);
   if (!challenge) {
     throw new ValidateError(
       `The challenge ${tid} is not meant for the token ${token.serial}.`,
@@ -1507,6 +1566,7 @@ async function answerFido(
     detail: { username: owner.login, message: "Found matching challenge", serial: token.serial },
     serial: token.serial,
     tokenType: token.type,
+    tokens: [token],
   };
 }
 

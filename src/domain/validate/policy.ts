@@ -54,8 +54,10 @@ export interface ValidatePolicies {
   lastAuth?: string;
   /** `tokentype` (authorization): allowed token types after success. */
   tokentype?: string[];
-  /** `serial` (authorization): regexp a successful serial must match. */
-  serial?: string;
+  /** `serial` (authorization): regexps; a successful token's serial must match one of them. */
+  serials?: string[];
+  /** `tokeninfo` (authorization): `key/regexp/` rules a successful token's info must match. */
+  tokeninfo?: string[];
   /** `setrealm`: rewrites the realm before the user is looked up. */
   setrealm?: string;
   /** `add_user_in_response`. */
@@ -278,7 +280,13 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     const types = m.valuesNow("tokentype");
     note(types.policies);
     if (types.values.length > 0) out.tokentype = types.values.map((v) => v.toLowerCase());
-    out.serial = unique("serial");
+    // several values (and policies) add up: any one of the regexps admits a serial
+    const serials = m.valuesNow("serial");
+    note(serials.policies);
+    if (serials.values.length > 0) out.serials = serials.values;
+    const tokeninfo = m.valuesNow("tokeninfo", { freeText: true });
+    note(tokeninfo.policies);
+    if (tokeninfo.values.length > 0) out.tokeninfo = tokeninfo.values;
     if (out.setrealm === undefined) {
       let setrealm: string | undefined;
       try {
@@ -365,6 +373,7 @@ const AUTHORIZATION_ACTIONS = [
   "last_auth",
   "tokentype",
   "serial",
+  "tokeninfo",
   "setrealm",
   "add_user_in_response",
   "add_resolver_in_response",
