@@ -983,6 +983,71 @@ Deno.test("webauthn: a challenge of one token does not take another token's asse
   await t.close();
 });
 
+Deno.test("webauthn: a security key does not answer the user-less /validate/initialize challenge (its PIN would be skipped); a passkey does", async () => {
+  const t = await setup();
+  const key = await SoftAuthenticator.create();
+  const { serial } = await enrol(t, key);
+  // baseline: after its PIN the key logs in
+  const own = await challenge(t, serial);
+  const ownAnswer = await key.assert({
+    challenge: own.signRequest.challenge,
+    origin: ORIGIN,
+    rpId: RP_ID,
+  });
+  assert.equal((await checkAs(t, answer(own.tid, ownAnswer))).body.result.value, true);
+
+  const init = await jsonOf(await t.get("/validate/initialize", { query: { type: "passkey" } }));
+  assert.equal(init.status, 200, JSON.stringify(init.body));
+  const { transaction_id: tid, challenge: nonce } = init.body.detail.passkey;
+  const before = await stateOf(t, serial);
+  const a = await key.assert({ challenge: nonce, origin: ORIGIN, rpId: RP_ID });
+  const fields = {
+    transaction_id: tid,
+    credential_id: a.credentialId,
+    clientDataJSON: a.clientDataJSON,
+    authenticatorData: a.authenticatorData,
+    signature: a.signature,
+  };
+  // without a user, with the user, and naming the key's serial: refused alike
+  for (const extra of [{}, { user: "alice" }, { serial }]) {
+    const refused = await checkAs(t, { ...fields, ...extra });
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.equal(refused.body.result.error.code, 403, JSON.stringify(extra));
+    assert.equal(
+      refused.body.result.error.message,
+      `ERR403: The challenge ${tid} is not meant for the token ${serial}.`,
+    );
+    assert.deepEqual(await stateOf(t, serial), before, "nothing moves");
+  }
+
+  // the same transaction is still open: a passkey answers it
+  const passkey = await SoftAuthenticator.create();
+  const step1 = await initAs(t, { type: "passkey", user: "alice", realm: "realm1" });
+  assert.equal(step1.status, 200, JSON.stringify(step1.body));
+  const reg = step1.body.detail.passkey_registration;
+  const att = await passkey.register({ challenge: reg.challenge, origin: ORIGIN, rpId: RP_ID });
+  const step2 = await initAs(t, {
+    type: "passkey",
+    serial: step1.body.detail.serial,
+    transaction_id: step1.body.detail.transaction_id,
+    credential_id: att.credentialId,
+    attestationObject: att.attestationObject,
+    clientDataJSON: att.clientDataJSON,
+  });
+  assert.equal(step2.status, 200, JSON.stringify(step2.body));
+  const p = await passkey.assert({ challenge: nonce, origin: ORIGIN, rpId: RP_ID });
+  const ok = await checkAs(t, {
+    ...fields,
+    credential_id: p.credentialId,
+    clientDataJSON: p.clientDataJSON,
+    authenticatorData: p.authenticatorData,
+    signature: p.signature,
+  });
+  assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  assert.equal(ok.body.detail.serial, step1.body.detail.serial);
+  await t.close();
+});
+
 Deno.test("webauthn: /validate/triggerchallenge makes the sign request; parallel answers: exactly one is accepted", async () => {
   const t = await setup();
   const auth = await SoftAuthenticator.create();

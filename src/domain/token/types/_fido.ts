@@ -411,6 +411,12 @@ export function uvOfChallengeData(data: string): UvLevel {
 
 /** A token type whose answers come through the FIDO branch of `/validate/check`. */
 export interface FidoTokenType extends TokenType {
+  /**
+   * True if the type answers a challenge made without a user or serial
+   * (`/validate/initialize`): a discoverable credential names its user. A
+   * type without it answers only its own challenges (after its PIN).
+   */
+  answersUserlessChallenge: boolean;
   /** The raw credential id of an enrolled token (empty while `clientwait`). */
   credentialIdOf(ctx: TypeCheckContext): Uint8Array;
   /**

@@ -216,6 +216,7 @@ export const PASSKEY: FidoTokenType = {
   },
   checkOtp: noOtp,
   checkAnswer: noOtp,
+  answersUserlessChallenge: true,
   credentialIdOf(ctx) {
     return credentialIdOfSecret(ctx.secret);
   },

@@ -292,6 +292,9 @@ export const WEBAUTHN: FidoTokenType = {
   // never with a plain pass: the key's assertion is the answer
   checkOtp: noOtp,
   checkAnswer: noOtp,
+  // a security key is asked after its PIN (or a trigger naming its user or serial), never
+  // by the user-less challenge of /validate/initialize, which would skip the PIN
+  answersUserlessChallenge: false,
   credentialIdOf(ctx) {
     return ctx.secret;
   },
