@@ -20,6 +20,7 @@ import {
 } from "./src/domain/admin/mod.ts";
 import { VERSION } from "./src/version.ts";
 import { DatabaseTooNewError } from "./src/db/database.ts";
+import { KeyMismatchError } from "./src/domain/keys.ts";
 import { backupSqlite, sqliteFileOf } from "./src/db/backup.ts";
 import { startRadiusListener } from "./src/radius/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
@@ -703,7 +704,8 @@ async function main(args: string[]): Promise<number> {
       return 2;
     }
     if (
-      err instanceof AppError || err instanceof DatabaseTooNewError || err instanceof StartError
+      err instanceof AppError || err instanceof DatabaseTooNewError ||
+      err instanceof StartError || err instanceof KeyMismatchError
     ) {
       console.error(`Error: ${err.message}`);
       return 1;

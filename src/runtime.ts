@@ -4,15 +4,17 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { hostname } from "node:os";
+import { dirname } from "node:path";
 import type { Config } from "./config.ts";
 import type { Deps, ResponseSigner } from "./deps.ts";
 import { createResponseSigner, loadOrCreateSigningKey } from "./domain/signing/mod.ts";
 import { migrateToLatest, openDatabase } from "./db/database.ts";
+import { sqliteFileOf } from "./db/backup.ts";
 import { AuditWriter } from "./domain/audit/mod.ts";
-import { checkKeyFile, keysFromKeyFile } from "./domain/keys.ts";
+import { checkKeyFile, keysFromKeyFile, openKeyFile } from "./domain/keys.ts";
 import { systemClock } from "./lib/clock.ts";
-import { loadOrCreateKeyFile } from "./lib/key_file.ts";
 import type { Logger } from "./lib/logger.ts";
 import { secureRandom } from "./lib/random.ts";
 
@@ -22,21 +24,30 @@ export async function openRuntime(
   log: Logger,
   options: { migrate?: boolean } = {},
 ): Promise<Deps> {
-  Deno.mkdirSync(config.storage.dataDir, { recursive: true, mode: 0o700 });
-  const key = loadOrCreateKeyFile(config.storage.keyFile, secureRandom);
-  if (key.created) log.info("Created encryption key file", { path: config.storage.keyFile });
-  const db = openDatabase(config.storage.databaseUrl);
-  if (options.migrate !== false) {
-    const applied = await migrateToLatest(db);
-    if (applied.length > 0) {
-      log.info("Applied database migrations", { migrations: applied.join(",") });
-    }
-    // a node with another key file must not write secrets the other nodes cannot read
-    await checkKeyFile(db, key.bytes, Date.now()).catch(async (err) => {
-      await db.destroy();
-      throw err;
-    });
+  // a new SQLite database needs its folder (by default the data directory); an existing one
+  // does not, so a node refused below leaves no trace on disk
+  const sqliteFile = sqliteFileOf(config.storage.databaseUrl);
+  if (sqliteFile !== undefined && !existsSync(sqliteFile)) {
+    Deno.mkdirSync(dirname(sqliteFile), { recursive: true, mode: 0o700 });
   }
+  const db = openDatabase(config.storage.databaseUrl);
+  let key: { bytes: Uint8Array; isCreated: boolean };
+  try {
+    // a node with another key file (or none) refuses before it migrates or creates anything
+    await checkKeyFile(db, config.storage.keyFile);
+    if (options.migrate !== false) {
+      const applied = await migrateToLatest(db);
+      if (applied.length > 0) {
+        log.info("Applied database migrations", { migrations: applied.join(",") });
+      }
+    }
+    Deno.mkdirSync(config.storage.dataDir, { recursive: true, mode: 0o700 });
+    key = await openKeyFile(db, config.storage.keyFile, { random: secureRandom, now: Date.now() });
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  if (key.isCreated) log.info("Created encryption key file", { path: config.storage.keyFile });
   return {
     config,
     db,

@@ -8,8 +8,19 @@ import type { Db } from "../db/schema.ts";
 
 const NAME = "encKey";
 
-/** The recorded fingerprint, or undefined when none is recorded yet. */
-export async function readFingerprint(db: Db): Promise<string | undefined> {
+/**
+ * The recorded fingerprint, or undefined when none is recorded yet; with
+ * `tableMayBeMissing` also on a database whose migrations have not made the
+ * table yet.
+ */
+export async function readFingerprint(
+  db: Db,
+  options: { tableMayBeMissing?: boolean } = {},
+): Promise<string | undefined> {
+  if (options.tableMayBeMissing) {
+    const tables = await db.introspection.getTables();
+    if (!tables.some((t) => t.name === "key_check")) return undefined;
+  }
   const row = await db.selectFrom("key_check").select("fingerprint").where("name", "=", NAME)
     .executeTakeFirst();
   return row?.fingerprint;

@@ -29,8 +29,9 @@ Deno.test("a node started with another key file than the database's refuses to s
   const copy = await nodeConfig(url);
   await Deno.copyFile(first.storage.keyFile, copy.storage.keyFile);
   await closeRuntime(await openRuntime(copy, memoryLogger()));
-  // a node that made its own key file refuses, and says why
+  // a node with a key file of its own refuses, and says why
   const other = await nodeConfig(url);
+  await Deno.writeFile(other.storage.keyFile, crypto.getRandomValues(new Uint8Array(96)));
   await assert.rejects(
     () => openRuntime(other, memoryLogger()),
     (err: Error) => {
@@ -43,9 +44,15 @@ Deno.test("a node started with another key file than the database's refuses to s
       return true;
     },
   );
+  // a node without a key file refuses too, and makes none
+  const none = await nodeConfig(url);
+  await assert.rejects(() => openRuntime(none, memoryLogger()), KeyMismatchError);
+  assert.deepEqual([...Deno.readDirSync(none.storage.dataDir)], []);
   // and the first key still works afterwards
   await closeRuntime(await openRuntime(first, memoryLogger()));
-  for (const c of [first, copy, other]) await Deno.remove(c.storage.dataDir, { recursive: true });
+  for (const c of [first, copy, other, none]) {
+    await Deno.remove(c.storage.dataDir, { recursive: true });
+  }
   // a fresh handle to drop the database
   if (fileDir) await Deno.remove(fileDir, { recursive: true });
   await dropTestDatabase(shared.url);
