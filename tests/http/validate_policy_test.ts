@@ -88,10 +88,12 @@ Deno.test("passthru: a user without tokens authenticates against the user store"
   const ok = await check(t, { user: "bob", realm: "realm1", pass: "bobpw" });
   assert.equal(ok.body.result.value, true);
   assert.equal(ok.body.detail.message, "against userstore due to 'pt'");
-  assert.equal(
-    (await check(t, { user: "bob", realm: "realm1", pass: "wrong" })).body.result.value,
-    false,
-  );
+  // a wrong password falls through to the check without passthru, as in privacyIDEA
+  const wrong = await check(t, { user: "bob", realm: "realm1", pass: "wrong" });
+  assert.equal(wrong.status, 200);
+  assert.equal(wrong.body.result.value, false);
+  assert.equal(wrong.body.result.authentication, "REJECT");
+  assert.equal(wrong.body.detail.message, "The user has no tokens assigned");
   await policy(t, "pt2", { scope: "authentication", action: "passthru=radius1" });
   const contra = await check(t, { user: "bob", realm: "realm1", pass: "bobpw" });
   assert.equal(contra.status, 403);

@@ -51,7 +51,13 @@ import {
   deleteChallengesOf,
   type MultiChallengeEntry,
 } from "../challenge/mod.ts";
-import { checkUserPassword, getUserInfo, resolveUser, splitUser } from "../token/_users.ts";
+import {
+  checkUserPassword,
+  currentUser,
+  getUserInfo,
+  resolveUser,
+  splitUser,
+} from "../token/_users.ts";
 import { type ValidatePolicies, validatePolicies } from "./policy.ts";
 import {
   infoValue,
@@ -267,14 +273,39 @@ async function ownerEnv(
   };
 }
 
-/** Refuses a request whose `user` does not own the token it names. */
-async function requireOwnedBy(deps: Deps, req: CheckRequest, token: TokenWithInfo): Promise<void> {
-  if (!req.user) return;
-  const { login, realm } = await splitUser(deps, req.user, req.realm || undefined);
-  const user = await resolveUser(deps, login, realm, req.resolver || undefined);
-  if (!user || !isOwner(token, user)) {
-    throw new ParameterError("Given serial does not belong to given user!");
+/**
+ * The owner of a token a request names by serial or transaction, as the user
+ * store has it now (one lookup): the user the request names, who must own
+ * the token (else ParameterError), or else the stored owner found again.
+ * Undefined when the owner is gone from the user store (or its resolver left
+ * the realm): offboarding there ends the logins of the token too.
+ */
+async function liveOwnerOf(
+  deps: Deps,
+  req: CheckRequest,
+  token: TokenWithInfo,
+): Promise<UserRef | undefined> {
+  if (req.user) {
+    const { login, realm } = await splitUser(deps, req.user, req.realm || undefined);
+    const user = await resolveUser(deps, login, realm, req.resolver || undefined);
+    if (!user || !isOwner(token, user)) {
+      throw new ParameterError("Given serial does not belong to given user!");
+    }
+    return user;
   }
+  const owner = token.owner && await currentUser(deps, token.owner);
+  if (!owner) logOwnerGone(deps, token);
+  return owner;
+}
+
+/** Logs why a token whose owner left the user store was refused (the client sees a plain failure). */
+function logOwnerGone(deps: Deps, token: TokenWithInfo): void {
+  deps.log.info("The token's owner is no longer in the user store; the request is refused", {
+    serial: token.serial,
+    user: token.owner?.login,
+    realm: token.owner?.realm,
+    resolver: token.owner?.resolver,
+  });
 }
 
 /**
@@ -295,13 +326,13 @@ async function completeEnrolment(
   if (!isPendingEnrolment(token) || !token.owner) {
     return fidoRefused(undefined, "No token found for the given credential ID or transaction ID!");
   }
-  await requireOwnedBy(deps, req, token);
-  const owner = token.owner;
-  const env = await ownerEnv(deps, await loadSystemConfig(deps), req, token);
+  const owner = await liveOwnerOf(deps, req, token);
+  if (!owner) return { ...fidoRefused(token), login: token.owner.login, realm: token.owner.realm };
+  const env = await ownerEnv(deps, await loadSystemConfig(deps), req, { ...token, owner });
   if (env.policies.disabledTokenTypes.includes(token.type)) {
     throw new PolicyError("The authentication method is not available.");
   }
-  const isEnrolled = await completePasskeyEnrolment(deps, token, {
+  const isEnrolled = await completePasskeyEnrolment(deps, { ...token, owner }, {
     transactionId: tid,
     registration,
   });
@@ -334,9 +365,9 @@ async function cancelEnrolment(deps: Deps, req: CheckRequest): Promise<CheckResu
   };
   const token = await pendingEnrolmentOf(deps, tid);
   if (!token) return failed;
-  await requireOwnedBy(deps, req, token);
-  const owner = token.owner!;
-  const env = await ownerEnv(deps, await loadSystemConfig(deps), req, token);
+  const owner = await liveOwnerOf(deps, req, token);
+  if (!owner) return { ...failed, serial: token.serial, tokenType: token.type };
+  const env = await ownerEnv(deps, await loadSystemConfig(deps), req, { ...token, owner });
   const who = { serial: token.serial, tokenType: token.type, user: owner };
   if (!env.policies.isEnrollViaMultichallengeOptional) {
     deps.log.info("Cannot cancel the enrolment: enroll_via_multichallenge_optional is not set", {
@@ -495,18 +526,17 @@ async function checkUser(
   const limited = await authLimitProblem(env, user);
   if (limited) return limited;
   if (tokens.length === 0) {
-    if (policies.passthru?.value === "userstore") {
-      const isValid = await checkUserPassword(deps, user, req.pass);
-      return {
-        value: isValid,
-        detail: { message: `against userstore due to '${policies.passthru.policy}'` },
-      };
-    }
-    if (policies.passthru && policies.passthru.value !== "userstore") {
+    // passthru accepts a right password; a wrong one falls through to the answer without it
+    // (privacyIDEA: "against userstore" would read as acceptance where a module shows the message)
+    const passthru = policies.passthru;
+    if (passthru?.value === "userstore") {
+      if (await checkUserPassword(deps, user, req.pass)) {
+        return ok(`against userstore due to '${passthru.policy}'`);
+      }
+    } else if (passthru) {
       // passthru=<RADIUS server definition>: anything but Access-Accept falls through
-      const id = policies.passthru.value;
-      if (await radiusPassthru(deps, id, { login: user.login, pass: req.pass })) {
-        return ok(`against RADIUS server ${id} due to '${policies.passthru.policy}'`);
+      if (await radiusPassthru(deps, passthru.value, { login: user.login, pass: req.pass })) {
+        return ok(`against RADIUS server ${passthru.value} due to '${passthru.policy}'`);
       }
     }
     return { value: false, detail: { message: "The user has no tokens assigned" } };
@@ -1429,11 +1459,13 @@ async function runFido(
   found: { token: TokenWithInfo; module: FidoTokenType },
   input: { tid: string; answer: FidoAnswer; isUvRequired?: boolean },
 ): Promise<CheckResult> {
-  const { token, module } = found;
+  const held = await fidoHolder(deps, req, found.token);
+  if ("refusal" in held) return held.refusal;
+  const { token } = held;
   const owner = token.owner;
   const env = await ownerEnv(deps, system, req, token);
   try {
-    const result = await answerFido(env, req, token, module, input);
+    const result = await answerFido(env, token, found.module, input);
     result.user ??= owner;
     result.login = owner?.login;
     result.realm = owner?.realm;
@@ -1441,6 +1473,45 @@ async function runFido(
   } finally {
     await env.pending.settle();
   }
+}
+
+/**
+ * The token of an assertion with its owner as the user store has it now
+ * (one lookup): the user the request names, who must own the token, or
+ * else the stored owner found again. A user deleted from the user store (or
+ * whose resolver left the realm) no longer authenticates with the token, by
+ * credential id or serial alike, and one renamed there is answered under the
+ * new name. The refusal is a plain failed assertion; the log says why.
+ */
+async function fidoHolder(
+  deps: Deps,
+  req: CheckRequest,
+  token: TokenWithInfo,
+): Promise<{ token: TokenWithInfo } | { refusal: CheckResult }> {
+  // an ownerless token is refused by answerFido, with privacyIDEA's message
+  if (!token.owner) return { token };
+  if (req.user) {
+    // a named user must own the token the credential belongs to
+    const { login, realm } = await splitUser(deps, req.user, req.realm || undefined);
+    const user = await resolveUser(deps, login, realm, req.resolver || undefined);
+    if (!user || !isOwner(token, user)) {
+      return {
+        refusal: fidoRefused(
+          undefined,
+          "No token found for the given credential ID or transaction ID!",
+        ),
+      };
+    }
+    return { token: { ...token, owner: user } };
+  }
+  const owner = await currentUser(deps, token.owner);
+  if (!owner) {
+    logOwnerGone(deps, token);
+    return {
+      refusal: { ...fidoRefused(token), login: token.owner.login, realm: token.owner.realm },
+    };
+  }
+  return { token: { ...token, owner } };
 }
 
 /** Input of {@link checkPasskeyLogin}. */
@@ -1484,7 +1555,6 @@ export async function checkPasskeyLogin(
 
 async function answerFido(
   env: CheckEnv,
-  req: CheckRequest,
   token: TokenWithInfo,
   module: FidoTokenType,
   input: { tid: string; answer: FidoAnswer; isUvRequired?: boolean },
@@ -1497,17 +1567,6 @@ async function answerFido(
   const owner = token.owner;
   if (!owner) {
     return fidoRefused(token, "No user found for the token with the given credential ID!");
-  }
-  if (req.user) {
-    // a named user must own the token the credential belongs to
-    const { login, realm } = await splitUser(deps, req.user, req.realm || undefined);
-    const user = await resolveUser(deps, login, realm, req.resolver || undefined);
-    if (!user || !isOwner(token, user)) {
-      return fidoRefused(
-        undefined,
-        "No token found for the given credential ID or transaction ID!",
-      );
-    }
   }
   if (lastAuthProblem(env, [token])) {
     return fidoRefused(token, `Last authentication policy check failed for token ${token.serial}`);
