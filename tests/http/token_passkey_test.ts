@@ -515,3 +515,97 @@ Deno.test("passkey: a PIN triggers a challenge only with passkey_trigger_by_pin 
   assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
   await t.close();
 });
+
+/** Logs in with `auth` through `/validate/initialize` and `/validate/check` without a user. */
+async function passkeyLogin(t: TestApp, auth: SoftAuthenticator) {
+  const { tid, passkey } = await initialize(t);
+  const a = await auth.assert({ challenge: passkey.challenge, origin: ORIGIN, rpId: RP_ID });
+  return await checkAs(t, answer(tid, a));
+}
+
+/** What a client sees of a refused check: status, result and detail. */
+function seen(res: { status: number; body: Json }) {
+  return { status: res.status, result: res.body.result, detail: res.body.detail };
+}
+
+Deno.test("passkey: the owner is asked of the user store on every login: renamed there, the passkey logs in under the new name; deleted there, it is refused like a failed assertion and nothing moves", async () => {
+  const t = await setup();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
+  const { serial } = await enrol(t, auth);
+  // baseline: the user exists, the passkey logs in
+  const ok = await passkeyLogin(t, auth);
+  assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  assert.equal(ok.body.detail.username, "alice");
+
+  const uid = (await getTokenBySerial(t.deps, serial)).owner!.uid;
+  const renamed = await jsonOf(
+    await t.asAdmin("PUT", "/user/", {
+      body: { user: "alice2", resolver: "sql-realm1", userid: uid },
+    }),
+  );
+  assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+  const asNew = await passkeyLogin(t, auth);
+  assert.equal(asNew.body.result.value, true, JSON.stringify(asNew.body));
+  assert.equal(asNew.body.detail.username, "alice2", "the name the user store has now");
+
+  // a failed assertion (another origin in the client data), for comparison
+  const failed = await (async () => {
+    const { tid, passkey } = await initialize(t);
+    const a = await auth.assert({
+      challenge: passkey.challenge,
+      origin: "https://evil.example.net",
+      rpId: RP_ID,
+    });
+    return await checkAs(t, answer(tid, a));
+  })();
+  assert.equal(failed.body.result.value, false);
+
+  const deleted = await jsonOf(await t.asAdmin("DELETE", "/user/sql-realm1/alice2"));
+  assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+  const before = await stateOf(t, serial);
+  t.log.lines.length = 0;
+  const gone = await passkeyLogin(t, auth);
+  assert.deepEqual(seen(gone), seen(failed), "the client sees a plain failed authentication");
+  assert.deepEqual(await stateOf(t, serial), before, "nothing moves");
+  assert.match(t.log.lines.join("\n"), /owner is no longer in the user store/);
+  await t.close();
+});
+
+Deno.test("passkey: a user removed from a passwd file no longer logs in; the same passkey did while the line was there", async () => {
+  const t = await appWithAlice();
+  const file = `${t.deps.config.storage.dataDir}/passwd`;
+  const carol = "carol:x:1000:1000:Carol,,,:/home/carol:/bin/sh\n";
+  const dave = "dave:x:1001:1001:Dave,,,:/home/dave:/bin/sh\n";
+  await Deno.writeTextFile(file, carol + dave);
+  for (
+    const [path, body] of [
+      ["/resolver/pw", { type: "passwdresolver", fileName: file }],
+      ["/realm/realm2", { resolvers: "pw" }],
+      ["/policy/fido", {
+        scope: "enrollment",
+        action: { webauthn_relying_party_id: RP_ID, webauthn_relying_party_name: "Example" },
+      }],
+    ] as const
+  ) {
+    const res = await jsonOf(await t.asAdmin("POST", path, { body, json: true }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  }
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
+  const { serial } = await enrol(t, auth, { user: "carol", realm: "realm2" });
+  const ok = await passkeyLogin(t, auth);
+  assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  assert.equal(ok.body.detail.username, "carol");
+
+  await Deno.writeTextFile(file, dave);
+  const before = await stateOf(t, serial);
+  const gone = await passkeyLogin(t, auth);
+  assert.equal(gone.status, 200);
+  assert.equal(gone.body.result.value, false, JSON.stringify(gone.body));
+  assert.equal(gone.body.result.authentication, "REJECT");
+  assert.equal(gone.body.detail, undefined);
+  assert.deepEqual(await stateOf(t, serial), before, "nothing moves");
+  // back in the file, the same passkey logs in again
+  await Deno.writeTextFile(file, carol + dave + "\n");
+  assert.equal((await passkeyLogin(t, auth)).body.result.value, true);
+  await t.close();
+});

@@ -5,6 +5,7 @@
  */
 export {
   checkUserPassword,
+  currentUser,
   customAttributeOrCreate,
   getDefaultRealm,
   getUserInfo,

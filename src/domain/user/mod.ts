@@ -91,6 +91,25 @@ export async function resolveUser(
   return undefined;
 }
 
+/**
+ * The user `ref` names as the user store has it now: found again by uid in
+ * its resolver, which must still be a resolver of its realm, with the login
+ * the store gives that uid today; undefined when the user is gone. For an
+ * owner stored with a token: one lookup, served by the resolver's cache.
+ */
+export async function currentUser(deps: Deps, ref: UserRef): Promise<UserRef | undefined> {
+  if (ref.realm === "") return undefined;
+  const realm = normaliseRealmName(ref.realm);
+  // an owner stored without uid (older imports) is looked up by login
+  if (ref.uid === "") return await resolveUser(deps, ref.login, realm, ref.resolver || undefined);
+  const members = await orderedResolversOfRealm(deps, realm);
+  const member = members.find((m) => m.record.name === ref.resolver);
+  if (!member) return undefined;
+  const info = await instanceOf(deps, member.record).getUserInfo(ref.uid);
+  if (!info) return undefined;
+  return { login: info.username || ref.login, realm, resolver: ref.resolver, uid: ref.uid };
+}
+
 async function instanceFor(deps: Deps, resolver: string): Promise<UserResolver> {
   const inst = await getResolver(deps, resolver);
   if (!inst) throw new ResolverError(`Cannot use resolver "${resolver}": no such resolver`);
