@@ -44,6 +44,7 @@ import { ttypeRoutes } from "./http/routes/ttype.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createMetrics, metricsHandler } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
+import { compressAnswers } from "./http/compress.ts";
 
 const MAX_INFO = 900;
 // an id a trusted proxy sent is kept when it is short and plain (it goes into
@@ -111,6 +112,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
     }
   });
 
+  // gzip for JSON and text answers of 1 KB or more when the client accepts it (compress.ts)
+  app.use("*", compressAnswers);
   // runs before the route table: meters client components on /validate/check, /token/init, …
   app.use("*", subscriptionCheck);
   // the one rights step: role, the request's objects, the policy decision (route_rights.ts);

@@ -112,8 +112,13 @@ async function send(
   });
   // post event handlers read the body from here instead of re-parsing the text
   ENVELOPE_BODIES.set(response, body);
+  // compression skips small answers by this, without reading them (http/compress.ts)
+  ENVELOPE_LENGTHS.set(response, text.length);
   return response;
 }
 
 /** The envelope object each response was made from (read by the event middleware). */
 export const ENVELOPE_BODIES: WeakMap<Response, Record<string, unknown>> = new WeakMap();
+
+/** The length (UTF-16 units, at most the byte count) of each envelope response's text. */
+export const ENVELOPE_LENGTHS: WeakMap<Response, number> = new WeakMap();

@@ -64,3 +64,34 @@ Deno.test("GET /ui/<file> answers 304 to a matching If-None-Match and 404 to an 
   }
   await t.close();
 });
+
+Deno.test("GET /ui/<file>?v=<content hash> is cached for good; the page and other addresses are revalidated", async () => {
+  const t = await createTestApp();
+  const page = await t.get("/");
+  assert.equal(page.headers.get("cache-control"), "no-cache");
+  const html = await page.text();
+  const linked = [...html.matchAll(/(?:src|href)="(\/ui\/[^"]+\?v=[0-9a-f]{16})"/g)].map((m) =>
+    m[1]
+  );
+  assert.equal(linked.length, 2, html);
+  for (const path of linked) {
+    const res = await t.get(path, { headers: { "accept-encoding": "br" } });
+    assert.equal(res.status, 200, path);
+    assert.equal(res.headers.get("cache-control"), "public, max-age=31536000, immutable", path);
+    await res.body?.cancel();
+  }
+  // no hash or another hash (an old page's): today's file, revalidated, never promised forever
+  for (const path of ["/ui/app.js", "/ui/app.js?v=0000000000000000", "/ui/app.css?v="]) {
+    const res = await t.get(path);
+    assert.equal(res.status, 200, path);
+    assert.equal(res.headers.get("cache-control"), "no-cache", path);
+    assert.ok(res.headers.get("etag"), path);
+    await res.body?.cancel();
+  }
+  // the hash of one file does not make another immutable
+  const cssHash = linked.find((p) => p.startsWith("/ui/app.css"))!.split("?v=")[1];
+  const crossed = await t.get(`/ui/app.js?v=${cssHash}`);
+  assert.equal(crossed.headers.get("cache-control"), "no-cache");
+  await crossed.body?.cancel();
+  await t.close();
+});

@@ -1,6 +1,8 @@
 /**
  * The web interface's static files: `GET /` (the page) and `GET /ui/<file>`
  * (script and stylesheet), built into the program (`src/ui/assets.ts`).
+ * The page is revalidated on every load; the script and stylesheet it links
+ * by content hash are cached for good.
  * Public like any login page: the UI then calls the JSON API with the JWT of
  * its session, as every other client does.
  *
@@ -58,12 +60,25 @@ function acceptedEncoding(header: string | undefined): Encoding | undefined {
   return undefined;
 }
 
+// a script or stylesheet asked for by its content hash (`?v=`, as the page links them) never
+// changes under that address: browsers keep it a year without asking again
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+/**
+ * True when the request names the asset's current content hash: the page is
+ * always revalidated (no-cache), so it only links hashes that exist, and an
+ * old hash gets today's file without the promise that it never changes.
+ */
+function isVersioned(c: Context<AppEnv>, name: string, asset: UiAsset): boolean {
+  return name !== "index.html" && `"${c.req.query("v")}"` === asset.etag;
+}
+
 function serve(c: Context<AppEnv>, name: string): Response {
   const asset = Object.hasOwn(UI_ASSETS, name) ? UI_ASSETS[name] : undefined;
   if (!asset) throw new HttpError(404, "The requested URL was not found on the server.", 404);
   const headers: Record<string, string> = {
     "content-type": asset.contentType,
-    "cache-control": "no-cache",
+    "cache-control": isVersioned(c, name, asset) ? IMMUTABLE : "no-cache",
     etag: asset.etag,
     vary: "Accept-Encoding",
     "x-content-type-options": "nosniff",
