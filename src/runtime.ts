@@ -41,8 +41,9 @@ export async function openRuntime(
         log.info("Applied database migrations", { migrations: applied.join(",") });
       }
     }
-    Deno.mkdirSync(config.storage.dataDir, { recursive: true, mode: 0o700 });
+    // a new key file's folders are made with it, and removed again if the start is refused
     key = await openKeyFile(db, config.storage.keyFile, { random: secureRandom, now: Date.now() });
+    Deno.mkdirSync(config.storage.dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
     await db.destroy();
     throw err;

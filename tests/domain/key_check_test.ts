@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
 import { closeRuntime, openRuntime } from "../../src/runtime.ts";
-import { KeyMismatchError } from "../../src/domain/keys.ts";
+import { KeyMismatchError, openKeyFile } from "../../src/domain/keys.ts";
+import { secureRandom } from "../../src/lib/random.ts";
 import { memoryLogger } from "../../src/lib/logger.ts";
 import { dropTestDatabase, openTestDatabase } from "../test_db.ts";
 
@@ -56,4 +57,36 @@ Deno.test("a node started with another key file than the database's refuses to s
   // a fresh handle to drop the database
   if (fileDir) await Deno.remove(fileDir, { recursive: true });
   await dropTestDatabase(shared.url);
+});
+
+Deno.test("two nodes without key files starting at once: one key is recorded and kept, the other node leaves nothing", async () => {
+  const t = await openTestDatabase();
+  const dir = await Deno.makeTempDir({ prefix: "tessera-race-" });
+  try {
+    const paths = [`${dir}/a/keys/encKey`, `${dir}/b/keys/encKey`];
+    const results = await Promise.allSettled(
+      paths.map((path) => openKeyFile(t.db, path, { random: secureRandom, now: 1 })),
+    );
+    const won = results.findIndex((r) => r.status === "fulfilled");
+    const lost = 1 - won;
+    assert.ok(won >= 0, "one node starts");
+    const rejected = results[lost] as PromiseRejectedResult;
+    assert.ok(rejected.reason instanceof KeyMismatchError, String(rejected.reason));
+    const kept = (results[won] as PromiseFulfilledResult<{ bytes: Uint8Array; isCreated: boolean }>)
+      .value;
+    assert.equal(kept.isCreated, true);
+    assert.deepEqual(await Deno.readFile(paths[won]), kept.bytes);
+    assert.equal((await Deno.stat(paths[won])).mode! & 0o777, 0o600);
+    assert.deepEqual([...Deno.readDirSync(`${dir}/${"ab"[won]}/keys`)].map((e) => e.name), [
+      "encKey",
+    ]);
+    // the loser's folders, made for its key file, are gone again
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["ab"[won]]);
+    // a later start with the winner's file is accepted, without a new key
+    const again = await openKeyFile(t.db, paths[won], { random: secureRandom, now: 2 });
+    assert.deepEqual(again, { bytes: kept.bytes, isCreated: false });
+  } finally {
+    await t.drop();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
