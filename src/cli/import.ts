@@ -4,12 +4,28 @@
  *
  * @module
  */
+import { hostname } from "node:os";
+import { Migrator } from "kysely/migration";
 import type { Config } from "../config.ts";
 import type { Deps } from "../deps.ts";
+import type { Db } from "../db/schema.ts";
 import type { Logger } from "../lib/logger.ts";
 import { AppError } from "../errors.ts";
 import { closeRuntime, openRuntime } from "../runtime.ts";
-import { importPrivacyidea, type PiImportReport } from "../domain/import/mod.ts";
+import { migrateToLatest, openDatabase } from "../db/database.ts";
+import { sqliteFileOf } from "../db/backup.ts";
+import { MIGRATIONS } from "../db/migrations/mod.ts";
+import { AuditWriter } from "../domain/audit/mod.ts";
+import { checkKeyFile, KeyMismatchError, keysFromKeyFile } from "../domain/keys.ts";
+import { systemClock } from "../lib/clock.ts";
+import { KEY_FILE_LENGTH, readKeyFile } from "../lib/key_file.ts";
+import { secureRandom } from "../lib/random.ts";
+import {
+  type PiImportOptions,
+  type PiImportReport,
+  readPrivacyidea,
+  writePrivacyidea,
+} from "../domain/import/mod.ts";
 
 /** Help text of the `import` command. */
 export const IMPORT_HELP =
@@ -21,8 +37,8 @@ flags, tokeninfo, owners, realms, PIN hashes), resolvers, realms, system
 config, policies, event handlers, machine resolvers and machine tokens,
 RADIUS and SMTP servers, local admins with their password hashes. Objects
 that exist already are reported and left alone, so running it again changes
-nothing. A key file that does not decrypt the database stops it before
-anything is written.
+nothing. A database that is not privacyIDEA's, or a key file that does not
+decrypt it, stops it before anything is created or written.
 
   --database <url>             sqlite:////var/lib/privacyidea/pi.sqlite (SQLAlchemy form),
                                sqlite:<path>, or postgresql://user:pw@host/db
@@ -30,10 +46,15 @@ anything is written.
   --enckey <file>              privacyIDEA's PI_ENCFILE (96 bytes, or password-protected)
   --enckey-password-file <f>   first line: the password of a password-protected key file
   --pepper-file <file>         first line: PI_PEPPER (admin password hashes); default "missing"
-  --dry-run                    only print what would be imported
+  --dry-run                    only print what would be imported; creates and
+                               changes nothing (no data directory, key file,
+                               database or migration)
   --replace                    replace tokens whose serial exists (default: skip them)`;
 
 class ImportUsageError extends Error {}
+
+/** A dry run that cannot compare with Tessera's database without changing it. */
+class DryRunError extends Error {}
 
 async function firstLine(path: string): Promise<string> {
   return (await Deno.readTextFile(path)).split(/\r?\n/)[0];
@@ -62,26 +83,27 @@ export function summaryTable(report: PiImportReport): string[] {
   return [fmt(head), ...rows.map(fmt)];
 }
 
-/** Runs `import privacyidea` on open deps; returns the exit code. */
-export async function importCommand(
-  deps: Deps,
+/** The source and the options of `import privacyidea`, from its flags (reads the files). */
+async function importInput(
   flags: Map<string, string | true>,
-  out: ImportOutput,
-): Promise<number> {
-  const database = flags.get("database");
-  const encKeyPath = flags.get("enckey");
+): Promise<{ database: string; options: PiImportOptions }> {
   const encKeyPasswordFile = flags.get("enckey-password-file");
   const pepperFile = flags.get("pepper-file");
-  const report = await importPrivacyidea(deps, database as string, {
-    encKey: await Deno.readFile(encKeyPath as string),
-    encKeyPassword: typeof encKeyPasswordFile === "string"
-      ? await firstLine(encKeyPasswordFile)
-      : undefined,
-    pepper: typeof pepperFile === "string" ? await firstLine(pepperFile) : undefined,
-    dryRun: flags.has("dry-run"),
-    replace: flags.has("replace"),
-    onProgress: out.progress,
-  });
+  return {
+    database: flags.get("database") as string,
+    options: {
+      encKey: await Deno.readFile(flags.get("enckey") as string),
+      encKeyPassword: typeof encKeyPasswordFile === "string"
+        ? await firstLine(encKeyPasswordFile)
+        : undefined,
+      pepper: typeof pepperFile === "string" ? await firstLine(pepperFile) : undefined,
+      dryRun: flags.has("dry-run"),
+      replace: flags.has("replace"),
+    },
+  };
+}
+
+function printReport(report: PiImportReport, out: ImportOutput): void {
   if (report.isDryRun) out.line("Dry run: nothing was written.");
   for (const l of report.log) out.line(l);
   out.line("");
@@ -94,7 +116,82 @@ export async function importCommand(
         : `Imported ${report.changed} objects in one transaction.`,
     );
   }
+}
+
+/** Runs `import privacyidea` on open deps; returns the exit code. */
+export async function importCommand(
+  deps: Deps,
+  flags: Map<string, string | true>,
+  out: ImportOutput,
+): Promise<number> {
+  const { database, options } = await importInput(flags);
+  const snapshot = await readPrivacyidea(database, options);
+  printReport(
+    await writePrivacyidea(deps, snapshot, { ...options, onProgress: out.progress }),
+    out,
+  );
   return 0;
+}
+
+/** Applied and pending migrations of `db`, read without creating the migration table. */
+async function migrationState(db: Db): Promise<{ applied: number; pending: string[] }> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+  });
+  const all = await migrator.getMigrations();
+  return {
+    applied: all.filter((m) => m.executedAt !== undefined).length,
+    pending: all.filter((m) => m.executedAt === undefined).map((m) => m.name),
+  };
+}
+
+/**
+ * Deps for a dry run, which creates and changes nothing: Tessera's database is only read, and
+ * only when it exists and is migrated (with the key file it records, which decrypts its
+ * configuration); where there is none yet (no file, or a database never migrated) an empty
+ * in-memory one stands for it. Without a key file the keys are throwaway ones: nothing the dry
+ * run encrypts or hashes is kept, and no key file is created.
+ */
+async function openDryRun(config: Config, log: Logger): Promise<Deps> {
+  const url = config.storage.databaseUrl;
+  const file = sqliteFileOf(url);
+  const isAbsent = file !== undefined && !await Deno.stat(file).then(() => true, () => false);
+  let db = openDatabase(isAbsent ? ":memory:" : url);
+  const state = await migrationState(db).catch(async (err) => {
+    await db.destroy();
+    throw err;
+  });
+  if (state.applied === 0) {
+    if (!isAbsent) {
+      await db.destroy();
+      db = openDatabase(":memory:");
+    }
+    await migrateToLatest(db);
+  } else if (state.pending.length > 0) {
+    await db.destroy();
+    throw new DryRunError(
+      `Tessera's database needs ${state.pending.length} migrations (tessera migrate); a dry run ` +
+        "compares with it but does not change it",
+    );
+  } else {
+    await checkKeyFile(db, config.storage.keyFile).catch(async (err) => {
+      await db.destroy();
+      throw err;
+    });
+  }
+  return {
+    config,
+    db,
+    clock: systemClock,
+    random: secureRandom,
+    keys: keysFromKeyFile(
+      readKeyFile(config.storage.keyFile) ?? secureRandom.bytes(KEY_FILE_LENGTH),
+    ),
+    log,
+    audit: new AuditWriter(db, log),
+    nodeName: config.server.nodeName || hostname(),
+  };
 }
 
 function checkArgs(args: string[], flags: Map<string, string | true>): void {
@@ -133,19 +230,28 @@ export async function runImportCommand(
     console.error(`${(err as Error).message}\n\n${IMPORT_HELP}`);
     return 2;
   }
-  const deps = await openRuntime(config, log);
+  let deps: Deps | undefined;
   try {
-    return await importCommand(deps, flags, {
-      line: (text) => console.log(text),
-      progress: terminalProgress(),
+    const { database, options } = await importInput(flags);
+    // the source is read and checked before anything of Tessera's is created or opened
+    const snapshot = await readPrivacyidea(database, options);
+    deps = options.dryRun ? await openDryRun(config, log) : await openRuntime(config, log);
+    const report = await writePrivacyidea(deps, snapshot, {
+      ...options,
+      onProgress: terminalProgress(),
     });
+    printReport(report, { line: (text) => console.log(text) });
+    return 0;
   } catch (err) {
-    if (err instanceof AppError || err instanceof Deno.errors.NotFound) {
+    if (
+      err instanceof AppError || err instanceof Deno.errors.NotFound ||
+      err instanceof DryRunError || err instanceof KeyMismatchError
+    ) {
       console.error(`Error: ${(err as Error).message}`);
       return 1;
     }
     throw err;
   } finally {
-    await closeRuntime(deps);
+    if (deps) await closeRuntime(deps);
   }
 }

@@ -15,5 +15,8 @@ export {
   importPrivacyidea,
   type PiImportOptions,
   type PiImportReport,
+  type PiSnapshot,
+  readPrivacyidea,
   type SummaryRow,
+  writePrivacyidea,
 } from "./privacyidea.ts";

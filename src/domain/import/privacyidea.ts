@@ -601,12 +601,40 @@ const NOT_CARRIED: [PiTable, string][] = [
   ["pidea_audit", "audit entries (signed with privacyIDEA's audit key)"],
 ];
 
-/** Imports a privacyIDEA database (see the module doc). */
-export async function importPrivacyidea(
-  deps: Deps,
+/**
+ * Tables every privacyIDEA database has (pi-manage createdb makes them all, empty or not); a
+ * database without them is something else, and importing from it would report 0 of everything.
+ */
+const PI_REQUIRED_TABLES: PiTable[] = [
+  "token",
+  "tokeninfo",
+  "tokenrealm",
+  "realm",
+  "resolver",
+  "resolverconfig",
+  "resolverrealm",
+  "policy",
+  "config",
+];
+
+/** A privacyIDEA database read and decrypted, not yet written ({@link readPrivacyidea}). */
+export interface PiSnapshot {
+  groups: Item[][];
+  plans: TokenPlan[];
+  machineTokens: ReturnType<typeof machineTokenWork>;
+  /** Values that could not be decrypted. */
+  undecrypted: string[];
+  notCarried: string[];
+}
+
+/**
+ * Reads a privacyIDEA database and decrypts its secrets; writes nothing. Refuses a database
+ * that is not privacyIDEA's and a key file that does not decrypt it.
+ */
+export async function readPrivacyidea(
   databaseUrl: string,
-  options: PiImportOptions,
-): Promise<PiImportReport> {
+  options: Pick<PiImportOptions, "encKey" | "encKeyPassword" | "pepper">,
+): Promise<PiSnapshot> {
   let keys: PiKeys;
   try {
     keys = parseEncKey(options.encKey, options.encKeyPassword);
@@ -620,6 +648,15 @@ export async function importPrivacyidea(
   let t: Tables;
   const notCarried: string[] = [];
   try {
+    const missing: PiTable[] = [];
+    for (const table of PI_REQUIRED_TABLES) {
+      if (!await source.has(table)) missing.push(table);
+    }
+    if (missing.length > 0) {
+      throw new ParameterError(
+        `The database is not a privacyIDEA database (missing tables: ${missing.join(", ")})`,
+      );
+    }
     t = await readAll(source);
     for (const [table, what] of NOT_CARRIED) {
       const n = await source.count(table);
@@ -649,7 +686,22 @@ export async function importPrivacyidea(
       } values failed, first: ${secrets.failed[0]})`,
     );
   }
-  const machineTokens = machineTokenWork(t);
+  return {
+    groups,
+    plans,
+    machineTokens: machineTokenWork(t),
+    undecrypted: secrets.failed,
+    notCarried,
+  };
+}
+
+/** Writes what {@link readPrivacyidea} read (or, on a dry run, only reports what it would). */
+export async function writePrivacyidea(
+  deps: Deps,
+  snapshot: PiSnapshot,
+  options: Pick<PiImportOptions, "dryRun" | "replace" | "onProgress">,
+): Promise<PiImportReport> {
+  const { groups, plans, machineTokens, notCarried } = snapshot;
   const summary = new Map<string, SummaryRow>();
   const row = (what: string) => {
     let r = summary.get(what);
@@ -758,7 +810,16 @@ export async function importPrivacyidea(
   };
   if (options.dryRun) await run(deps);
   else await inOneTransaction(deps, run);
-  for (const f of secrets.failed) log.push(`not decrypted: ${f}`);
+  for (const f of snapshot.undecrypted) log.push(`not decrypted: ${f}`);
   log.push(...notCarried);
   return { isDryRun: options.dryRun === true, summary: [...summary.values()], log, changed };
+}
+
+/** Imports a privacyIDEA database (see the module doc): {@link readPrivacyidea}, then write. */
+export async function importPrivacyidea(
+  deps: Deps,
+  databaseUrl: string,
+  options: PiImportOptions,
+): Promise<PiImportReport> {
+  return await writePrivacyidea(deps, await readPrivacyidea(databaseUrl, options), options);
 }

@@ -59,6 +59,8 @@ export type PiTable = (typeof PI_TABLES)[number];
 
 /** An open privacyIDEA database. */
 export interface PiSource {
+  /** Whether the schema has `table`. */
+  has(table: PiTable): Promise<boolean>;
   /** Every row of `table` ordered by its first column; [] when the schema lacks the table. */
   rows(table: PiTable): Promise<PiRow[]>;
   /** Number of rows of `table` (0 when absent). */
@@ -95,6 +97,7 @@ function openSqlite(path: string): PiSource {
     db.prepare("select 1 from sqlite_master where type = 'table' and name = ?").get(t) !==
       undefined;
   return {
+    has: (t) => Promise.resolve(exists(t)),
     rows: (t) =>
       Promise.resolve(
         exists(t) ? db.prepare(`select * from ${quoted(t)} order by 1`).all() as PiRow[] : [],
@@ -121,6 +124,7 @@ async function openPostgres(url: string): Promise<PiSource> {
   const exists = async (t: PiTable) =>
     (await client.query("select to_regclass($1) as r", [`public.${t}`])).rows[0].r !== null;
   return {
+    has: exists,
     rows: async (t) =>
       (await exists(t)) ? (await client.query(`select * from ${quoted(t)} order by 1`)).rows : [],
     count: async (t) =>
