@@ -175,6 +175,8 @@ const VALUE_FLAGS = new Set([
   "workers",
   // internal: `serve --worker <i>` is worker i of a `serve --workers N` parent
   "worker",
+  // internal: where the workers' metrics sockets are (`serve --workers N` with metrics on)
+  "metrics-dir",
   "database",
   "enckey",
   "enckey-password-file",
@@ -275,6 +277,8 @@ async function promptHidden(label: string): Promise<string> {
 interface ServeMode {
   workers: number;
   worker?: number;
+  /** A worker's directory of the workers' metrics sockets. */
+  metricsDir?: string;
 }
 
 function parseCount(flag: string, value: string | true | undefined): number | undefined {
@@ -290,7 +294,9 @@ function parseCount(flag: string, value: string | true | undefined): number | un
 
 /** `serve`: one process, or with `--workers N` a parent that runs N of them. */
 async function serve(config: Config, log: Logger, mode: ServeMode): Promise<number> {
-  if (mode.worker !== undefined) return await serveProcess(config, log, { worker: mode.worker });
+  if (mode.worker !== undefined) {
+    return await serveProcess(config, log, { worker: mode.worker, metricsDir: mode.metricsDir });
+  }
   if (mode.workers > 1) return await superviseWorkers(config, log, mode.workers);
   return await serveProcess(config, log, {});
 }
@@ -315,14 +321,19 @@ async function writeInitialAdmin(deps: Deps, config: Config, log: Logger): Promi
 async function serveProcess(
   config: Config,
   log: Logger,
-  options: { worker?: number },
+  options: { worker?: number; metricsDir?: string },
 ): Promise<number> {
   const isWorker = options.worker !== undefined;
   // a busy port is found before the data directory, the key files or the database are touched
   if (!isWorker) checkListenAddress(config.server.host, config.server.port);
   const deps = await openRuntime(config, log, { migrate: !isWorker });
   if (!isWorker) await writeInitialAdmin(deps, config, log);
-  const app = createApp(deps);
+  const app = createApp(deps, {
+    // a scrape reaching any worker adds up every worker's counters
+    metricsPeers: options.worker !== undefined && options.metricsDir
+      ? { dir: options.metricsDir, worker: options.worker }
+      : undefined,
+  });
   // the native RADIUS listener answers through the same validate path as /validate/check;
   // its UDP port is not shared, so of several workers the first one runs it
   const radius = config.radius.enabled && (options.worker ?? 1) === 1
@@ -449,11 +460,14 @@ function selfCommand(): string[] {
   return flags;
 }
 
-/** This process's arguments without `--workers`, `--worker` and `--listen` (the parent sets them). */
+/**
+ * This process's arguments without `--workers`, `--worker`, `--listen` and
+ * `--metrics-dir` (the parent sets them).
+ */
 function argsForWorker(args: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    const m = /^--(workers?|listen)(=.*)?$/.exec(args[i]);
+    const m = /^--(workers?|listen|metrics-dir)(=.*)?$/.exec(args[i]);
     if (m === null) out.push(args[i]);
     else if (m[2] === undefined) i++;
   }
@@ -486,6 +500,11 @@ async function superviseWorkers(config: Config, log: Logger, workers: number): P
   const listen = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
   const command = selfCommand();
   const args = argsForWorker(Deno.args);
+  // the workers' metrics sockets: a private directory (mode 0700), removed at the end
+  const metricsDir = config.metrics.enabled
+    ? await Deno.makeTempDir({ prefix: "tessera-metrics-" })
+    : undefined;
+  if (metricsDir) args.push("--metrics-dir", metricsDir);
   const children = new Map<number, Deno.ChildProcess>();
   const stopped = new AbortController();
   let result = 0;
@@ -569,6 +588,7 @@ async function superviseWorkers(config: Config, log: Logger, workers: number): P
   }
 
   await Promise.all(Array.from({ length: workers }, (_, i) => runWorker(i + 1)));
+  if (metricsDir) await Deno.remove(metricsDir, { recursive: true }).catch(() => {});
   log.info("All workers stopped", { code: result });
   return result;
 }
@@ -661,7 +681,7 @@ async function main(args: string[]): Promise<number> {
     console.error("--listen is only valid for serve");
     return 2;
   }
-  for (const flag of ["workers", "worker"]) {
+  for (const flag of ["workers", "worker", "metrics-dir"]) {
     if (parsed.flags.has(flag) && command !== "serve") {
       console.error(`--${flag} is only valid for serve`);
       return 2;
@@ -685,7 +705,12 @@ async function main(args: string[]): Promise<number> {
       if (parsed.command.length > 1) {
         throw new UsageError(`Unexpected argument "${parsed.command[1]}"`);
       }
-      return await serve(config, log, { workers: workers ?? config.server.workers, worker });
+      const metricsDir = parsed.flags.get("metrics-dir");
+      return await serve(config, log, {
+        workers: workers ?? config.server.workers,
+        worker,
+        metricsDir: typeof metricsDir === "string" ? metricsDir : undefined,
+      });
     } else if (command === "admin") {
       await admin(config, log, parsed);
     } else if (command === "import") {

@@ -42,7 +42,7 @@ import { smsgatewayRoutes } from "./http/routes/smsgateway.ts";
 import { privacyideaserverRoutes } from "./http/routes/privacyideaserver.ts";
 import { ttypeRoutes } from "./http/routes/ttype.ts";
 import { openApiDocument } from "./http/openapi.ts";
-import { createMetrics, metricsHandler } from "./http/metrics.ts";
+import { createMetrics, metricsHandler, type MetricsPeers } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
 import { compressAnswers } from "./http/compress.ts";
 
@@ -55,6 +55,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 export interface AppOptions {
   /** Rights of routes mounted on the app after it is built (tests); see `route_rights.ts`. */
   routeRules?: Readonly<Record<string, RouteRule>>;
+  /** The sibling workers of `serve --workers N` whose metrics a scrape adds up. */
+  metricsPeers?: MetricsPeers;
 }
 
 /** Builds the Hono app for `deps`. */
@@ -65,7 +67,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
     .filter((n): n is Network => n !== undefined);
 
   // Prometheus metrics, counted only when switched on (metrics.enabled)
-  const metrics = deps.config.metrics.enabled ? createMetrics(deps) : undefined;
+  const metrics = deps.config.metrics.enabled
+    ? createMetrics(deps, options.metricsPeers)
+    : undefined;
   if (metrics) app.use("*", metrics.middleware);
 
   app.use("*", async (c, next) => {

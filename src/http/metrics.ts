@@ -5,11 +5,18 @@
  * admin JWT or to `Authorization: Bearer <metrics.token>`. When metrics are
  * off, nothing is counted and the route answers 404.
  *
+ * Every label value comes from a fixed set (the route table's paths, the
+ * standard methods, the statuses Tessera answers with; anything else is
+ * `other`), so no client can add series. Under `serve --workers N` each worker
+ * answers its own counters on a Unix socket in a directory only the service
+ * user can open; the worker a scrape reaches adds up every worker's counters,
+ * so the numbers are the server's, whichever worker answers.
+ *
  * @module
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AppEnv } from "./context.ts";
 import type { Deps } from "../deps.ts";
 import { ENVELOPE_BODIES } from "./envelope.ts";
@@ -23,15 +30,56 @@ import { safeEqual } from "../lib/crypto.ts";
 export interface Metrics {
   registry: Registry;
   middleware: MiddlewareHandler<AppEnv>;
+  /** The text of a scrape: this process's metrics, summed with its sibling workers'. */
+  scrape(): Promise<string>;
 }
 
+/** The sibling workers of `serve --workers N` a scrape adds up. */
+export interface MetricsPeers {
+  /** A directory only the service user can open; worker `i` answers on `<dir>/<i>.sock`. */
+  dir: string;
+  /** This worker's number. */
+  worker: number;
+}
+
+/** The label value of anything outside a label's fixed set. */
+export const OTHER_LABEL = "other";
+
+const METHODS: ReadonlySet<string> = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "DELETE",
+  "PATCH",
+  "OPTIONS",
+]);
+const OUTCOMES: ReadonlySet<string> = new Set(["ACCEPT", "REJECT", "CHALLENGE", "DECLINED"]);
+// a sibling that does not answer within this long is left out of the scrape
+const PEER_TIMEOUT_MS = 2000;
+// a sibling's answer is its own metrics: a few kB; anything far larger is not one
+const PEER_MAX_BYTES = 4 * 1024 * 1024;
+const PEER_SOCKET_REGEXP = /^(\d+)\.sock$/;
+
+// the matched route's path (from the route table), so the set of values is the table's
 function routeOf(c: Context<AppEnv>): string {
   const r = matchedRoutes(c).find((m) => m.method !== "ALL" || !m.path.endsWith("*"));
-  return r ? r.path.replace(/(.)\/+$/, "$1") : "unmatched";
+  return r ? r.path.replace(/(.)\/+$/, "$1") : OTHER_LABEL;
+}
+
+// the client chooses the method: only the standard ones are kept as they are
+function methodOf(c: Context<AppEnv>): string {
+  const m = c.req.method;
+  return METHODS.has(m) ? m : OTHER_LABEL;
+}
+
+function statusOf(c: Context<AppEnv>): string {
+  const s = c.res?.status ?? 500;
+  return Number.isInteger(s) && s >= 100 && s <= 599 ? String(s) : OTHER_LABEL;
 }
 
 /** Builds the registry and the counting middleware for `deps`. */
-export function createMetrics(deps: Deps): Metrics {
+export function createMetrics(deps: Deps, peers?: MetricsPeers): Metrics {
   const registry = new Registry();
   const requests = new Counter({
     name: "tessera_http_requests_total",
@@ -84,24 +132,131 @@ export function createMetrics(deps: Deps): Metrics {
       this.set({ state: "waiting" }, stats.waiting);
     },
   });
+  new Gauge({
+    name: "tessera_metrics_workers",
+    help: "processes whose metrics this scrape adds up (serve --workers N: N when all answered)",
+    registers: [registry],
+    collect() {
+      this.set(1);
+    },
+  });
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const started = performance.now();
     try {
       await next();
     } finally {
       const route = routeOf(c);
-      const status = String(c.res?.status ?? 500);
-      requests.inc({ route, method: c.req.method, status });
-      duration.observe({ route, method: c.req.method }, (performance.now() - started) / 1000);
+      const method = methodOf(c);
+      requests.inc({ route, method, status: statusOf(c) });
+      duration.observe({ route, method }, (performance.now() - started) / 1000);
       if (route.startsWith("/validate/")) {
         const body = c.res ? ENVELOPE_BODIES.get(c.res) : undefined;
         const result = body?.result as Record<string, unknown> | undefined;
-        const auth = typeof result?.authentication === "string" ? result.authentication : undefined;
-        outcomes.inc({ outcome: auth ?? (result?.status === false ? "ERROR" : "OTHER") });
+        const auth = result?.authentication;
+        outcomes.inc({
+          outcome: typeof auth === "string"
+            ? (OUTCOMES.has(auth) ? auth : "OTHER")
+            : result?.status === false
+            ? "ERROR"
+            : "OTHER",
+        });
       }
     }
   };
-  return { registry, middleware };
+  if (peers) servePeers(registry, peers, deps);
+  const scrape = async () => {
+    if (!peers) return await registry.metrics();
+    const own = await registry.getMetricsAsJSON();
+    const others = await readPeers(peers, deps);
+    return await AggregatorRegistry.aggregate([own, ...others]).metrics();
+  };
+  return { registry, middleware, scrape };
+}
+
+// Answers this worker's metrics (prom-client's JSON form) to each connection on its socket.
+// The listener does not keep the process alive; it goes with the process (Deno removes the
+// file when the listener closes, a restarted worker replaces a stale one).
+function servePeers(registry: Registry, peers: MetricsPeers, deps: Deps): void {
+  const path = `${peers.dir}/${peers.worker}.sock`;
+  try {
+    Deno.removeSync(path);
+  } catch {
+    // none left behind
+  }
+  const listener = Deno.listen({ transport: "unix", path });
+  listener.unref();
+  (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        try {
+          const text = JSON.stringify(await registry.getMetricsAsJSON());
+          const bytes = new TextEncoder().encode(text);
+          for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
+        } catch (err) {
+          deps.log.warn("Cannot answer a sibling worker's metrics request", {
+            error: err as Error,
+          });
+        } finally {
+          conn.close();
+        }
+      })();
+    }
+  })().catch((err) => {
+    deps.log.warn("Metrics socket closed", { error: err as Error });
+  });
+}
+
+// The metrics of every other worker whose socket answers; one that does not is left out (and
+// logged): a scrape never waits long for a worker that hangs or restarts.
+async function readPeers(peers: MetricsPeers, deps: Deps): Promise<object[][]> {
+  const paths: string[] = [];
+  for (const e of Deno.readDirSync(peers.dir)) {
+    const m = PEER_SOCKET_REGEXP.exec(e.name);
+    if (m && Number(m[1]) !== peers.worker) paths.push(`${peers.dir}/${e.name}`);
+  }
+  const answers = await Promise.all(paths.map(async (path) => {
+    try {
+      return JSON.parse(await readSocket(path)) as object[];
+    } catch (err) {
+      deps.log.warn("A sibling worker did not answer the metrics request", {
+        socket: path,
+        error: err as Error,
+      });
+      return undefined;
+    }
+  }));
+  return answers.filter((a): a is object[] => a !== undefined);
+}
+
+async function readSocket(path: string): Promise<string> {
+  const conn = await Deno.connect({ transport: "unix", path });
+  const timer = setTimeout(() => conn.close(), PEER_TIMEOUT_MS);
+  try {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const buf = new Uint8Array(64 * 1024);
+    for (;;) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      size += n;
+      if (size > PEER_MAX_BYTES) throw new Error("answer too large");
+      chunks.push(buf.slice(0, n));
+    }
+    const all = new Uint8Array(size);
+    let off = 0;
+    for (const c of chunks) {
+      all.set(c, off);
+      off += c.length;
+    }
+    return new TextDecoder().decode(all);
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn.close();
+    } catch {
+      // closed by the timer
+    }
+  }
 }
 
 /** The `GET /metrics` handler: admin JWT or the metrics token; 404 while metrics are off. */
@@ -120,7 +275,7 @@ export function metricsHandler(metrics: Metrics | undefined) {
         );
       }
     }
-    return c.body(await metrics.registry.metrics(), 200, {
+    return c.body(await metrics.scrape(), 200, {
       "content-type": metrics.registry.contentType,
       "cache-control": "no-store",
     });
