@@ -114,8 +114,9 @@ Deno.test("SIGINT (twice, as a terminal and a task runner both send it): one 'Sh
 });
 
 Deno.test("log.format = json: every line is one JSON object; a request's lines carry its id", async () => {
+  // the test plays the proxy in front, whose X-Request-ID is kept
   const server = await startTessera(["serve", "--listen", "127.0.0.1:0"], {
-    env: { TESSERA_LOG_FORMAT: "json" },
+    env: { TESSERA_LOG_FORMAT: "json", TESSERA_SERVER_TRUSTED_PROXIES: "127.0.0.1/32" },
   });
   try {
     const [, port] = await server.waitFor(
@@ -151,7 +152,9 @@ Deno.test("log.format = json: every line is one JSON object; a request's lines c
 });
 
 Deno.test("a failed login's log line says whether the admin exists (the password was wrong) or not", async () => {
-  const server = await startTessera(["serve", "--listen", "127.0.0.1:0"]);
+  const server = await startTessera(["serve", "--listen", "127.0.0.1:0"], {
+    env: { TESSERA_SERVER_TRUSTED_PROXIES: "127.0.0.1/32" },
+  });
   try {
     const [, port] = await server.waitFor(/Tessera listening address=127\.0\.0\.1:(\d+)/);
     for (const [username, id] of [["admin", "req-a"], ["nobody", "req-b"]]) {
