@@ -459,3 +459,21 @@ Deno.test("POST /auth with a passkey: the same assertion sent twice at once logs
   assert.equal(after.count, before.count + 1);
   await t.close();
 });
+
+Deno.test("POST /auth with a passkey: a user deleted from the user store gets no JWT; the same passkey got one while the user existed", async () => {
+  const t = await setup();
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
+  const serial = await enrol(t, auth);
+  const before = await assertion(t, auth);
+  const ok = await authWith(t, loginBody(before.tid, before.a));
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  assert.equal(ok.body.result.value.username, "alice");
+
+  const deleted = await jsonOf(await t.asAdmin("DELETE", "/user/sql-realm1/alice"));
+  assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+  const state = await stateOf(t, serial);
+  const after = await assertion(t, auth);
+  assertRefused(await authWith(t, loginBody(after.tid, after.a)), FAILED);
+  assert.deepEqual(await stateOf(t, serial), state, "nothing moves");
+  await t.close();
+});

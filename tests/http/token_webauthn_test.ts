@@ -1048,6 +1048,35 @@ Deno.test("webauthn: a security key does not answer the user-less /validate/init
   await t.close();
 });
 
+Deno.test("webauthn: a key answered by its serial alone logs in while its owner exists; once the owner is deleted from the user store it is refused and nothing moves", async () => {
+  const t = await setup();
+  const key = await SoftAuthenticator.create();
+  const { serial } = await enrol(t, key);
+  const bySerial = async (c: Awaited<ReturnType<typeof challenge>>) => {
+    const a = await key.assert({ challenge: c.signRequest.challenge, origin: ORIGIN, rpId: RP_ID });
+    const { user: _user, ...fields } = answer(c.tid, a);
+    return { serialOnly: { ...fields, serial }, withUser: answer(c.tid, a) };
+  };
+  const baseline = await bySerial(await challenge(t, serial));
+  const ok = await checkAs(t, baseline.serialOnly);
+  assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  assert.equal(ok.body.detail.username, "alice");
+
+  const pending = await challenge(t, serial);
+  const deleted = await jsonOf(await t.asAdmin("DELETE", "/user/sql-realm1/alice"));
+  assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+  const before = await stateOf(t, serial);
+  const answers = await bySerial(pending);
+  const gone = await checkAs(t, answers.serialOnly);
+  assert.equal(gone.status, 200);
+  assert.equal(gone.body.result.value, false, JSON.stringify(gone.body));
+  assert.equal(gone.body.detail, undefined, "a plain failed assertion");
+  const named = await checkAs(t, answers.withUser);
+  assert.equal(named.body.result.value, false, JSON.stringify(named.body));
+  assert.deepEqual(await stateOf(t, serial), before, "nothing moves");
+  await t.close();
+});
+
 Deno.test("webauthn: /validate/triggerchallenge makes the sign request; parallel answers: exactly one is accepted", async () => {
   const t = await setup();
   const auth = await SoftAuthenticator.create();

@@ -336,3 +336,35 @@ Deno.test("enroll_via_multichallenge=passkey: two registrations sent at once for
   assert.equal(token?.info.credential_id_hash?.value, hex);
   await t.close();
 });
+
+Deno.test("enroll_via_multichallenge=passkey: after the user is deleted from the user store the enrolment can be neither completed nor cancelled without a user name; before, both work", async () => {
+  for (const isDeleted of [false, true]) {
+    const t = await setup({ enroll_via_multichallenge_optional: true });
+    const first = await firstFactor(t);
+    const second = await firstFactor(t);
+    assert.equal(second.entry.serial, first.entry.serial, "the same waiting token");
+    if (isDeleted) {
+      const res = await jsonOf(await t.asAdmin("DELETE", "/user/sql-realm1/alice"));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+    const att = await (await SoftAuthenticator.create(PI_PASSKEY)).register({
+      challenge: first.entry.passkey_registration.challenge,
+      origin: ORIGIN,
+      rpId: RP_ID,
+    });
+    // the request names no user: the token's stored owner is the only one there is
+    const { user: _user, ...userless } = completion(first.entry.serial, first.tid, att);
+    const done = await checkAs(t, userless);
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    assert.equal(done.body.result.value, !isDeleted, `deleted: ${isDeleted}`);
+    const token = await findTokenBySerial(t.deps, first.entry.serial);
+    assert.equal(token?.rolloutState, isDeleted ? "clientwait" : "enrolled");
+    if (isDeleted) {
+      const cancel = await checkAs(t, { cancel_enrollment: "true", transaction_id: second.tid });
+      assert.equal(cancel.body.result.value, false);
+      assert.equal(cancel.body.detail.message, "Failed to cancel enrollment via multichallenge");
+      assert.ok(await findTokenBySerial(t.deps, first.entry.serial), "the token stays");
+    }
+    await t.close();
+  }
+});
