@@ -975,12 +975,8 @@ async function answerTransaction(
     const t = accepted[0];
     return {
       value: true,
-      detail: {
-        message: "Found matching challenge",
-        serial: t.serial,
-        type: t.type,
-        otplen: t.otplen,
-      },
+      // privacyIDEA answers a challenge with the message and the serial only (no type, no otplen)
+      detail: { message: "Found matching challenge", serial: t.serial },
       serial: t.serial,
       tokenType: t.type,
       tokens: accepted,
