@@ -34,29 +34,24 @@ async function tokenCount(t: TestApp): Promise<number> {
   return (await listTokens(t.deps, {})).count;
 }
 
-Deno.test("POST /token/load: /healthz/ answers within 500 ms while PSKC uploads derive PBKDF2 keys at the bound", async () => {
+Deno.test("POST /token/load: /healthz/ answers within 500 ms while a PSKC upload derives its PBKDF2 key at the bound", async () => {
   const t = await createTestApp();
   const served = serveApp(t);
   try {
     const token = await t.adminToken();
-    const uploads = 2;
-    // built before the measurement: the test derives each key once itself
-    const files = Array.from({ length: uploads }, (_, i) =>
-      pbkdf2File({
-        iterations: MAX_PBKDF2_ITERATIONS,
-        password: "qwerty",
-        serial: `PBKDF2${i}`,
-        secretHex: SECRET,
-      }));
+    // built before the measurement: the test derives the key once itself
+    const file = pbkdf2File({
+      iterations: MAX_PBKDF2_ITERATIONS,
+      password: "qwerty",
+      serial: "PBKDF20",
+      secretHex: SECRET,
+    });
     const latencies: number[] = [];
     let isUploading = true;
     const started = performance.now();
-    // the uploads run at the same time; each derives its key with the most rounds allowed
-    const answers = Promise.all(
-      files.map((file) =>
-        uploadTo(served.url, token, form({ type: "pskc", password: "qwerty" }, file))
-      ),
-    ).finally(() => isUploading = false);
+    // the upload derives its key with the most rounds allowed
+    const answer = uploadTo(served.url, token, form({ type: "pskc", password: "qwerty" }, file))
+      .finally(() => isUploading = false);
     const polling = (async () => {
       while (isUploading) {
         const sent = performance.now();
@@ -67,21 +62,19 @@ Deno.test("POST /token/load: /healthz/ answers within 500 ms while PSKC uploads 
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
-    const results = await answers;
+    const res = await answer;
     const elapsed = performance.now() - started;
     await polling;
-    for (const res of results) {
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-      assert.deepEqual(res.body.result.value, { n_imported: 1, n_not_imported: 0 });
-    }
-    // none of the polls waited behind a derivation, and they kept running during the uploads
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.result.value, { n_imported: 1, n_not_imported: 0 });
+    // none of the polls waited behind the derivation, and they kept going during the upload
     // (a derivation on the request loop lets at most one through while it runs)
     const slowest = Math.max(...latencies);
     assert.ok(
       slowest < 500,
-      `/healthz/ took ${Math.round(slowest)} ms during the uploads (${latencies.length} polls)`,
+      `/healthz/ took ${Math.round(slowest)} ms during the upload (${latencies.length} polls)`,
     );
-    assert.ok(latencies.length >= 3, `only ${latencies.length} polls in ${elapsed} ms`);
+    assert.ok(latencies.length >= 3, `only ${latencies.length} polls in ${Math.round(elapsed)} ms`);
     const check = await jsonOf(
       await t.post("/validate/check", { serial: "PBKDF20", pass: hotp(0, SECRET) }),
     );
