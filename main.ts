@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { type Config, type ConfigOverrides, loadConfig, MAX_WORKERS } from "./src/config.ts";
 import { AppError, ConfigError } from "./src/errors.ts";
 import { createLogger, type Logger } from "./src/lib/logger.ts";
@@ -19,9 +20,10 @@ import {
   setAdminPassword,
 } from "./src/domain/admin/mod.ts";
 import { VERSION } from "./src/version.ts";
-import { DatabaseTooNewError } from "./src/db/database.ts";
+import { DatabaseTooNewError, openDatabase } from "./src/db/database.ts";
+import { type SqliteUserStore, sqliteUserStores } from "./src/domain/resolver/mod.ts";
 import { KeyMismatchError } from "./src/domain/keys.ts";
-import { backupSqlite, sqliteFileOf } from "./src/db/backup.ts";
+import { backupSqlite, sqliteFileOf, userStoreCopyPath } from "./src/db/backup.ts";
 import { startRadiusListener } from "./src/radius/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
@@ -95,12 +97,14 @@ terminal (first line), else from a prompt.`,
 Applies pending database migrations and exits.`,
   backup: `Usage: tessera backup <file> [--config <file>] [--data-dir <dir>]
 
-Writes a consistent copy of the SQLite database to <file> (which must not
-exist) while the server keeps running: SQLite's online backup, so the copy
-holds every transaction committed before it finished. Prints its progress on
-a terminal and a summary line. The copy is useless without the key file
-(storage.key_file): back that up separately. On PostgreSQL use its own tools
-(pg_dump, base backups).`,
+Writes a consistent copy of the SQLite database to <file> while the server
+keeps running: SQLite's online backup, so the copy holds every transaction
+committed before it finished. The SQLite files of sqlresolvers (user stores
+such as people.sqlite) are copied the same way, each to
+<file without .sqlite>.resolver-<resolver>.sqlite. No copy may exist yet;
+each is made with mode 0600. Prints its progress on a terminal and a line per
+copy. The copies are useless without the key file (storage.key_file): back
+that up separately. On PostgreSQL use its own tools (pg_dump, base backups).`,
   subscription: SUBSCRIPTION_HELP,
   import: IMPORT_HELP,
   hello: `Usage: tessera hello [--listen <host:port>]
@@ -740,30 +744,66 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
-/** `backup <file>`: SQLite's online backup of the configured database. */
+/**
+ * `backup <file>`: SQLite's online backup of the configured database, and of
+ * the SQLite files of sqlresolvers beside it.
+ */
 async function runBackup(config: Config, args: string[]): Promise<number> {
   if (args.length !== 1) throw new UsageError(`Usage: tessera backup <file>\n\n${HELP.backup}`);
+  const destination = args[0];
   const source = sqliteFileOf(config.storage.databaseUrl);
   if (source === undefined) {
     throw new UsageError(
       "tessera backup copies SQLite databases; for PostgreSQL use pg_dump or base backups",
     );
   }
-  const started = performance.now();
+  if (!existsSync(source)) throw new Error(`Cannot back up "${source}": no such database file`);
+  const db = openDatabase(config.storage.databaseUrl);
+  let stores: SqliteUserStore[];
+  try {
+    stores = await sqliteUserStores(db, config.storage.dataDir);
+  } finally {
+    await db.destroy();
+  }
+  const copies = [
+    { what: source, from: source, to: destination },
+    ...stores.map((s) => ({
+      what: `the users of resolver ${s.resolvers.map((r) => `"${r}"`).join(", ")} (${s.path})`,
+      from: s.path,
+      to: userStoreCopyPath(destination, s.resolvers[0]),
+    })),
+  ];
+  // every copy gets a new name: refuse before anything is written
+  for (const c of copies) {
+    if (existsSync(c.to)) {
+      throw new Error(`Cannot back up to "${c.to}": the file exists (choose a new name)`);
+    }
+  }
   const isTerminal = Deno.stderr.isTerminal();
-  const pages = await backupSqlite(source, args[0], {
-    onProgress: ({ totalPages, remainingPages }) => {
-      if (!isTerminal || totalPages === 0) return;
-      const done = Math.round(((totalPages - remainingPages) / totalPages) * 100);
-      Deno.stderr.writeSync(new TextEncoder().encode(`\rbacking up: ${done}%`));
-    },
-  });
-  if (isTerminal) Deno.stderr.writeSync(new TextEncoder().encode("\n"));
-  const size = (await Deno.stat(args[0])).size;
+  for (const c of copies) {
+    if (!existsSync(c.from)) {
+      console.log(`Nothing to copy of ${c.what}: the file does not exist yet.`);
+      continue;
+    }
+    const started = performance.now();
+    const pages = await backupSqlite(c.from, c.to, {
+      onProgress: ({ totalPages, remainingPages }) => {
+        if (!isTerminal || totalPages === 0) return;
+        const done = Math.round(((totalPages - remainingPages) / totalPages) * 100);
+        Deno.stderr.writeSync(new TextEncoder().encode(`\rbacking up ${c.from}: ${done}%`));
+      },
+    });
+    if (isTerminal) Deno.stderr.writeSync(new TextEncoder().encode("\n"));
+    const size = (await Deno.stat(c.to)).size;
+    console.log(
+      `Backed up ${c.what} to ${c.to}: ${pages} pages, ${(size / 1048576).toFixed(1)} MiB in ${
+        Math.round(performance.now() - started)
+      } ms.`,
+    );
+  }
   console.log(
-    `Backed up ${source} to ${args[0]}: ${pages} pages, ${(size / 1048576).toFixed(1)} MiB in ${
-      Math.round(performance.now() - started)
-    } ms. Keep the key file (${config.storage.keyFile}) with it, stored apart.`,
+    `Keep the key file (${config.storage.keyFile}) with the copies, stored apart: ` +
+      "without it the copies' secrets cannot be read.",
   );
   return 0;
 }

@@ -1,9 +1,10 @@
 /**
- * `tessera backup <file>`: a consistent copy of the running SQLite database,
- * made with SQLite's online backup API on a connection of its own. The
- * server keeps serving and writing meanwhile; the copy holds every
- * transaction committed before the copy finished (SQLite restarts a step
- * that a concurrent write invalidated). PostgreSQL has its own tools.
+ * `tessera backup <file>`: a consistent copy of the running SQLite database
+ * (and of the SQLite files of sqlresolvers), made with SQLite's online backup
+ * API on a connection of its own. The server keeps serving and writing
+ * meanwhile; each copy holds every transaction committed to its file before
+ * that copy finished (SQLite restarts a step that a concurrent write
+ * invalidated), WAL contents included. PostgreSQL has its own tools.
  *
  * @module
  */
@@ -24,8 +25,18 @@ export function sqliteFileOf(databaseUrl: string): string | undefined {
 }
 
 /**
+ * Where `tessera backup <destination>` puts the copy of a sqlresolver's
+ * SQLite file: beside the destination, named after the resolver.
+ */
+export function userStoreCopyPath(destination: string, resolver: string): string {
+  return `${destination.replace(/\.sqlite$/, "")}.resolver-${resolver}.sqlite`;
+}
+
+/**
  * Copies the SQLite database `source` to `destination` (which must not exist)
- * while it may be in use; returns the number of pages copied.
+ * while it may be in use; returns the number of pages copied. The copy is
+ * readable by its owner only (mode 0600): it holds every secret of the
+ * database.
  */
 export async function backupSqlite(
   source: string,
@@ -33,9 +44,16 @@ export async function backupSqlite(
   options: { onProgress?: (p: BackupProgress) => void; pagesPerStep?: number } = {},
 ): Promise<number> {
   if (!existsSync(source)) throw new Error(`Cannot back up "${source}": no such database file`);
-  if (existsSync(destination)) {
-    throw new Error(`Cannot back up to "${destination}": the file exists (choose a new name)`);
+  // made before SQLite writes to it, so the copy is never readable by others, whatever the umask
+  try {
+    Deno.openSync(destination, { write: true, createNew: true, mode: 0o600 }).close();
+  } catch (err) {
+    if (err instanceof Deno.errors.AlreadyExists) {
+      throw new Error(`Cannot back up to "${destination}": the file exists (choose a new name)`);
+    }
+    throw err;
   }
+  Deno.chmodSync(destination, 0o600);
   const db = new DatabaseSync(source, { readOnly: true });
   try {
     // the server may hold the write lock for a moment: wait for it rather than fail
@@ -44,6 +62,16 @@ export async function backupSqlite(
       rate: options.pagesPerStep ?? 1000,
       progress: (p: BackupProgress) => options.onProgress?.(p),
     });
+  } catch (err) {
+    // no half-written copy stays behind
+    for (const path of [destination, `${destination}-journal`, `${destination}-wal`]) {
+      try {
+        Deno.removeSync(path);
+      } catch {
+        // not there
+      }
+    }
+    throw err;
   } finally {
     db.close();
   }

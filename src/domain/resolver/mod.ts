@@ -22,7 +22,12 @@ import type { UserResolver } from "./types.ts";
 
 export type { ResolverTestResult, UserInfo, UserListEntry, UserResolver } from "./types.ts";
 export { USER_FIELDS } from "./types.ts";
-export { closeSqlConnections, SQL_DEFAULT_MAP } from "./sql.ts";
+export {
+  closeSqlConnections,
+  SQL_DEFAULT_MAP,
+  type SqliteUserStore,
+  sqliteUserStores,
+} from "./sql.ts";
 export type { ResolverRecord } from "./resolver_store.ts";
 export { ownPaths, readAllUpTo, refuseOwnPath, resolveDataPath } from "./paths.ts";
 export { checkCaFile, parseServerSettings, readCaFile } from "./ldap.ts";

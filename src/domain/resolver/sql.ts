@@ -18,7 +18,9 @@ import {
   WRITABLE_HASH_TYPES,
 } from "../../lib/crypt.ts";
 import type { Random } from "../../lib/random.ts";
+import type { Db } from "../../db/schema.ts";
 import { refuseOwnPath, resolveDataPath } from "./paths.ts";
+import { listResolvers } from "./resolver_store.ts";
 import * as users from "./sql_user_store.ts";
 import {
   emptyUserInfo,
@@ -196,6 +198,33 @@ export function parseSqlConfig(
     editable: isTruthy(config.Editable),
     hashType,
   };
+}
+
+/** A SQLite file that holds users of sqlresolvers. */
+export interface SqliteUserStore {
+  /** Absolute path (a relative `Database` resolved under the data directory). */
+  path: string;
+  /** The resolvers on it, by name. */
+  resolvers: string[];
+}
+
+/**
+ * The SQLite files of the stored sqlresolvers (one entry per file, whether it
+ * exists yet or not), for `tessera backup`.
+ */
+export async function sqliteUserStores(db: Db, dataDir: string): Promise<SqliteUserStore[]> {
+  const byPath = new Map<string, string[]>();
+  for (const rec of await listResolvers(db)) {
+    if (rec.type !== "sqlresolver") continue;
+    let path: string;
+    try {
+      path = parseSqlConfig(rec.name, rec.config, dataDir).database;
+    } catch {
+      continue; // a configuration this build cannot use names no file it would write
+    }
+    byPath.set(path, [...byPath.get(path) ?? [], rec.name]);
+  }
+  return [...byPath].map(([path, resolvers]) => ({ path, resolvers }));
 }
 
 interface CachedConnection {
