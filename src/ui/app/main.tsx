@@ -18,7 +18,7 @@ import {
   storedToken,
   storeToken,
 } from "./session.ts";
-import { href, type Route, useRoute } from "./ui.tsx";
+import { href, type Route, StatusLine, useRoute } from "./ui.tsx";
 import { LoginPage } from "./pages/login.tsx";
 import { TokenDetailsPage, TokensPage } from "./pages/tokens.tsx";
 import { EnrollPage } from "./pages/enroll.tsx";
@@ -136,6 +136,7 @@ function Shell(props: { session: Session; logout: () => void }) {
         </div>
       </header>
       <main id="main">
+        <StatusLine />
         {s.role === "admin" ? <AdminRoutes route={route} session={s} /> : <SelfServicePage />}
       </main>
     </SessionContext.Provider>

@@ -49,6 +49,44 @@ export function go(parts: (string | number)[], query: Record<string, string> = {
   location.hash = href(parts, query);
 }
 
+// ---------------------------------------------------------------- announcements
+
+/** What {@link announce} said last, and the route it belongs to. */
+interface Announcement {
+  message: string;
+  hash: string;
+}
+
+let announcementListener: ((a: Announcement | undefined) => void) | undefined;
+
+/**
+ * Says what happened in the page's status line (visible, and read out by
+ * screen readers), e.g. after an action that left the page it was taken on.
+ * Call it after {@link go}: it stays until the route changes again.
+ */
+export function announce(message: string): void {
+  announcementListener?.({ message, hash: location.hash });
+}
+
+/** The status line {@link announce} writes to; always in the page, so that a change is read out. */
+export function StatusLine() {
+  const [current, setCurrent] = useState<Announcement | undefined>(undefined);
+  useEffect(() => {
+    announcementListener = setCurrent;
+    const onRoute = () => setCurrent((a) => (a && a.hash === location.hash ? a : undefined));
+    addEventListener("hashchange", onRoute);
+    return () => {
+      announcementListener = undefined;
+      removeEventListener("hashchange", onRoute);
+    };
+  }, []);
+  return (
+    <p class={current ? "note announcement" : "announcement"} role="status">
+      {current?.message ?? ""}
+    </p>
+  );
+}
+
 // ---------------------------------------------------------------- data
 
 /** Loads data with `load`, again whenever `deps` change or `reload()` is called. */

@@ -310,8 +310,10 @@ export function EventEditPage(props: { id?: string }) {
     () => props.id ? get<EventDef[]>(`/event/${seg(props.id)}`) : Promise.resolve(undefined),
     [props.id],
   );
-  const d = def.data?.[0];
-  const ready = available.data && modules.data && (!props.id || def.data);
+  // while another id loads, the last handler's data must not fill this form (New event handler
+  // opened from a handler's page would start as that handler, id included, and replace it)
+  const d = def.loading ? undefined : def.data?.[0];
+  const ready = available.data && modules.data && !def.loading && (!props.id || def.data);
   return (
     <Page
       title={d ? `Event handler ${d.name}` : "New event handler"}
@@ -321,7 +323,7 @@ export function EventEditPage(props: { id?: string }) {
         error={available.error ?? modules.error ?? def.error}
         loading={!ready && !available.error && !modules.error && !def.error}
       />
-      {props.id && def.data && !d && (
+      {props.id && !def.loading && def.data && !d && (
         <p class="error" role="alert">The event handler could not be found.</p>
       )}
       {ready && (!props.id || d) && (

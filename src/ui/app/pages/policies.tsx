@@ -10,6 +10,7 @@ import { useMemo, useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
 import { hasRight, useSession } from "../session.ts";
 import {
+  announce,
   Check,
   ConfirmButton,
   Field,
@@ -56,6 +57,12 @@ interface ActionDef {
 }
 
 type Defs = Record<string, Record<string, ActionDef>>;
+
+/** True when a policy of exactly this name exists (names are case-sensitive). */
+async function policyExists(name: string): Promise<boolean> {
+  const found = await get<Policy[] | Record<string, Policy>>(`/policy/${seg(name)}`);
+  return policiesOf(found).some((x) => x.name === name);
+}
 
 /** `GET /policy/` as a list, whatever `compat.policy_list` says. */
 function policiesOf(value: Policy[] | Record<string, Policy>): Policy[] {
@@ -250,11 +257,19 @@ function PolicyForm(props: { policy?: Policy; defs: Defs }) {
     return Object.entries(out).sort(([a], [b]) => a.localeCompare(b));
   }, [defs, filter]);
   const chosen = Object.keys(actions).filter((k) => k in defs);
+  // the name of an existing policy given to "New policy": refused, never replaced
+  const [taken, setTaken] = useState<string | undefined>(undefined);
   return (
     <Form
       label={p ? `Edit policy ${p.name}` : "New policy"}
-      onSubmit={() =>
+      onSubmit={() => {
+        setTaken(undefined);
         act.run(async () => {
+          // POST /policy/<name> replaces a policy of that name: a new one must not have one
+          if (!p && (await policyExists(name))) {
+            setTaken(name);
+            throw new Error(`A policy named "${name}" already exists: nothing was saved.`);
+          }
           const action = Object.fromEntries(Object.entries(actions).filter(([k]) => k in defs));
           await api("POST", `/policy/${seg(name)}`, {
             scope,
@@ -265,9 +280,11 @@ function PolicyForm(props: { policy?: Policy; defs: Defs }) {
             time,
             ...conds,
           });
-          if (p && p.name !== name) return;
+          if (p) return;
           go(["policies", name]);
-        }, `Policy ${name} saved`)}
+          announce(`Policy ${name} created`);
+        }, `Policy ${name} saved`);
+      }}
     >
       <Field label="Policy name" value={name} onValue={setName} required disabled={!!p} />
       <Select
@@ -323,6 +340,12 @@ function PolicyForm(props: { policy?: Policy; defs: Defs }) {
         <button type="submit" class="primary" disabled={act.busy}>Save policy</button>
       )}
       <Outcome error={act.error} note={act.note} />
+      {taken && (
+        <p>
+          <a href={href(["policies", taken])}>Open policy {taken}</a>{" "}
+          to change it, or choose another name.
+        </p>
+      )}
     </Form>
   );
 }
@@ -337,7 +360,12 @@ export function PolicyEditPage(props: { name: string }) {
         : Promise.resolve(undefined),
     [props.name],
   );
-  const p = policy.data ? policiesOf(policy.data)[0] : undefined;
+  // while another name loads, the last policy's data must not fill this form (e.g. New policy
+  // opened from a policy's page would start with that policy's actions)
+  const loaded = !policy.loading;
+  const p = loaded && props.name && policy.data
+    ? policiesOf(policy.data).find((x) => x.name === props.name)
+    : undefined;
   return (
     <Page
       title={props.name ? `Policy ${props.name}` : "New policy"}
@@ -347,10 +375,10 @@ export function PolicyEditPage(props: { name: string }) {
         error={defs.error ?? policy.error}
         loading={defs.loading || policy.loading}
       />
-      {props.name && policy.data && !p && (
+      {loaded && props.name && policy.data && !p && (
         <p class="error" role="alert">The policy could not be found.</p>
       )}
-      {defs.data && (!props.name || p) && (
+      {defs.data && loaded && (!props.name || p) && (
         <Panel title="Policy">
           <PolicyForm key={props.name} policy={p} defs={defs.data} />
         </Panel>
