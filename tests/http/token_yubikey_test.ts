@@ -413,6 +413,60 @@ Deno.test("GET /ttype/yubikey: BAD_SIGNATURE, NO_SUCH_CLIENT, MISSING_PARAMETER 
   await t.close();
 });
 
+Deno.test("GET /ttype/yubikey: yubikey.require_signature refuses a client's unsigned requests before any token is touched", async () => {
+  const { t, serial } = await protocolApp();
+  const KEY2_B64 = "AgICAgICAgICAgICAgICAgICAgI=";
+  await setConfig(t, { "yubikey.apiid.2": KEY2_B64, "yubikey.require_signature.1": "True" });
+  const garbage = OTP_1282.slice(0, -2) + "cc";
+  const unsigned: Record<string, string>[] = [
+    { id: "1", otp: garbage, nonce: NONCE },
+    { id: "1", otp: OTP_1282, nonce: NONCE },
+    { id: "1", otp: garbage, nonce: NONCE, h: "" },
+  ];
+  for (const params of unsigned) {
+    const res = await protocol(t, params);
+    assert.equal(res.status, 200);
+    assert.equal(res.a.status, "MISSING_PARAMETER", JSON.stringify(params));
+    assert.equal(res.a.h, answerSignature(res.a), "the refusal is signed");
+  }
+  let token = await getTokenBySerial(t.deps, serial);
+  assert.equal(token.failcount, 0, "refused unsigned requests do not count");
+  assert.equal(token.count, 0);
+  assert.equal(token.info["yubikey.tokenid"], undefined);
+  const rows = await auditRows(t, "GET /ttype/yubikey");
+  assert.equal(rows[0].success, 0);
+  assert.match(rows[0].info, /^MISSING_PARAMETER: the client must sign its requests/);
+
+  // a signed request of that client is answered
+  const signed = await protocol(t, { id: "1", otp: OTP_1282, nonce: NONCE, h: SIGNED_H });
+  assert.equal(signed.a.status, "OK", signed.text);
+  token = await getTokenBySerial(t.deps, serial);
+  assert.equal(token.count, 1283);
+
+  // baseline: client 2 requires nothing, its unsigned garbage is checked and counts
+  const other = await protocol(t, { id: "2", otp: garbage, nonce: NONCE });
+  assert.equal(other.a.status, "BAD_OTP");
+  assert.equal(other.a.h, answerSignature(other.a, KEY2_B64));
+  assert.equal((await getTokenBySerial(t.deps, serial)).failcount, 1);
+
+  // yubikey.require_signature covers every client; a client's own setting wins
+  await setConfig(t, { "yubikey.require_signature": "True" });
+  assert.equal(
+    (await protocol(t, { id: "2", otp: garbage, nonce: NONCE })).a.status,
+    "MISSING_PARAMETER",
+  );
+  assert.equal((await getTokenBySerial(t.deps, serial)).failcount, 1);
+  await setConfig(t, { "yubikey.require_signature.2": "False" });
+  const exempt = await protocol(t, { id: "2", otp: OTP_1283, nonce: NONCE });
+  assert.equal(exempt.a.status, "OK", exempt.text);
+  assert.equal(
+    (await protocol(t, { id: "1", otp: garbage, nonce: NONCE })).a.status,
+    "MISSING_PARAMETER",
+  );
+  assert.equal((await getTokenBySerial(t.deps, serial)).failcount, 0, "the OK reset it");
+  await t.close();
+});
+
 Deno.test("GET /ttype/yubikey: a value with a line break is not echoed into the answer", async () => {
   const { t } = await protocolApp();
   const res = await protocol(t, { id: "1", otp: OTP_1282, nonce: `${NONCE}\nstatus=OK` });

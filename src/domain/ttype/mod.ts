@@ -3,6 +3,8 @@
  * `yubikey` tokens, so yubico-pam and other ykclient users can validate
  * against Tessera. Clients are system config `yubikey.apiid.<id>` = base64
  * API key; requests may be signed (`h`), answers to a known client always are.
+ * `yubikey.require_signature.<id>` (or `yubikey.require_signature` for every
+ * client) refuses unsigned requests of a client before any token is touched.
  *
  * The endpoint is public and answers whether an OTP is good, so the OTP goes
  * through the `/validate/check` engine ({@link validateTokens}): a disabled,
@@ -21,7 +23,7 @@ import {
   MODHEX_REGEXP,
   yubicoSignature,
 } from "../../lib/yubico_otp.ts";
-import { loadSystemConfig } from "../system/mod.ts";
+import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import { findTokensByInfo, type UserRef } from "../token/mod.ts";
 import { MAX_PUBLIC_ID, YUBICO_BLOCK_LENGTH } from "../token/types/yubikey.ts";
 import { validateTokens } from "../validate/mod.ts";
@@ -93,24 +95,48 @@ export async function yubikeyValidate(deps: Deps, req: YubicoRequest): Promise<Y
       reason: `no API key for client "${id.slice(0, 64)}"`,
     };
   }
-  const outcome = await decide(deps, req, key, { otp, nonce });
+  const outcome = await decide(deps, req, key, {
+    otp,
+    nonce,
+    isSignatureRequired: isSignatureRequired(system, id),
+  });
   data.status = outcome.status;
   data.h = yubicoSignature(data, key);
   return { ...outcome, text: answerText(data) };
+}
+
+/**
+ * Whether client `id` must sign its requests: `yubikey.require_signature.<id>`
+ * when set, else `yubikey.require_signature` (privacyIDEA's flat config keys;
+ * not under `yubikey.apiid.`, whose values are secrets). Off by default, as in
+ * privacyIDEA and the protocol, where `h` is optional.
+ */
+function isSignatureRequired(system: SystemConfig, id: string): boolean {
+  const own = `yubikey.require_signature.${id}`;
+  return system.get(own) !== "" ? system.bool(own) : system.bool("yubikey.require_signature");
 }
 
 async function decide(
   deps: Deps,
   req: YubicoRequest,
   key: Uint8Array,
-  given: { otp: string; nonce: string },
+  given: { otp: string; nonce: string; isSignatureRequired: boolean },
 ): Promise<Omit<YubicoAnswer, "text">> {
   const { otp, nonce } = given;
   if (otp === "" || nonce === "") {
     return { status: "MISSING_PARAMETER", reason: "otp or nonce missing" };
   }
   const signature = req.params.h;
-  if (signature !== undefined && signature !== "") {
+  if (signature === undefined || signature === "") {
+    // refused before the token is looked up: whoever knows a client id and a public id
+    // could otherwise raise the token's fail counter until it locks
+    if (given.isSignatureRequired) {
+      return {
+        status: "MISSING_PARAMETER",
+        reason: "the client must sign its requests (yubikey.require_signature): h is missing",
+      };
+    }
+  } else {
     const signed = Object.fromEntries(
       Object.entries(req.params).filter(([k]) => !UNSIGNED.has(k)),
     );
