@@ -1,4 +1,4 @@
-import { CompiledQuery } from "kysely";
+import { CompiledQuery, type Expression, sql, type SqlBool } from "kysely";
 import type { Db } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
 import type { AuditEntry } from "./mod.ts";
@@ -93,8 +93,22 @@ export async function insertEntries(db: Db, entries: AuditEntry[]): Promise<void
   });
 }
 
+/**
+ * The rows an admin limited to realms may see at all: rows of those realms,
+ * and the admin's own actions (exact values, no wildcards). The filters of a
+ * search only narrow it.
+ */
+export interface AuditScope {
+  realms: readonly string[];
+  administrator: string;
+  /** The admin's realm (a superuser realm), "" for a local admin. */
+  adminRealm: string;
+}
+
 /** Filter for {@link searchEntries}; string filters take `*` as the only wildcard. */
 export interface AuditQuery {
+  /** Absent: every row. */
+  scope?: AuditScope;
   filters: Partial<Record<(typeof AUDIT_FILTER_COLUMNS)[number], string>>;
   success?: boolean;
   since?: number;
@@ -103,12 +117,31 @@ export interface AuditQuery {
   ascending: boolean;
 }
 
+// realm names are compared without case, as realms are named
+const lowerRealm = sql<string>`lower(${sql.ref("realm")})`;
+
+// privacyIDEA's rule (auditmodules/sqlaudit.py _create_filter): a realm-limited admin sees the
+// rows of the allowed realms, and the rows naming them as administrator (in their own realm,
+// when they are a realm's admin)
+function scopeCondition(scope: AuditScope): Expression<SqlBool> {
+  const realms = scope.realms.map((r) => r.toLowerCase());
+  const inRealms = realms.length === 0
+    ? sql<SqlBool>`1 = 0`
+    : sql<SqlBool>`${lowerRealm} in (${sql.join(realms)})`;
+  const isAdmin = sql<SqlBool>`${sql.ref("administrator")} = ${scope.administrator}`;
+  const own = scope.adminRealm === ""
+    ? isAdmin
+    : sql<SqlBool>`(${isAdmin} and ${lowerRealm} = ${scope.adminRealm.toLowerCase()})`;
+  return sql<SqlBool>`(${inRealms} or ${own})`;
+}
+
 /** One page of matching rows and the total count. */
 export async function searchEntries(
   db: Db,
   q: AuditQuery,
 ): Promise<{ rows: AuditRow[]; count: number }> {
   let query = db.selectFrom("audit");
+  if (q.scope) query = query.where(scopeCondition(q.scope));
   for (const [col, value] of Object.entries(q.filters)) {
     if (value === undefined || value === "" || value === "*") continue;
     query = query.where(matchStar(col, value));

@@ -9,7 +9,10 @@ import type { Logger } from "../../lib/logger.ts";
 import { ParameterError } from "../../errors.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
 import * as store from "./audit_store.ts";
-import { AUDIT_FILTER_COLUMNS } from "./audit_store.ts";
+import { AUDIT_FILTER_COLUMNS, type AuditScope } from "./audit_store.ts";
+
+export type { AuditScope } from "./audit_store.ts";
+export { auditScopeOf } from "./scope.ts";
 
 /** One audit row as written. Never holds passwords, PINs, OTPs or secrets. */
 export interface AuditEntry {
@@ -443,10 +446,14 @@ function intParam(name: string, raw: unknown, fallback: number, max: number): nu
   return n;
 }
 
-/** `GET /audit/`: filters (`*` wildcard), `page`, `page_size`, `sortorder`, `timelimit`. */
+/**
+ * `GET /audit/`: filters (`*` wildcard), `page`, `page_size`, `sortorder`,
+ * `timelimit`, within `scope` (see {@link auditScopeOf}); the filters only narrow it.
+ */
 export async function searchAudit(
   deps: { db: Db; audit: AuditWriter; clock: { now(): number } },
   params: Record<string, unknown>,
+  options: { scope?: AuditScope } = {},
 ): Promise<AuditPage> {
   // queued rows first; while the database cannot take them, the search does not wait forever
   await deps.audit.flush({ timeoutMs: SEARCH_FLUSH_WAIT_MS });
@@ -491,6 +498,7 @@ export async function searchAudit(
     since = deps.clock.now() - Number(m[1]) * UNIT_MS[m[2]];
   }
   const { rows, count } = await store.searchEntries(deps.db, {
+    scope: options.scope,
     filters,
     success,
     since,
