@@ -165,3 +165,87 @@ browserTest(
       assert.deepEqual(errors, []);
     }),
 );
+
+/** The serials of the token list's rows, in order. */
+async function rowSerials(page: Page): Promise<string[]> {
+  return await page.locator("table tbody tr td:first-child").allInnerTexts();
+}
+
+/** Waits until the token list shows exactly these serials, in this order. */
+async function waitForRows(page: Page, expected: string[]) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await settled(page);
+    const rows = await rowSerials(page);
+    if (JSON.stringify(rows) === JSON.stringify(expected)) return;
+    assert.ok(Date.now() < deadline, `rows ${JSON.stringify(rows)}, expected ${expected}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+browserTest(
+  "web UI: a token at its maximum fail counter shows as locked; the list filters and sorts by state and fail counter",
+  () =>
+    withUi(async ({ server, page, jwt }) => {
+      const errors = watchErrors(page);
+      const key = "3132333435363738393031323334353637383930";
+      for (const serial of ["HOTP1", "HOTP2", "HOTP3", "HOTP4"]) {
+        const r = await call(server.base, "POST", "/token/init", {
+          type: "hotp",
+          serial,
+          otpkey: key,
+        }, jwt);
+        assert.equal(r.result.status, true, JSON.stringify(r));
+      }
+      // HOTP2 is locked: two wrong OTPs against a maximum of two
+      await call(server.base, "POST", "/token/set", { serial: "HOTP2", max_failcount: 2 }, jwt);
+      for (let i = 0; i < 2; i++) {
+        await call(server.base, "POST", "/validate/check", { serial: "HOTP2", pass: "000000" });
+      }
+      // HOTP3 has one failure and is disabled
+      await call(server.base, "POST", "/validate/check", { serial: "HOTP3", pass: "000000" });
+      await call(server.base, "POST", "/token/disable", { serial: "HOTP3" }, jwt);
+
+      await login(page, server.base, "admin", server.adminPassword);
+      await page.goto(`${server.base}/#/tokens`);
+      await waitForRows(page, ["HOTP1", "HOTP2", "HOTP3", "HOTP4"]);
+      const row = (serial: string) => page.getByRole("row").filter({ hasText: serial });
+      assert.equal(await row("HOTP2").getByRole("cell").nth(2).innerText(), "locked");
+      assert.equal(await row("HOTP1").getByRole("cell").nth(2).innerText(), "active");
+      assert.equal(await row("HOTP3").getByRole("cell").nth(2).innerText(), "disabled");
+      assert.equal(await row("HOTP2").getByRole("cell").nth(4).innerText(), "2 / 2");
+
+      // filter by state
+      const search = page.getByRole("form", { name: "Search tokens" });
+      await search.getByLabel("State").selectOption("locked");
+      await search.getByRole("button", { name: "Search" }).click();
+      await waitForRows(page, ["HOTP2"]);
+      await search.getByLabel("State").selectOption("active");
+      await search.getByRole("button", { name: "Search" }).click();
+      await waitForRows(page, ["HOTP1", "HOTP4"]);
+      await search.getByLabel("State").selectOption("");
+      await search.getByRole("button", { name: "Search" }).click();
+      await waitForRows(page, ["HOTP1", "HOTP2", "HOTP3", "HOTP4"]);
+
+      // sort by fail counter (twice: descending) and by state
+      const failHeading = page.getByRole("columnheader", { name: /Fail counter/ });
+      await failHeading.getByRole("button").click();
+      await waitForRows(page, ["HOTP1", "HOTP4", "HOTP3", "HOTP2"]);
+      assert.equal(await failHeading.getAttribute("aria-sort"), "ascending");
+      await failHeading.getByRole("button").click();
+      await waitForRows(page, ["HOTP2", "HOTP3", "HOTP1", "HOTP4"]);
+      assert.equal(await failHeading.getAttribute("aria-sort"), "descending");
+      await page.getByRole("columnheader", { name: /State/ }).getByRole("button").click();
+      await waitForRows(page, ["HOTP1", "HOTP4", "HOTP2", "HOTP3"]);
+      assert.equal(await failHeading.getAttribute("aria-sort"), null);
+
+      // the details say locked and why; a reset unlocks
+      await page.getByRole("link", { name: "HOTP2" }).click();
+      const state = page.getByTestId("token-state");
+      await state.filter({ hasText: /^locked/ }).waitFor();
+      assert.match(await state.innerText(), /fail counter is at its maximum/);
+      await page.getByRole("button", { name: "Reset fail counter" }).click();
+      await state.filter({ hasText: /^active$/ }).waitFor();
+      assert.deepEqual(errors, []);
+    }),
+);

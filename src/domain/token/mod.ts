@@ -593,6 +593,18 @@ export function tokenView(t: TokenWithInfo, hiddenInfo: string[] = []): TokenVie
   return view;
 }
 
+/** The token list's `state` filter: undefined when absent or empty, else one of `TOKEN_STATES`. */
+export function parseTokenState(value: string | undefined): store.TokenState | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const state = store.TOKEN_STATES.find((s) => s === value.trim().toLowerCase());
+  if (state) return state;
+  throw new ParameterError(
+    `Cannot parse parameter "state": expected one of ${
+      store.TOKEN_STATES.join(", ")
+    }, got "${value}"`,
+  );
+}
+
 /** `GET /token/`: a page of tokens `{tokens, count, prev, next, current}`. */
 export async function listTokens(
   deps: Deps,

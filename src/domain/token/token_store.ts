@@ -484,10 +484,27 @@ export interface TokenListFilter {
   infoValue?: string;
   /** Only tokens in these realms (owner realm or token realm). */
   allowedRealms?: string[];
+  /** Only tokens in this state (see {@link TokenState}). */
+  state?: TokenState;
 }
 
-/** Sortable token columns (list `sortby`). */
-export const SORT_COLUMNS: Record<string, keyof TokenTable> = {
+/**
+ * What a token can do now: `active` (enabled, fail counter below its maximum),
+ * `locked` (fail counter at its maximum: every check fails until it is reset),
+ * `disabled` and `revoked`. A disabled token at its maximum is disabled and locked.
+ */
+export type TokenState = "active" | "locked" | "disabled" | "revoked";
+
+/** The states of {@link TokenState}, in the order `sortby=state` sorts them. */
+export const TOKEN_STATES: readonly TokenState[] = ["active", "locked", "disabled", "revoked"];
+
+// sortby=state: active, locked, disabled, revoked (as TOKEN_STATES)
+const STATE_ORDER = sql<number>`case when ${sql.ref("token.revoked")} = 1 then 3 when ${
+  sql.ref("token.active")
+} = 0 then 2 when ${sql.ref("token.failcount")} >= ${sql.ref("token.maxfail")} then 1 else 0 end`;
+
+/** Sortable token columns (list `sortby`); `state` sorts by {@link TokenState}. */
+export const SORT_COLUMNS: Record<string, keyof TokenTable | "state"> = {
   serial: "serial",
   id: "id",
   tokentype: "tokentype",
@@ -503,13 +520,14 @@ export const SORT_COLUMNS: Record<string, keyof TokenTable> = {
   rollout_state: "rollout_state",
   user_id: "user_id",
   resolver: "resolver",
+  state: "state",
 };
 
 /** A page of the token list plus the total count. */
 export async function listTokens(
   db: Db,
   filter: TokenListFilter,
-  page: { sortby: keyof TokenTable; desc: boolean; offset: number; limit: number },
+  page: { sortby: keyof TokenTable | "state"; desc: boolean; offset: number; limit: number },
 ): Promise<{ tokens: Token[]; total: number }> {
   // deno-lint-ignore no-explicit-any
   const where = (eb: ExpressionBuilder<Database, "token">): any => {
@@ -538,6 +556,17 @@ export async function listTokens(
       conds.push(f.assigned ? eb("token.user_id", "!=", "") : eb("token.user_id", "=", ""));
     }
     if (f.active !== undefined) conds.push(eb("token.active", "=", f.active ? 1 : 0));
+    if (f.state === "revoked") conds.push(eb("token.revoked", "=", 1));
+    else if (f.state !== undefined) {
+      conds.push(eb("token.revoked", "=", 0));
+      if (f.state === "disabled") conds.push(eb("token.active", "=", 0));
+      else if (f.state === "locked") {
+        conds.push(eb("token.failcount", ">=", eb.ref("token.maxfail")));
+      } else {
+        conds.push(eb("token.active", "=", 1));
+        conds.push(eb("token.failcount", "<", eb.ref("token.maxfail")));
+      }
+    }
     if (f.tokenrealm !== undefined || f.tokenrealms) {
       conds.push(eb.exists(
         eb.selectFrom("token_realm").select("token_realm.token_id")
@@ -573,7 +602,10 @@ export async function listTokens(
   const totalRow = await db.selectFrom("token").select((eb) => eb.fn.countAll<number>().as("n"))
     .where(where).executeTakeFirstOrThrow();
   const rows = await db.selectFrom("token").selectAll().where(where)
-    .orderBy(`token.${page.sortby}`, page.desc ? "desc" : "asc")
+    .orderBy(
+      page.sortby === "state" ? STATE_ORDER : `token.${page.sortby}`,
+      page.desc ? "desc" : "asc",
+    )
     .orderBy("token.id", "asc")
     .limit(page.limit).offset(page.offset).execute();
   return { tokens: rows.map((r) => toToken(r as TokenRow)), total: Number(totalRow.n) };

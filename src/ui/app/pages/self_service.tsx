@@ -11,7 +11,7 @@ import { get } from "../api.ts";
 import { useSession } from "../session.ts";
 import { LoadState, Page, Panel, useLoad, yesNo } from "../ui.tsx";
 import { EnrollForm } from "./enroll.tsx";
-import { TokenActions, type TokenList } from "./tokens.tsx";
+import { stateText, TokenActions, type TokenList } from "./tokens.tsx";
 
 /** `#/` for a user. */
 export function SelfServicePage() {
@@ -45,7 +45,7 @@ export function SelfServicePage() {
         <article class="panel token" key={t.serial} aria-label={`Token ${t.serial}`}>
           <h2>{t.serial}</h2>
           <p>
-            {t.tokentype.toUpperCase()} · {t.revoked ? "revoked" : t.active ? "active" : "disabled"}
+            {t.tokentype.toUpperCase()} · {stateText(t)}
             {t.description ? ` · ${t.description}` : ""} · fail counter {t.failcount} of {t.maxfail}
             {t.rollout_state && t.rollout_state !== "enrolled" ? ` · ${t.rollout_state}` : ""}
             <span class="sr-only">Active: {yesNo(t.active)}</span>

@@ -25,7 +25,6 @@ import {
   Select,
   useAction,
   useLoad,
-  yesNo,
 } from "../ui.tsx";
 
 /** A token as `GET /token/` lists it. */
@@ -74,16 +73,79 @@ function pattern(text: string): string {
   return t === "" || t.includes("*") ? t : `*${t}*`;
 }
 
-function TokenTable(props: { tokens: Token[]; showOwner?: boolean; link?: boolean }) {
+/**
+ * What a token can do now, as `GET /token/?state=` filters it: a token whose
+ * fail counter is at its maximum is locked (every check fails until a reset),
+ * however enabled it is.
+ */
+export type TokenState = "active" | "locked" | "disabled" | "revoked";
+
+/** The state of a token (see {@link TokenState}). */
+export function tokenState(t: Token): TokenState {
+  if (t.revoked) return "revoked";
+  if (!t.active) return "disabled";
+  return t.failcount >= t.maxfail ? "locked" : "active";
+}
+
+/** The state in words: a disabled token at its maximum says it is locked too. */
+export function stateText(t: Token): string {
+  const state = tokenState(t);
+  return state === "disabled" && t.failcount >= t.maxfail ? "disabled, locked" : state;
+}
+
+/** A sortable column: `sortby` of `GET /token/` and its heading. */
+type SortKey = "serial" | "tokentype" | "state" | "failcount";
+
+/** The token list's order. */
+export interface TokenSort {
+  by: SortKey;
+  desc: boolean;
+}
+
+function SortHeading(
+  props: { label: string; by: SortKey; sort?: TokenSort; onSort?: (s: TokenSort) => void },
+) {
+  const { sort, onSort } = props;
+  if (!sort || !onSort) return <th scope="col">{props.label}</th>;
+  const current = sort.by === props.by;
+  return (
+    <th
+      scope="col"
+      aria-sort={current ? (sort.desc ? "descending" : "ascending") : undefined}
+    >
+      <button
+        type="button"
+        class="sort"
+        onClick={() => onSort({ by: props.by, desc: current ? !sort.desc : false })}
+      >
+        {props.label}
+        <span aria-hidden="true">{current ? (sort.desc ? " ▼" : " ▲") : ""}</span>
+      </button>
+    </th>
+  );
+}
+
+function TokenTable(
+  props: {
+    tokens: Token[];
+    showOwner?: boolean;
+    link?: boolean;
+    sort?: TokenSort;
+    onSort?: (s: TokenSort) => void;
+  },
+) {
+  const heading = (label: string, by: SortKey) => (
+    <SortHeading label={label} by={by} sort={props.sort} onSort={props.onSort} />
+  );
   return (
     <table>
       <thead>
         <tr>
-          <th scope="col">Serial</th>
-          <th scope="col">Type</th>
-          <th scope="col">Active</th>
+          {heading("Serial", "serial")}
+          {heading("Type", "tokentype")}
+          {heading("State", "state")}
           <th scope="col">Description</th>
-          <th scope="col">Fail counter</th>
+          {heading("Fail counter", "failcount")}
           {props.showOwner && <th scope="col">User</th>}
           {props.showOwner && <th scope="col">Realms</th>}
         </tr>
@@ -93,7 +155,7 @@ function TokenTable(props: { tokens: Token[]; showOwner?: boolean; link?: boolea
           <tr key={t.serial}>
             <td>{props.link ? <a href={href(["tokens", t.serial])}>{t.serial}</a> : t.serial}</td>
             <td>{t.tokentype}</td>
-            <td>{t.revoked ? "revoked" : yesNo(t.active)}</td>
+            <td class={`state-${tokenState(t)}`}>{stateText(t)}</td>
             <td>{t.description}</td>
             <td>{t.failcount} / {t.maxfail}</td>
             {props.showOwner && (
@@ -120,13 +182,21 @@ export function TokensPage(_props: { route: Route }) {
   const [user, setUser] = useState("");
   const [realm, setRealm] = useState("");
   const [assigned, setAssigned] = useState("");
-  const [active, setActive] = useState("");
+  const [state, setState] = useState("");
   const [page, setPage] = useState(1);
   const [query, setQuery] = useState<Record<string, unknown>>({});
+  const [sort, setSort] = useState<TokenSort>({ by: "serial", desc: false });
   const pageSize = session.settings.tokenPageSize;
   const list = useLoad(
-    () => get<TokenList>("/token/", { ...query, page, pagesize: pageSize }),
-    [query, page],
+    () =>
+      get<TokenList>("/token/", {
+        ...query,
+        sortby: sort.by,
+        sortdir: sort.desc ? "desc" : "asc",
+        page,
+        pagesize: pageSize,
+      }),
+    [query, page, sort],
   );
   const canEnroll = [...session.rights].some((r) => r.startsWith("enroll"));
   return (
@@ -147,7 +217,7 @@ export function TokensPage(_props: { route: Route }) {
             realm: user.trim() ? realm.trim() : "",
             tokenrealm: user.trim() ? "" : realm.trim(),
             assigned,
-            active,
+            state,
           });
         }}
       >
@@ -168,17 +238,32 @@ export function TokensPage(_props: { route: Route }) {
           options={[["", "any"], ["1", "assigned"], ["0", "not assigned"]]}
         />
         <Select
-          label="Active"
-          value={active}
-          onValue={setActive}
-          options={[["", "any"], ["1", "active"], ["0", "disabled"]]}
+          label="State"
+          value={state}
+          onValue={setState}
+          options={[
+            ["", "any"],
+            "active",
+            ["locked", "locked (fail counter at maximum)"],
+            "disabled",
+            "revoked",
+          ]}
         />
         <button type="submit">Search</button>
       </Form>
       <LoadState error={list.error} loading={list.loading && !list.data} />
       {list.data && (
         <>
-          <TokenTable tokens={list.data.tokens} showOwner link />
+          <TokenTable
+            tokens={list.data.tokens}
+            showOwner
+            link
+            sort={sort}
+            onSort={(next) => {
+              setPage(1);
+              setSort(next);
+            }}
+          />
           <Pager page={page} pageSize={pageSize} count={list.data.count} onPage={setPage} />
         </>
       )}
@@ -347,8 +432,12 @@ export function TokenDetailsPage(props: { serial: string }) {
               <dd>{t.tokentype}</dd>
               <dt>State</dt>
               <dd data-testid="token-state">
-                {t.revoked ? "revoked" : t.active ? "active" : "disabled"}
-                {t.locked ? ", locked" : ""}
+                {stateText(t)}
+                {t.failcount >= t.maxfail && !t.revoked && (
+                  <span class="muted">
+                    {" "}(the fail counter is at its maximum: every check fails until it is reset)
+                  </span>
+                )}
               </dd>
               <dt>User</dt>
               <dd>
