@@ -30,7 +30,10 @@ async function freePort(): Promise<number> {
   });
 }
 
-Deno.test("README quick start: every command runs against a fresh server and answers as the text says", async () => {
+/** A fresh `tessera serve` in a temporary folder (its data directory `./data`), on the run's engine. */
+async function withServer(
+  run: (server: { dir: string; base: string }) => Promise<void>,
+): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "tessera-readme-" });
   const port = await freePort();
   const env: Record<string, string> = { NO_COLOR: "1", TESSERA_SIGNING_ENABLED: "false" };
@@ -60,28 +63,7 @@ Deno.test("README quick start: every command runs against a fresh server and ans
       assert.ok(Date.now() < deadline, "the server did not start within 30 s");
       await new Promise((r) => setTimeout(r, 200));
     }
-    const readme = await Deno.readTextFile(`${ROOT}README.md`);
-    const blocks = shellBlocks(readme, "Quick start");
-    assert.ok(blocks.length >= 6, `${blocks.length} blocks`);
-    let script = "set -euo pipefail\n" + blocks.join("\n");
-    assert.ok(script.includes("TESSERA=http://localhost:5000"));
-    script = script.replaceAll("TESSERA=http://localhost:5000", `TESSERA=http://127.0.0.1:${port}`)
-      .replaceAll("npx -y deno@2.9.6", '"$DENO"');
-    const out = await new Deno.Command("bash", {
-      args: ["-c", script],
-      cwd: dir,
-      env: { DENO: Deno.execPath(), NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stdout = new TextDecoder().decode(out.stdout);
-    const stderr = new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, `the quick start failed:\n${stdout}\n${stderr}`);
-    const answers = [...stdout.matchAll(/"authentication":"([A-Z]+)"/g)].map((m) => m[1]);
-    // HOTP right, the same again, wrong; TOTP right; the challenge answered
-    assert.deepEqual(answers, ["ACCEPT", "REJECT", "REJECT", "ACCEPT", "ACCEPT"], stdout);
-    assert.match(stdout, /\{"username":"alice","email":"alice@example.com"\}/);
-    assert.match(stdout, /"action":"POST \/validate\/check","success":1,"user":"alice"/);
+    await run({ dir, base: `http://127.0.0.1:${port}` });
   } finally {
     try {
       server.kill("SIGTERM");
@@ -90,4 +72,82 @@ Deno.test("README quick start: every command runs against a fresh server and ans
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     if (pgUrl) await dropTestDatabase(pgUrl);
   }
+}
+
+/** Runs `blocks` in one bash in `dir`, the server at `base` instead of localhost:5000. */
+async function runBlocks(blocks: string[], dir: string, base: string) {
+  let script = "set -euo pipefail\n" + blocks.join("\n");
+  assert.ok(script.includes("TESSERA=http://localhost:5000"));
+  script = script.replaceAll("TESSERA=http://localhost:5000", `TESSERA=${base}`)
+    .replaceAll("npx -y deno@2.9.6", '"$DENO"');
+  const out = await new Deno.Command("bash", {
+    args: ["-c", script],
+    cwd: dir,
+    env: { DENO: Deno.execPath(), NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, `the README's commands failed:\n${stdout}\n${stderr}`);
+  return stdout;
+}
+
+Deno.test("README quick start: every command runs against a fresh server and answers as the text says", async () => {
+  await withServer(async ({ dir, base }) => {
+    const readme = await Deno.readTextFile(`${ROOT}README.md`);
+    const blocks = shellBlocks(readme, "Quick start");
+    assert.ok(blocks.length >= 6, `${blocks.length} blocks`);
+    const stdout = await runBlocks(blocks, dir, base);
+    const answers = [...stdout.matchAll(/"authentication":"([A-Z]+)"/g)].map((m) => m[1]);
+    // HOTP right, the same again, wrong; TOTP right; the challenge answered
+    assert.deepEqual(answers, ["ACCEPT", "REJECT", "REJECT", "ACCEPT", "ACCEPT"], stdout);
+    assert.match(stdout, /\{"username":"alice","email":"alice@example.com"\}/);
+    assert.match(stdout, /"action":"POST \/validate\/check","success":1,"user":"alice"/);
+  });
+});
+
+Deno.test("README quick start: the hotp helper gives RFC 4226's test values", async () => {
+  const readme = await Deno.readTextFile(`${ROOT}README.md`);
+  const helper = shellBlocks(readme, "Quick start").join("\n").match(/^hotp\(\) \{[\s\S]*?^\}$/m);
+  assert.ok(helper, "the quick start defines hotp()");
+  const out = await new Deno.Command("bash", {
+    args: [
+      "-c",
+      `set -euo pipefail\n${helper[0]}\nfor c in 0 1 2 3 4 5 6 7 8 9; do hotp "$KEY" $c; done`,
+    ],
+    // RFC 4226 appendix D: the ASCII secret "12345678901234567890"
+    env: { KEY: "3132333435363738393031323334353637383930" },
+    stdout: "piped",
+  }).output();
+  assert.equal(out.code, 0);
+  assert.deepEqual(new TextDecoder().decode(out.stdout).trimEnd().split("\n"), [
+    "755224",
+    "287082",
+    "359152",
+    "969429",
+    "338314",
+    "254676",
+    "287922",
+    "162583",
+    "399871",
+    "520489",
+  ]);
+});
+
+Deno.test("README machines: the example attaches the SSH key token it enrols and fetches it for the host", async () => {
+  await withServer(async ({ dir, base }) => {
+    const readme = await Deno.readTextFile(`${ROOT}README.md`);
+    // the quick start's login defines $TESSERA and $TOKEN, as the section says
+    const login = shellBlocks(readme, "Quick start")[0];
+    const blocks = shellBlocks(readme, "Machines");
+    assert.equal(blocks.length, 1);
+    const lines = (await runBlocks([login, ...blocks], dir, base)).trimEnd().split("\n");
+    const key =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH3ENGQeeXM1lYtgqmAuol1peZzvT/2Rz4IK8DKP9r7V alice@laptop";
+    assert.equal(lines.length, 4, lines.join("\n"));
+    for (const line of lines.slice(0, 3)) assert.equal(JSON.parse(line).status, true, line);
+    // as privacyIDEA: the attachment's options, and the request's serial (none here)
+    assert.deepEqual(JSON.parse(lines[3]), { ssh: [{ sshkey: key, user: "root", serial: null }] });
+  });
 });
