@@ -23,11 +23,12 @@ import { VERSION } from "./src/version.ts";
 import { DatabaseTooNewError, openDatabase } from "./src/db/database.ts";
 import { type SqliteUserStore, sqliteUserStores } from "./src/domain/resolver/mod.ts";
 import { KeyMismatchError } from "./src/domain/keys.ts";
-import { backupSqlite, sqliteFileOf, userStoreCopyPath } from "./src/db/backup.ts";
+import { BackupError, backupSqlite, sqliteFileOf, userStoreCopyPath } from "./src/db/backup.ts";
 import { startRadiusListener } from "./src/radius/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
 import { IMPORT_HELP, runImportCommand } from "./src/cli/import.ts";
+import { nearest } from "./src/cli/nearest.ts";
 import { Hono } from "hono";
 
 /** How long a graceful stop waits for running requests before it closes anyway. */
@@ -163,6 +164,8 @@ function checkListenAddress(host: string, port: number): void {
 interface Parsed {
   command: string[];
   flags: Map<string, string | true>;
+  /** Options that are no option of Tessera's, without their dashes (reported with the command). */
+  unknown: string[];
 }
 
 const VALUE_FLAGS = new Set([
@@ -187,10 +190,15 @@ const VALUE_FLAGS = new Set([
   "pepper-file",
 ]);
 const BOOL_FLAGS = new Set(["help", "version", "dry-run", "replace"]);
+/** The options a mistyped one may be suggested as (not the internal ones). */
+const PUBLIC_FLAGS = [...VALUE_FLAGS, ...BOOL_FLAGS].filter((f) =>
+  f !== "worker" && f !== "metrics-dir"
+);
 
 function parseArgs(args: string[]): Parsed {
   const command: string[] = [];
   const flags = new Map<string, string | true>();
+  const unknown: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "-h") {
@@ -202,10 +210,17 @@ function parseArgs(args: string[]): Parsed {
         const value = inline ?? args[++i];
         if (value === undefined) throw new UsageError(`Option --${name} needs a value`);
         flags.set(name, value);
-      } else throw new UsageError(`Unknown option --${name}`);
+      } else unknown.push(name);
     } else command.push(arg);
   }
-  return { command, flags };
+  return { command, flags, unknown };
+}
+
+/** The message for a mistyped word: the nearest known one and its help, else `help`. */
+function unknownWord(what: string, nearby: string | undefined, help: string): string {
+  return nearby === undefined
+    ? `${what}\n\n${help}`
+    : `${what}; did you mean ${nearby}?\n\n${help}`;
 }
 
 function parseListen(value: string): { host: string; port: number } {
@@ -624,12 +639,29 @@ async function serveHello(parsed: Parsed): Promise<number> {
   return 0;
 }
 
+/** Rows under a header, each column as wide as its widest cell, two spaces apart. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  return [header, ...rows].map((r) =>
+    r.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd()
+  )
+    .join("\n");
+}
+
 async function admin(config: Config, log: Logger, parsed: Parsed): Promise<void> {
   const [, action, name, ...rest] = parsed.command;
   if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}"`);
   const needsName = ["add", "delete", "password"];
-  if (!action || ![...needsName, "list"].includes(action)) {
-    throw new UsageError(`Unknown admin command "${action ?? ""}"; see tessera admin --help`);
+  if (!action) {
+    throw new UsageError(
+      `tessera admin needs a command: add, list, delete or password\n\n${HELP.admin}`,
+    );
+  }
+  if (![...needsName, "list"].includes(action)) {
+    const near = nearest(action, [...needsName, "list"]);
+    throw new UsageError(
+      unknownWord(`Unknown admin command "${action}"`, near && `"${near}"`, HELP.admin),
+    );
   }
   if (needsName.includes(action) && !name) {
     throw new UsageError(`tessera admin ${action} needs a name`);
@@ -638,8 +670,13 @@ async function admin(config: Config, log: Logger, parsed: Parsed): Promise<void>
   try {
     if (action === "list") {
       const admins = await listAdmins(deps);
-      for (const a of admins) console.log(`${a.username}\t${a.email}\t${a.createdAt}`);
       if (admins.length === 0) console.log("(no admins)");
+      else {console.log(
+          table(
+            ["NAME", "EMAIL", "CREATED"],
+            admins.map((a) => [a.username, a.email, a.createdAt]),
+          ),
+        );}
     } else if (action === "add") {
       const password = await readPassword(parsed.flags, `Password for ${name}`);
       await addAdmin(deps, name, {
@@ -674,7 +711,21 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (!(command in HELP) || command === "main") {
-    console.error(`Unknown command "${command}"\n\n${HELP.main}`);
+    const near = nearest(command, Object.keys(HELP).filter((c) => c !== "main"));
+    console.error(
+      unknownWord(
+        `Unknown command "${command}"`,
+        near && `"${near}"`,
+        near ? HELP[near] : HELP.main,
+      ),
+    );
+    return 2;
+  }
+  if (parsed.unknown.length > 0) {
+    const name = parsed.unknown[0];
+    const near = nearest(name, PUBLIC_FLAGS);
+    const help = parsed.command.length === 0 ? HELP.main : HELP[command];
+    console.error(unknownWord(`Unknown option --${name}`, near && `--${near}`, help));
     return 2;
   }
   if (parsed.flags.has("help")) {
@@ -734,7 +785,7 @@ async function main(args: string[]): Promise<number> {
     }
     if (
       err instanceof AppError || err instanceof DatabaseTooNewError ||
-      err instanceof StartError || err instanceof KeyMismatchError
+      err instanceof StartError || err instanceof KeyMismatchError || err instanceof BackupError
     ) {
       console.error(`Error: ${err.message}`);
       return 1;
@@ -753,15 +804,22 @@ async function runBackup(config: Config, args: string[]): Promise<number> {
   const destination = args[0];
   const source = sqliteFileOf(config.storage.databaseUrl);
   if (source === undefined) {
-    throw new UsageError(
-      "tessera backup copies SQLite databases; for PostgreSQL use pg_dump or base backups",
+    throw new BackupError(
+      "tessera backup copies SQLite databases; the configured database is PostgreSQL: use " +
+        "pg_dump or base backups",
     );
   }
-  if (!existsSync(source)) throw new Error(`Cannot back up "${source}": no such database file`);
+  if (!existsSync(source)) {
+    throw new BackupError(`Cannot back up "${source}": no such database file`);
+  }
   const db = openDatabase(config.storage.databaseUrl);
   let stores: SqliteUserStore[];
   try {
     stores = await sqliteUserStores(db, config.storage.dataDir);
+  } catch (err) {
+    throw new BackupError(
+      `Cannot back up "${source}": cannot read its resolvers (${(err as Error).message})`,
+    );
   } finally {
     await db.destroy();
   }
@@ -776,7 +834,7 @@ async function runBackup(config: Config, args: string[]): Promise<number> {
   // every copy gets a new name: refuse before anything is written
   for (const c of copies) {
     if (existsSync(c.to)) {
-      throw new Error(`Cannot back up to "${c.to}": the file exists (choose a new name)`);
+      throw new BackupError(`Cannot back up to "${c.to}": the file exists (choose a new name)`);
     }
   }
   const isTerminal = Deno.stderr.isTerminal();

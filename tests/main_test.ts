@@ -68,8 +68,8 @@ Deno.test("CLI: admin add, list, password and delete", async () => {
   assert.equal(short.code, 1);
   const list = await run(["admin", "list", "--data-dir", dir]);
   assert.equal(list.code, 0);
-  assert.match(list.stdout, /^auditor\t/m);
-  assert.match(list.stdout, /^ops\t/m);
+  assert.match(list.stdout, /^NAME +EMAIL +CREATED\nauditor /);
+  assert.match(list.stdout, /^ops /m);
   assert.ok(!list.stdout.includes("s3cret"));
   const pw = await run(["admin", "password", "ops", "--data-dir", dir], {
     stdin: "new-password-1\n",

@@ -17,6 +17,7 @@ import {
   signedValuesOf,
 } from "../domain/subscription/file.ts";
 import { AppError } from "../errors.ts";
+import { nearest } from "./nearest.ts";
 
 /** Help text of the `subscription` command. */
 export const SUBSCRIPTION_HELP = `Usage: tessera subscription <keygen|sign> [options]
@@ -47,8 +48,13 @@ export async function runSubscriptionCommand(
     } else if (action === "sign") {
       if (rest.length !== 1) throw new CliUsageError("tessera subscription sign needs one file");
       await sign(rest[0], flags);
+    } else if (action === undefined) {
+      throw new CliUsageError("tessera subscription needs a command: keygen or sign");
     } else {
-      throw new CliUsageError(`Unknown subscription command "${action ?? ""}"`);
+      const near = nearest(action, ["keygen", "sign"]);
+      throw new CliUsageError(
+        `Unknown subscription command "${action}"${near ? `; did you mean "${near}"?` : ""}`,
+      );
     }
     return 0;
   } catch (err) {

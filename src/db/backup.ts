@@ -11,6 +11,9 @@
 import { backup, DatabaseSync } from "node:sqlite";
 import { existsSync } from "node:fs";
 
+/** A backup that cannot be made, for a reason its operator can read (printed as `Error: …`). */
+export class BackupError extends Error {}
+
 /** Progress of a backup: pages copied so far and in all. */
 export interface BackupProgress {
   totalPages: number;
@@ -22,6 +25,14 @@ export function sqliteFileOf(databaseUrl: string): string | undefined {
   if (!databaseUrl.startsWith("sqlite:")) return undefined;
   const path = databaseUrl.slice("sqlite:".length);
   return path === ":memory:" ? undefined : path;
+}
+
+/** Why a file cannot be written or read, as an operator reads it. */
+function whyNot(err: unknown): string {
+  if (err instanceof Deno.errors.AlreadyExists) return "the file exists (choose a new name)";
+  if (err instanceof Deno.errors.NotFound) return "its folder does not exist";
+  if (err instanceof Deno.errors.PermissionDenied) return "permission denied";
+  return (err as Error).message;
 }
 
 /**
@@ -43,15 +54,14 @@ export async function backupSqlite(
   destination: string,
   options: { onProgress?: (p: BackupProgress) => void; pagesPerStep?: number } = {},
 ): Promise<number> {
-  if (!existsSync(source)) throw new Error(`Cannot back up "${source}": no such database file`);
+  if (!existsSync(source)) {
+    throw new BackupError(`Cannot back up "${source}": no such database file`);
+  }
   // made before SQLite writes to it, so the copy is never readable by others, whatever the umask
   try {
     Deno.openSync(destination, { write: true, createNew: true, mode: 0o600 }).close();
   } catch (err) {
-    if (err instanceof Deno.errors.AlreadyExists) {
-      throw new Error(`Cannot back up to "${destination}": the file exists (choose a new name)`);
-    }
-    throw err;
+    throw new BackupError(`Cannot back up to "${destination}": ${whyNot(err)}`);
   }
   Deno.chmodSync(destination, 0o600);
   const db = new DatabaseSync(source, { readOnly: true });
@@ -63,7 +73,7 @@ export async function backupSqlite(
       progress: (p: BackupProgress) => options.onProgress?.(p),
     });
   } catch (err) {
-    // no half-written copy stays behind
+    // no half-written copy stays behind (the error names the cause, e.g. a full disk)
     for (const path of [destination, `${destination}-journal`, `${destination}-wal`]) {
       try {
         Deno.removeSync(path);
@@ -71,7 +81,7 @@ export async function backupSqlite(
         // not there
       }
     }
-    throw err;
+    throw new BackupError(`Cannot back up "${source}" to "${destination}": ${whyNot(err)}`);
   } finally {
     db.close();
   }
