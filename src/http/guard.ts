@@ -356,7 +356,7 @@ async function guardRequest(
   }
   if (target.login !== undefined && !target.user && !rule.namesUserByResolver) {
     throw rule.objects === "user"
-      ? new UserError(`User ${target.login}@${target.userRealms[0] ?? ""} does not exist.`)
+      ? new UserError(`User <${target.login}@${target.userRealms[0] ?? ""}> does not exist.`)
       : new UserError(USER_NOT_FOUND_MESSAGE);
   }
   await next();

@@ -93,7 +93,7 @@ Deno.test("POST /validate/check by user uses the default realm and the user's to
   const unknown = await check(t, { user: "carol", pass: "x" });
   assert.equal(unknown.status, 400);
   assert.equal(unknown.body.result.error.code, 904);
-  assert.equal(unknown.body.result.error.message, "ERR904: User carol@realm1 does not exist.");
+  assert.equal(unknown.body.result.error.message, "ERR904: User <carol@realm1> does not exist.");
   await t.close();
 });
 

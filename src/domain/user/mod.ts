@@ -178,7 +178,7 @@ export async function requireUser(
 ): Promise<UserRef> {
   const { login, realm } = await splitUser(deps, user, options.realm);
   const ref = await resolveUser(deps, login, realm, options.resolver || undefined);
-  if (!ref) throw new UserError(`User ${login}@${realm} does not exist.`);
+  if (!ref) throw new UserError(`User <${login}@${realm}> does not exist.`);
   return ref;
 }
 

@@ -513,7 +513,7 @@ async function checkUser(
       return ok(`user does not exist, accepted due to '${policies.passOnNoUser}'`);
     }
     const who = req.resolver ? `${login}.${req.resolver}@${realm}` : `${login}@${realm}`;
-    throw new UserError(`User ${who} does not exist.`);
+    throw new UserError(`User <${who}> does not exist.`);
   }
   let tokens = await getTokensOfUser(deps, user, { withRealms: false });
   if (policies.applicationTokentype && req.type) {
