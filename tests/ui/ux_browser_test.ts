@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
+import { type Finding, focusRingViolations, wcagViolations } from "./_axe.ts";
 import {
   adminJwt,
   call,
@@ -27,7 +28,11 @@ async function withUi(
   let browser: Browser | undefined;
   try {
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    // axe-core goes into the page as an inline script, which the page's CSP would refuse
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      bypassCSP: true,
+    });
     const page = await context.newPage();
     await fn({ server, browser, page, jwt: await adminJwt(server) });
   } finally {
@@ -246,6 +251,182 @@ browserTest(
       assert.match(await state.innerText(), /fail counter is at its maximum/);
       await page.getByRole("button", { name: "Reset fail counter" }).click();
       await state.filter({ hasText: /^active$/ }).waitFor();
+      assert.deepEqual(errors, []);
+    }),
+);
+
+/** The focused element as "TAG text" (the body when nothing has focus). */
+async function focused(page: Page): Promise<string> {
+  return await page.evaluate(`(() => {
+    const el = document.activeElement;
+    if (!el || el === document.body) return "BODY";
+    return (el.tagName + " " + (el.innerText || el.getAttribute("aria-label") || el.value || ""))
+      .trim().replace(/\\s+/g, " ").slice(0, 60);
+  })()`);
+}
+
+/** Waits until the focused element is `expected` ("TAG text"). */
+async function focusIs(page: Page, expected: string) {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const now = await focused(page);
+    if (now === expected) return;
+    assert.ok(Date.now() < deadline, `focus is on "${now}", expected "${expected}"`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Tabs through the page from its top (after a reload), checking the focus ring
+ * at every stop; returns the stops and the ring's failures.
+ */
+async function keyboardWalk(page: Page, maxStops: number) {
+  await page.reload();
+  await page.locator("h1").first().waitFor();
+  await settled(page);
+  const stops: string[] = [];
+  const failures: Finding[] = [];
+  for (let i = 0; i < maxStops; i++) {
+    await page.keyboard.press("Tab");
+    const now = await focused(page);
+    if (now === "BODY" || (i > 0 && now === stops[0])) break;
+    stops.push(now);
+    failures.push(...await focusRingViolations(page));
+  }
+  return { stops, failures };
+}
+
+browserTest(
+  "web UI: focus rings of 3:1 (axe), focus after login, page changes and dialogs, a skip link, no WCAG A/AA violation, deletions announced",
+  () =>
+    withUi(async ({ server, page, jwt }) => {
+      const errors = watchErrors(page);
+      const base = server.base;
+      for (const serial of ["SPARE1", "SPARE2", "SPARE3"]) {
+        const r = await call(base, "POST", "/token/init", { type: "spass", serial, pin: "1" }, jwt);
+        assert.equal(r.result.status, true, JSON.stringify(r));
+      }
+
+      // the login page: axe, its focus rings, then a login by keyboard alone
+      await page.goto(`${base}/`);
+      await page.getByRole("button", { name: "Log in" }).waitFor();
+      assert.deepEqual(await wcagViolations(page), [], "login page");
+      await focusIs(page, "INPUT");
+      assert.deepEqual(await focusRingViolations(page), [], "the username field's ring");
+      await page.keyboard.type("admin");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type(server.adminPassword);
+      await page.keyboard.press("Tab");
+      await page.keyboard.press("Tab");
+      await focusIs(page, "BUTTON Log in");
+      assert.deepEqual(await focusRingViolations(page), [], "the login button's ring");
+      await page.keyboard.press("Enter");
+      await page.getByRole("button", { name: "Log out" }).waitFor();
+      await focusIs(page, "H1 Tokens");
+
+      // a page change by keyboard lands on the new page's heading
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Policies" })
+        .focus();
+      assert.deepEqual(await focusRingViolations(page), [], "a link in the dark header");
+      await page.keyboard.press("Enter");
+      await focusIs(page, "H1 Policies");
+
+      // every admin page: no WCAG A/AA violation; from the top, the skip link is the first stop
+      // and leads into the content; every stop's focus ring has 3:1
+      const pages: [string, string, number][] = [
+        ["#/tokens", "Tokens", 40],
+        ["#/tokens/SPARE3", "Token SPARE3", 40],
+        ["#/users", "Users", 30],
+        ["#/resolvers", "Resolvers", 25],
+        ["#/realms", "Realms", 25],
+        ["#/policies", "Policies", 25],
+        ["#/policies/new", "New policy", 40],
+        ["#/events", "Event handlers", 25],
+        ["#/events/new", "New event handler", 25],
+        ["#/machines", "Machines", 25],
+        ["#/radius", "RADIUS servers", 25],
+        ["#/smtp", "SMTP servers", 25],
+        ["#/audit", "Audit log", 40],
+        ["#/system", "System settings", 40],
+        ["#/enroll", "Enrol a token", 25],
+      ];
+      const problems: string[] = [];
+      for (const [hash, heading, maxStops] of pages) {
+        await page.goto(`${base}/${hash}`);
+        await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+        await settled(page);
+        for (const v of await wcagViolations(page)) {
+          problems.push(`${hash}: ${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`);
+        }
+        const walk = await keyboardWalk(page, maxStops);
+        assert.equal(walk.stops[0], "A Skip to content", `${hash}: first stop`);
+        assert.ok(walk.stops.length > 3, `${hash}: ${JSON.stringify(walk.stops)}`);
+        for (const f of walk.failures) {
+          problems.push(`${hash}: ${f.rule} at ${f.target}: ${f.summary}`);
+        }
+        // the skip link: Tab, Enter, Tab reaches the first control of the page
+        await page.reload();
+        await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+        await page.keyboard.press("Tab");
+        const skip = page.getByRole("link", { name: "Skip to content" });
+        const box = await skip.boundingBox();
+        assert.ok(
+          box && box.y >= 0 && box.height > 10,
+          `${hash}: the skip link shows when focused`,
+        );
+        await page.keyboard.press("Enter");
+        await focusIs(page, `H1 ${heading}`);
+        await page.keyboard.press("Tab");
+        assert.ok(
+          await page.evaluate("document.querySelector('main').contains(document.activeElement)"),
+          `${hash}: after the skip link, Tab stays in the content (${await focused(page)})`,
+        );
+      }
+      assert.deepEqual(problems, []);
+
+      // a dialog gives focus back to the button that opened it
+      await page.goto(`${base}/#/tokens/SPARE1`);
+      await page.getByRole("heading", { level: 1, name: "Token SPARE1" }).waitFor();
+      await settled(page);
+      await page.getByRole("button", { name: "Delete" }).focus();
+      await page.keyboard.press("Enter");
+      const dialog = page.getByRole("dialog", { name: "Delete" });
+      await dialog.waitFor();
+      await focusIs(page, "BUTTON Cancel");
+      assert.deepEqual(await focusRingViolations(page), [], "a button in the dialog");
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "detached" });
+      await focusIs(page, "BUTTON Delete");
+      await page.keyboard.press("Enter");
+      await dialog.waitFor();
+      await page.keyboard.press("Tab");
+      await focusIs(page, "BUTTON Delete");
+      assert.deepEqual(await focusRingViolations(page), [], "the dialog's red button");
+      // confirmed: the token list, focus on its heading, and the deletion said in the status line
+      await page.keyboard.press("Enter");
+      await page.getByRole("heading", { level: 1, name: "Tokens" }).waitFor();
+      await page.getByRole("status").filter({ hasText: "Token SPARE1 deleted" }).waitFor();
+      await focusIs(page, "H1 Tokens");
+      const gone = await call(base, "GET", "/token/", { serial: "SPARE1" }, jwt);
+      assert.equal(gone.result.value.count, 0);
+
+      // Disable keeps the focus on the button (now Enable); Revoke removes its button: focus
+      // goes to the heading, not to the body
+      await page.goto(`${base}/#/tokens/SPARE2`);
+      await page.getByRole("heading", { level: 1, name: "Token SPARE2" }).waitFor();
+      await settled(page);
+      await page.getByRole("button", { name: "Disable" }).focus();
+      await page.keyboard.press("Enter");
+      await page.getByTestId("token-state").filter({ hasText: "disabled" }).waitFor();
+      await focusIs(page, "BUTTON Enable");
+      await page.getByRole("button", { name: "Revoke" }).focus();
+      await page.keyboard.press("Enter");
+      await page.getByRole("dialog", { name: "Revoke" }).waitFor();
+      await page.keyboard.press("Tab");
+      await focusIs(page, "BUTTON Revoke");
+      await page.keyboard.press("Enter");
+      await page.getByTestId("token-state").filter({ hasText: "revoked" }).waitFor();
+      await focusIs(page, "H1 Token SPARE2");
       assert.deepEqual(errors, []);
     }),
 );

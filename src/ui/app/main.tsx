@@ -8,7 +8,7 @@
  * @module
  */
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { onSessionEnded, setApiToken } from "./api.ts";
 import {
   hasRight,
@@ -18,7 +18,7 @@ import {
   storedToken,
   storeToken,
 } from "./session.ts";
-import { href, type Route, StatusLine, useRoute } from "./ui.tsx";
+import { focusHeading, href, type Route, StatusLine, useFocusRescue, useRoute } from "./ui.tsx";
 import { LoginPage } from "./pages/login.tsx";
 import { TokenDetailsPage, TokensPage } from "./pages/tokens.tsx";
 import { EnrollPage } from "./pages/enroll.tsx";
@@ -105,13 +105,33 @@ function AdminRoutes(props: { route: Route; session: Session }) {
   return <p class="error" role="alert">There is no page "{first}".</p>;
 }
 
-function Shell(props: { session: Session; logout: () => void }) {
+function Shell(props: { session: Session; logout: () => void; focusOnStart: boolean }) {
   const route = useRoute();
   const s = props.session;
   const current = route.parts[0];
   const pages = s.role === "admin" ? allowedPages(s) : [];
+  const path = route.parts.join("/");
+  const started = useRef(false);
+  useFocusRescue();
+  useEffect(() => {
+    // after a login and on every page change focus goes to the new page's heading (not on a
+    // reload, where the browser starts at the top)
+    if (started.current || props.focusOnStart) focusHeading();
+    started.current = true;
+  }, [path]);
   return (
     <SessionContext.Provider value={{ session: s, logout: props.logout }}>
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          // the hash is the router's: move focus without changing it
+          e.preventDefault();
+          focusHeading();
+        }}
+      >
+        Skip to content
+      </a>
       <header class="top">
         <a class="brand" href="#/">Tessera</a>
         <nav aria-label="Main">
@@ -156,6 +176,7 @@ function App() {
   const [notice, setNotice] = useState<string | undefined>(() =>
     storedToken() && !session ? "Your session has expired. Please log in again." : undefined
   );
+  const [loggedInHere, setLoggedInHere] = useState(false);
 
   function end(message?: string) {
     storeToken(undefined);
@@ -181,12 +202,19 @@ function App() {
           storeToken(s.token);
           setApiToken(s.token);
           setNotice(undefined);
+          setLoggedInHere(true);
           setSession(s);
         }}
       />
     );
   }
-  return <Shell session={session} logout={() => end("You have logged out.")} />;
+  return (
+    <Shell
+      session={session}
+      logout={() => end("You have logged out.")}
+      focusOnStart={loggedInHere}
+    />
+  );
 }
 
 render(<App />, document.getElementById("app")!);

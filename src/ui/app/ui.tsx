@@ -278,7 +278,40 @@ export function Form(
 
 // ---------------------------------------------------------------- buttons
 
-/** A button that asks first, in a modal dialog, and then runs `onConfirm`. */
+/**
+ * Moves focus to the page's heading: after a page change, or when the focused
+ * control went away, so the next Tab starts in the page, not at its top.
+ */
+export function focusHeading(): void {
+  document.querySelector<HTMLElement>("main h1")?.focus();
+}
+
+/**
+ * When the focused control is removed (Revoke removes its button, a deleted
+ * token its article), the browser drops focus to the body and the next Tab
+ * starts at the top of the page: this moves it to the page's heading instead.
+ */
+export function useFocusRescue(): void {
+  useEffect(() => {
+    const onFocusOut = (e: FocusEvent) => {
+      const lost = e.target;
+      // the event comes while the control is still in the page; look once it is gone
+      if (e.relatedTarget !== null || !(lost instanceof Node)) return;
+      setTimeout(() => {
+        const active = document.activeElement;
+        if (!lost.isConnected && (active === null || active === document.body)) focusHeading();
+      });
+    };
+    document.addEventListener("focusout", onFocusOut);
+    return () => document.removeEventListener("focusout", onFocusOut);
+  }, []);
+}
+
+/**
+ * A button that asks first, in a modal dialog, and then runs `onConfirm`.
+ * Closing the dialog gives focus back to the button (when the action then
+ * removes the button, {@link useFocusRescue} moves focus to the heading).
+ */
 export function ConfirmButton(
   props: {
     label: string;
@@ -291,13 +324,19 @@ export function ConfirmButton(
 ) {
   const [open, setOpen] = useState(false);
   const ref = useRef<HTMLDialogElement>(null);
+  const trigger = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(false);
   useEffect(() => {
     const d = ref.current;
     if (open && d && !d.open) d.showModal();
+    // the dialog is removed, not closed, so the browser does not restore focus itself
+    if (!open && wasOpen.current) trigger.current?.focus();
+    wasOpen.current = open;
   }, [open]);
   return (
     <>
       <button
+        ref={trigger}
         type="button"
         class={props.danger ? "danger" : undefined}
         disabled={props.disabled}
@@ -339,7 +378,7 @@ export function Page(
   return (
     <section class="page">
       <header class="page-head">
-        <h1>{props.title}</h1>
+        <h1 tabIndex={-1}>{props.title}</h1>
         {props.actions && <div class="actions">{props.actions}</div>}
       </header>
       {props.children}

@@ -10,6 +10,7 @@ import { useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
 import { hasRight, useSession } from "../session.ts";
 import {
+  announce,
   Check,
   ConfirmButton,
   Field,
@@ -295,22 +296,20 @@ export function TokenActions(
   return (
     <div class="token-actions">
       <div class="actions" role="group" aria-label={`Actions on ${t.serial}`}>
-        {t.active && can("disable") && (
-          <button
-            type="button"
-            onClick={() => post("/token/disable", {}, "Token disabled")}
-          >
-            Disable
-          </button>
-        )}
-        {!t.active && !t.revoked && can("enable") && (
-          <button
-            type="button"
-            onClick={() => post("/token/enable", {}, "Token enabled")}
-          >
-            Enable
-          </button>
-        )}
+        {
+          // one button that changes its label, so it keeps the focus it was pressed with
+          (t.active ? can("disable") : !t.revoked && can("enable")) && (
+            <button
+              type="button"
+              onClick={() =>
+                t.active
+                  ? post("/token/disable", {}, "Token disabled")
+                  : post("/token/enable", {}, "Token enabled")}
+            >
+              {t.active ? "Disable" : "Enable"}
+            </button>
+          )
+        }
         {can("reset") && (
           <button
             type="button"
@@ -342,6 +341,8 @@ export function TokenActions(
               act.run(async () => {
                 await api("DELETE", `/token/${seg(t.serial)}`);
                 props.onDeleted();
+                // the token's page or article is gone: the status line says what happened
+                announce(`Token ${t.serial} deleted`);
               })}
             danger
           />
