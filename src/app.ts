@@ -112,7 +112,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
       audit.durationMs = performance.now() - started;
       audit.info = audit.info.slice(0, MAX_INFO);
       delete audit.outcome;
-      deps.audit.write(audit);
+      // the web interface's static files are not audited (isUnaudited, set by ui.ts)
+      if (!audit.isUnaudited) deps.audit.write(audit);
     }
   });
 

@@ -24,6 +24,8 @@ export type Params = Record<string, unknown>;
 export interface RequestAudit extends AuditEntry {
   /** Authentication outcome; defaults to "status < 400" when a handler leaves it unset. */
   outcome?: boolean;
+  /** Set by a handler whose requests write no audit row (the web interface's static files). */
+  isUnaudited?: boolean;
 }
 
 /**

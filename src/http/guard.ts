@@ -148,6 +148,29 @@ async function resolveTarget(
   return target;
 }
 
+/**
+ * The audit row of an admin's request names whom it concerns, as privacyIDEA's
+ * before_request: the user named (resolved, else as given), else the owner of
+ * the one token named by serial, else the realm named. Before the rights
+ * decision, so a refused request records it too; a user caller's row already
+ * names the caller.
+ */
+function auditObjectOwner(c: Context<AppEnv>, target: RequestTarget): void {
+  const audit = c.get("audit");
+  const owner = target.user ?? (target.serials ? undefined : target.tokens[0]?.owner);
+  if (owner) {
+    audit.user = owner.login;
+    audit.realm = owner.realm;
+    audit.resolver = owner.resolver;
+  } else if (target.login !== undefined) {
+    // as given (the user does not exist): no longer than the column
+    audit.user = target.login.slice(0, 255);
+    audit.realm = (target.userRealms[0] ?? "").slice(0, 255);
+  } else {
+    audit.realm = (target.placeRealm ?? target.filterRealm ?? "").slice(0, 255);
+  }
+}
+
 /** The realm contexts the action must be granted in (step 4, admins). */
 function adminContexts(rule: RouteRule, target: RequestTarget, params: Record<string, unknown>) {
   const out: RightContext[] = [];
@@ -346,6 +369,7 @@ async function guardRequest(
   }
   const target = await resolveTarget(c, rule, path);
   c.set("target", target);
+  if (identity.role === "admin" && !rule.namesUserByResolver) auditObjectOwner(c, target);
   const action = actionOf(c, rule, identity.role);
   if (identity.role === "admin") {
     if (action !== undefined || rule.objects !== undefined) {

@@ -76,6 +76,9 @@ function isVersioned(c: Context<AppEnv>, name: string, asset: UiAsset): boolean 
 function serve(c: Context<AppEnv>, name: string): Response {
   const asset = Object.hasOwn(UI_ASSETS, name) ? UI_ASSETS[name] : undefined;
   if (!asset) throw new HttpError(404, "The requested URL was not found on the server.", 404);
+  // the static files are not audited, as privacyIDEA audits none of its web UI's: each page
+  // load would write a row per file (a name that is not one of them is audited)
+  c.get("audit").isUnaudited = true;
   const headers: Record<string, string> = {
     "content-type": asset.contentType,
     "cache-control": isVersioned(c, name, asset) ? IMMUTABLE : "no-cache",
