@@ -113,7 +113,14 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
       audit.info = audit.info.slice(0, MAX_INFO);
       delete audit.outcome;
       // the web interface's static files are not audited (isUnaudited, set by ui.ts)
-      if (!audit.isUnaudited) deps.audit.write(audit);
+      if (!audit.isUnaudited) {
+        // the row is committed before the answer leaves (with the request's writes where they
+        // share the commit); a database that cannot take it holds the answer at most this long.
+        // A 503 (the database is unavailable) leaves at once: its row is queued and written when
+        // the database is back, and waiting for it would only hold the refusal
+        const waitMs = c.res?.status === 503 ? 0 : deps.config.storage.statementTimeout;
+        await deps.audit.commit(audit, { timeoutMs: waitMs });
+      }
     }
   });
 

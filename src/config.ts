@@ -23,6 +23,12 @@ export interface Config {
     dataDir: string;
     databaseUrl: string;
     keyFile: string;
+    /**
+     * Longest wait in milliseconds for one database call (a statement, a
+     * connection, a lock, a request's audit row) before the request fails
+     * with HTTP 503.
+     */
+    statementTimeout: number;
   };
   auth: {
     jwtLifetime: number;
@@ -138,6 +144,13 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
       type: "string",
       default: "",
       doc: "encryption key file; empty means <data_dir>/encKey",
+    },
+    statement_timeout: {
+      type: "int",
+      default: 5000,
+      check: (v: number) =>
+        v >= 1 && v <= 3_600_000 ? undefined : "must be between 1 and 3600000 (milliseconds)",
+      doc: "longest wait for one database call in milliseconds before the request gets HTTP 503",
     },
   },
   auth: {
@@ -391,6 +404,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
       dataDir,
       databaseUrl,
       keyFile: (raw.storage.key_file as string) || join("encKey"),
+      statementTimeout: raw.storage.statement_timeout as number,
     },
     auth: {
       jwtLifetime: raw.auth.jwt_lifetime as number,

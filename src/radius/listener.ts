@@ -340,7 +340,8 @@ async function answer(
     if (!dropPacket) {
       audit.durationMs = performance.now() - started;
       audit.info = audit.info.slice(0, MAX_INFO);
-      deps.audit.write(audit);
+      // the reply leaves once the row is committed, as an HTTP answer does
+      await deps.audit.commit(audit, { timeoutMs: deps.config.storage.statementTimeout });
     }
   }
   return encodeReply({ code, request, secret: client.secret, replyMessage, state });

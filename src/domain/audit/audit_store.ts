@@ -1,6 +1,7 @@
 import { CompiledQuery, type Expression, sql, type SqlBool } from "kysely";
 import type { Db } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
+import { executeDirect } from "../../db/direct.ts";
 import type { AuditEntry } from "./mod.ts";
 
 /** Searchable audit columns (`GET /audit/` filters). */
@@ -61,36 +62,61 @@ function compiledInsert(db: Db, rows: number): string {
   return text;
 }
 
-/** Writes many rows in one transaction. */
+function pushParams(params: unknown[], e: AuditEntry): void {
+  params.push(
+    e.ts,
+    e.action,
+    e.success ? 1 : 0,
+    e.serial,
+    e.tokenType,
+    e.user,
+    e.realm,
+    e.resolver,
+    e.administrator,
+    e.client,
+    e.userAgent,
+    e.info,
+    e.policies,
+    e.durationMs,
+    e.node,
+    e.requestId,
+  );
+}
+
+/** Writes many rows in one transaction (one statement, and no transaction, for up to 50). */
 export async function insertEntries(db: Db, entries: AuditEntry[]): Promise<void> {
   if (entries.length === 0) return;
+  const statement = (chunk: AuditEntry[]) => {
+    const params: unknown[] = [];
+    for (const e of chunk) pushParams(params, e);
+    return CompiledQuery.raw(compiledInsert(db, chunk.length), params);
+  };
+  // a single statement is atomic on its own: no BEGIN and COMMIT round trips
+  if (entries.length <= CHUNK) {
+    await db.executeQuery(statement(entries));
+    return;
+  }
   await db.transaction().execute(async (trx) => {
     for (let i = 0; i < entries.length; i += CHUNK) {
-      const chunk = entries.slice(i, i + CHUNK);
-      const params: unknown[] = [];
-      for (const e of chunk) {
-        params.push(
-          e.ts,
-          e.action,
-          e.success ? 1 : 0,
-          e.serial,
-          e.tokenType,
-          e.user,
-          e.realm,
-          e.resolver,
-          e.administrator,
-          e.client,
-          e.userAgent,
-          e.info,
-          e.policies,
-          e.durationMs,
-          e.node,
-          e.requestId,
-        );
-      }
-      await trx.executeQuery(CompiledQuery.raw(compiledInsert(db, chunk.length), params));
+      await trx.executeQuery(statement(entries.slice(i, i + CHUNK)));
     }
   });
+}
+
+/**
+ * Inserts one row now, in the SQLite connection's write group (it commits
+ * with the hot-path writes of the same moment); returns the group's
+ * `committed` promise. Undefined when that is not possible (PostgreSQL, or
+ * a transaction is open on the connection): the caller queues the row.
+ */
+export function insertEntryNow(
+  db: Db,
+  entry: AuditEntry,
+): { committed: Promise<void> | undefined } | undefined {
+  const params: unknown[] = [];
+  pushParams(params, entry);
+  const res = executeDirect(db, compiledInsert(db, 1), params);
+  return res && { committed: res.committed };
 }
 
 /**

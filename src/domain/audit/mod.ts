@@ -1,6 +1,9 @@
 /**
- * The audit log: one row per request. Rows are queued and written in batches
- * so the hot path never waits for an audit insert.
+ * The audit log: one row per request. A request's row is committed before
+ * its answer leaves: rows of concurrent requests share commits (SQLite: the
+ * connection's write group, with the hot-path writes of the same moment;
+ * PostgreSQL: one insert for the rows that arrived while the previous one
+ * ran), and each caller waits only for the commit that holds its row.
  *
  * @module
  */
@@ -57,11 +60,6 @@ export function newAuditEntry(ts: number, action: string, node: string): AuditEn
   };
 }
 
-// Larger batches dirty each index page once for more rows: at 20 ms / 500 rows a
-// row cost ~16 µs to write under the unknown-user load, at 100 ms / 2000 ~10 µs
-// (with a longer stall per batch: p99 13 -> 21 ms). 50 ms / 1000 is between.
-const FLUSH_DELAY_MS = 50;
-const FLUSH_BATCH = 1000;
 // one transaction holds at most this many rows: a backlog after an outage is written
 // in steps, so a synchronous SQLite write never stalls the event loop for long
 const MAX_BATCH = 5000;
@@ -73,6 +71,8 @@ export const AUDIT_RETRY_MIN_MS = 50;
 export const AUDIT_RETRY_MAX_MS = 5000;
 // while rows cannot be written, or the queue is over its limit, one log line per this
 const REPEAT_LOG_MS = 10_000;
+// a drain that ended on an unexpected error starts again after this long, not in a loop
+const RESTART_MS = 1000;
 
 /** Options of {@link AuditWriter} (tests shorten them). */
 export interface AuditWriterOptions {
@@ -86,24 +86,34 @@ export interface AuditWriterOptions {
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
-interface FlushWaiter {
+interface Waiter {
+  /** Resolved once this many queued rows are done. */
   target: number;
   resolve: () => void;
 }
 
 /**
- * Queues audit rows and writes them in order, in batches of one transaction each.
+ * Writes audit rows and tells each caller when its row is committed.
+ *
+ * {@link write} inserts a row at once when it can: on SQLite through the
+ * connection's write group (it commits with the other hot-path writes of the
+ * same event-loop turn, see db/sqlite_adapter.ts). Otherwise (PostgreSQL, a
+ * transaction open on the SQLite connection, rows already waiting) the row is
+ * queued and the queue is written at once, in order, one transaction per
+ * batch: the rows that arrive while a batch is written go with the next one,
+ * so concurrent requests share commits.
  *
  * Rows are never dropped because of the database: a batch that fails because
  * the database is busy, locked or unreachable ({@link isTransientDbError}) stays
  * at the head of the queue and is tried again after 50 ms, doubling to 5 s (and
- * never sooner than the failed attempt took), while new rows queue behind it.
- * A batch that fails for any other reason is split in halves until the row
- * that fails on its own is found; only that row is logged with the reason and
- * skipped. The queue has no hard limit: beyond {@link AUDIT_QUEUE_LIMIT} rows
- * an error is logged and {@link room} makes the callers that await it (the
- * request path) wait until rows are written again, so a long outage slows
- * requests down instead of losing their rows or the process's memory.
+ * never sooner than the failed attempt took), while new rows queue behind it;
+ * a directly written row whose commit failed joins the queue. A batch that
+ * fails for any other reason is split in halves until the row that fails on
+ * its own is found; only that row is logged with the reason and skipped. The
+ * queue has no hard limit: beyond {@link AUDIT_QUEUE_LIMIT} rows an error is
+ * logged and {@link room} makes the callers that await it (the request path)
+ * wait until rows are written again, so a long outage slows requests down
+ * instead of losing their rows or the process's memory.
  */
 export class AuditWriter {
   readonly #db: Db;
@@ -117,9 +127,10 @@ export class AuditWriter {
   // rows ever queued, and rows done (written, or skipped as invalid), counted from the start
   #queued = 0;
   #done = 0;
-  // flush() asked for every row up to this count
-  #flushTarget = 0;
-  #flushWaiters: FlushWaiter[] = [];
+  // callers waiting for queued rows (their own, or all up to a flush), in target order
+  #waiters: Waiter[] = [];
+  // commits of rows written directly (SQLite write group) that have not settled yet
+  readonly #direct = new Set<Promise<void>>();
   #roomWaiters: (() => void)[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running: Promise<void> | undefined;
@@ -144,26 +155,96 @@ export class AuditWriter {
     this.#retryMaxMs = options.retryMaxMs ?? AUDIT_RETRY_MAX_MS;
   }
 
-  /** Rows queued and not yet written. */
+  /** Rows queued and not yet written (directly written rows awaiting their commit included). */
   get pending(): number {
-    return this.#queue.length - this.#head;
+    return this.#queue.length - this.#head + this.#direct.size;
   }
 
   /** True while more than {@link AUDIT_QUEUE_LIMIT} rows wait (see {@link room}). */
   get isFull(): boolean {
-    return this.pending >= this.#limit;
+    return this.#queue.length - this.#head >= this.#limit;
   }
 
-  /** Queues one row; it is written within {@link FLUSH_DELAY_MS} milliseconds. */
-  write(entry: AuditEntry): void {
-    this.#queue.push(entry);
-    this.#queued++;
-    const pending = this.pending;
-    if (pending >= this.#limit) this.#overLimit(pending);
-    if (pending >= FLUSH_BATCH) this.#start();
-    else if (this.#timer === undefined && this.#running === undefined && !this.#isStopped) {
-      this.#timer = setTimeout(() => this.#start(), FLUSH_DELAY_MS);
+  /**
+   * Writes one row. The promise resolves once the row is committed (or, for a
+   * row the database refuses for its values, once it was logged and skipped,
+   * or when the writer closes); it never rejects. While the database cannot
+   * take rows it waits, so callers bound their wait ({@link commit}).
+   */
+  write(entry: AuditEntry): Promise<void> {
+    if (this.#isStopped) return this.#enqueue(entry);
+    // rows already waiting go first: a direct insert would overtake them
+    if (this.#queue.length === this.#head && this.#running === undefined) {
+      let written: ReturnType<typeof store.insertEntryNow>;
+      try {
+        written = store.insertEntryNow(this.#db, entry);
+      } catch (err) {
+        if (!isTransientDbError(err)) {
+          this.#skip(entry, err);
+          return RESOLVED;
+        }
+        // busy or locked: the queue retries it with its back-off
+        written = undefined;
+      }
+      if (written !== undefined) return this.#track(entry, written.committed);
     }
+    return this.#enqueue(entry);
+  }
+
+  /**
+   * Writes one row and waits until it is committed, at most `timeoutMs`:
+   * true when it is, false when the wait ended first (the row stays queued
+   * and is written when the database takes rows again; a warning is logged).
+   * With `timeoutMs` 0 it does not wait at all.
+   */
+  async commit(entry: AuditEntry, options: { timeoutMs: number }): Promise<boolean> {
+    const written = this.write(entry);
+    // nothing to wait for: the caller answers at once (a refusal while the database is down)
+    if (options.timeoutMs <= 0) return false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const isCommitted = await Promise.race([
+      written.then(() => true),
+      new Promise<boolean>((resolve) =>
+        timer = setTimeout(() => resolve(false), options.timeoutMs)
+      ),
+    ]);
+    clearTimeout(timer);
+    if (!isCommitted) {
+      this.#log.warn("Answering before the audit row is committed; it stays queued", {
+        action: entry.action,
+        waitedMs: options.timeoutMs,
+        pending: this.pending,
+      });
+    }
+    return isCommitted;
+  }
+
+  // a row in the write group: done when the group commits, queued again when it rolls back
+  #track(entry: AuditEntry, committed: Promise<void> | undefined): Promise<void> {
+    if (committed === undefined) return RESOLVED;
+    const done: Promise<void> = committed.then(
+      () => {
+        this.#direct.delete(done);
+      },
+      (err) => {
+        this.#direct.delete(done);
+        this.#log.warn("An audit row's commit failed; writing it again", { error: err as Error });
+        return this.#enqueue(entry);
+      },
+    );
+    this.#direct.add(done);
+    return done;
+  }
+
+  #enqueue(entry: AuditEntry): Promise<void> {
+    this.#queue.push(entry);
+    const target = ++this.#queued;
+    const queued = this.#queue.length - this.#head;
+    if (queued >= this.#limit) this.#overLimit(queued);
+    if (this.#isStopped) return RESOLVED;
+    const done = new Promise<void>((resolve) => this.#waiters.push({ target, resolve }));
+    this.#start();
+    return done;
   }
 
   /**
@@ -177,27 +258,34 @@ export class AuditWriter {
   }
 
   /**
-   * Writes everything queued so far and resolves when it is written, retrying
-   * while the database is busy or unreachable (reads of the log call this
-   * first). With `timeoutMs` it gives up waiting after that long (the rows stay
-   * queued). Resolves to the number of those rows not yet written (0 when done).
+   * Resolves when every row written so far is committed, retrying while the
+   * database is busy or unreachable (reads of the log call this first). With
+   * `timeoutMs` it gives up waiting after that long (the rows stay queued).
+   * Resolves to the number of those rows not yet written (0 when done).
    */
-  flush(options: { timeoutMs?: number } = {}): Promise<number> {
+  async flush(options: { timeoutMs?: number } = {}): Promise<number> {
     const target = this.#queued;
-    if (this.#done >= target || this.#isStopped) return Promise.resolve(target - this.#done);
-    this.#flushTarget = Math.max(this.#flushTarget, target);
-    const done = new Promise<void>((resolve) => this.#flushWaiters.push({ target, resolve }));
+    const direct = [...this.#direct];
+    const left = () =>
+      Math.max(0, target - this.#done) + direct.filter((p) => this.#direct.has(p)).length;
+    if (this.#isStopped || left() === 0) return left();
+    const queued = this.#done >= target
+      ? RESOLVED
+      : new Promise<void>((resolve) => this.#waiters.push({ target, resolve }));
     // an attempt now rather than at the end of a back-off pause
     this.#wake?.();
     this.#start();
-    const left = () => Math.max(0, target - this.#done);
-    if (options.timeoutMs === undefined) return done.then(left);
+    // a direct row whose commit failed is queued again: its promise settles when written
+    const done = Promise.all([queued, ...direct]);
+    if (options.timeoutMs === undefined) {
+      await done;
+      return left();
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<void>((resolve) => timer = setTimeout(resolve, options.timeoutMs));
-    return Promise.race([done, timeout]).then(() => {
-      clearTimeout(timer);
-      return left();
-    });
+    await Promise.race([done, timeout]);
+    clearTimeout(timer);
+    return left();
   }
 
   /**
@@ -213,7 +301,7 @@ export class AuditWriter {
     this.#wake?.();
     // an attempt in progress ends before the database is closed under it
     await this.#running;
-    for (const w of this.#flushWaiters.splice(0)) w.resolve();
+    for (const w of this.#waiters.splice(0)) w.resolve();
     for (const resolve of this.#roomWaiters.splice(0)) resolve();
     return this.pending;
   }
@@ -226,24 +314,17 @@ export class AuditWriter {
       this.#log.error("Audit writer failed", { error: err as Error });
     }).finally(() => {
       this.#running = undefined;
-      if (this.pending > 0 && !this.#isStopped) {
-        if (this.#flushTarget > this.#done) this.#start();
-        else this.#timer ??= setTimeout(() => this.#start(), FLUSH_DELAY_MS);
+      if (this.#queue.length > this.#head && !this.#isStopped) {
+        this.#timer ??= setTimeout(() => this.#start(), RESTART_MS);
       }
     });
   }
 
-  // Writes batches until the queue is below a batch and nobody waits for a flush;
-  // the rest goes with the next timer, as before (one transaction per 50 ms).
+  // Writes batches until the queue is empty: every queued row has a caller waiting for it.
   async #drain(): Promise<void> {
-    let isFirst = true;
-    while (!this.#isStopped && this.pending > 0) {
-      const isWanted = isFirst || this.#failures > 0 || this.#suspect > 0 ||
-        this.pending >= FLUSH_BATCH || this.#flushTarget > this.#done;
-      if (!isWanted) return;
-      isFirst = false;
+    while (!this.#isStopped && this.#queue.length > this.#head) {
       const size = Math.min(
-        this.pending,
+        this.#queue.length - this.#head,
         this.#suspect > 0 ? Math.min(this.#suspect, this.#size) : MAX_BATCH,
       );
       const batch = this.#queue.slice(this.#head, this.#head + size);
@@ -261,7 +342,6 @@ export class AuditWriter {
       this.#written(size);
     }
   }
-
   #written(size: number): void {
     if (this.#failures > 0) {
       this.#log.info("Writing audit rows again", {
@@ -319,17 +399,20 @@ export class AuditWriter {
       this.#size = Math.ceil(batch.length / 2);
       return;
     }
-    const row = batch[0];
+    this.#skip(batch[0], err);
+    this.#suspect = Math.max(0, this.#suspect - 1);
+    // the rest of the suspect rows in one go; another invalid row is halved for again
+    this.#size = this.#suspect;
+    this.#advance(1);
+  }
+
+  #skip(row: AuditEntry, err: unknown): void {
     this.#log.error("Cannot write an audit row; skipping it", {
       action: String(row.action),
       startdate: typeof row.ts === "number" ? new Date(row.ts).toISOString() : String(row.ts),
       node: String(row.node),
       error: err as Error,
     });
-    this.#suspect = Math.max(0, this.#suspect - 1);
-    // the rest of the suspect rows in one go; another invalid row is halved for again
-    this.#size = this.#suspect;
-    this.#advance(1);
   }
 
   #advance(size: number): void {
@@ -342,14 +425,12 @@ export class AuditWriter {
       this.#queue = this.#queue.slice(this.#head);
       this.#head = 0;
     }
-    if (this.#flushWaiters.length > 0) {
-      const still: FlushWaiter[] = [];
-      for (const w of this.#flushWaiters) {
-        if (w.target <= this.#done) w.resolve();
-        else still.push(w);
-      }
-      this.#flushWaiters = still;
+    // waiters are in target order: those done are at the front
+    let n = 0;
+    while (n < this.#waiters.length && this.#waiters[n].target <= this.#done) {
+      this.#waiters[n++].resolve();
     }
+    if (n > 0) this.#waiters.splice(0, n);
     if (this.#isOverLimit && !this.isFull) {
       this.#isOverLimit = false;
       this.#log.info("Audit queue below its limit again", { pending: this.pending });

@@ -37,6 +37,7 @@ async function lockableFile() {
   const other = new DatabaseSync(path);
   return {
     db,
+    path,
     lock: () => other.exec("BEGIN IMMEDIATE"),
     unlock: () => other.exec("COMMIT"),
     async close() {
@@ -180,6 +181,80 @@ Deno.test({
     } finally {
       await writer.close();
       await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "AuditWriter.write resolves once the row is committed, visible to another connection",
+  ignore: TEST_ENGINE !== "sqlite",
+  async fn() {
+    const f = await lockableFile();
+    const writer = new AuditWriter(f.db, memoryLogger(), FAST);
+    const other = new DatabaseSync(f.path, { readOnly: true });
+    const seen = () => Number(other.prepare("select count(*) as n from audit").get()!.n);
+    try {
+      const rows = [writer.write(entry(0)), writer.write(entry(1))];
+      // in the connection's write group, not committed yet: nobody else sees them
+      assert.equal(seen(), 0);
+      assert.equal(writer.pending, 2);
+      await Promise.all(rows);
+      assert.equal(seen(), 2);
+      assert.equal(writer.pending, 0);
+    } finally {
+      other.close();
+      await writer.close();
+      await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "AuditWriter.commit waits for its row at most timeoutMs, then keeps it queued",
+  ignore: TEST_ENGINE !== "sqlite",
+  async fn() {
+    const f = await lockableFile();
+    const log = memoryLogger();
+    const writer = new AuditWriter(f.db, log, FAST);
+    try {
+      assert.equal(await writer.commit(entry(0), { timeoutMs: 1000 }), true);
+      assert.equal(await countRows(f.db), 1);
+      f.lock();
+      const started = performance.now();
+      assert.equal(await writer.commit(entry(1), { timeoutMs: 200 }), false);
+      assert.ok(performance.now() - started < 1000, "the wait is bounded");
+      assert.ok(log.lines.some((l) => /WARN Answering before the audit row is committed/.test(l)));
+      assert.equal(writer.pending, 1);
+      f.unlock();
+      assert.equal(await writer.flush(), 0);
+      assert.deepEqual(await actions(f.db), ["GET /row/0", "GET /row/1"]);
+    } finally {
+      await writer.close();
+      await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "AuditWriter.write on PostgreSQL resolves once the row's batch is committed",
+  ignore: TEST_ENGINE !== "postgres",
+  async fn() {
+    const t = await openTestDatabase();
+    const writer = new AuditWriter(t.db, memoryLogger(), FAST);
+    const other = openDatabase(t.url, { poolSize: 1 });
+    try {
+      // rows of concurrent requests: each caller learns when its own row is in
+      const rows = Array.from({ length: 300 }, (_, i) => writer.write(entry(i)));
+      for (const [i, row] of rows.entries()) {
+        await row;
+        const n = await countRows(other);
+        assert.ok(n >= i + 1, `row ${i} resolved with ${n} rows committed`);
+      }
+      assert.equal(await countRows(other), 300);
+    } finally {
+      await other.destroy();
+      await writer.close();
+      await t.drop();
     }
   },
 });
