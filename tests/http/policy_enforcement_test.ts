@@ -8,13 +8,20 @@ import { issueJwt } from "../../src/http/jwt.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { enrollHotp } from "../fixtures/tokens.ts";
+import { actionTest } from "../policy_actions/_registry.ts";
+import { TOKEN_TYPES } from "../../src/domain/token/types/mod.ts";
 
 interface Row {
   method: string;
   path: string;
   body?: Record<string, unknown>;
   action: string;
+  /** The denial when it is not the default one. */
+  message?: string;
 }
+
+const ENROLL_DENIED =
+  "Admin actions are defined, but you are not allowed to enroll this token type!";
 
 /** Endpoint → admin action; rows are added as endpoints are wired. */
 const ROWS: Row[] = [
@@ -60,8 +67,6 @@ const ROWS: Row[] = [
   { method: "POST", path: "/user/", body: { user: "u", resolver: "r1" }, action: "adduser" },
   { method: "PUT", path: "/user/", body: { user: "u", resolver: "r1" }, action: "updateuser" },
   { method: "DELETE", path: "/user/r1/u", action: "deleteuser" },
-  { method: "POST", path: "/token/init", body: { type: "hotp", genkey: 1 }, action: "enrollHOTP" },
-  { method: "POST", path: "/token/init", body: { type: "spass" }, action: "enrollSPASS" },
   { method: "GET", path: "/token/", action: "tokenlist" },
   { method: "POST", path: "/token/assign", body: { serial: "S1", user: "u" }, action: "assign" },
   { method: "POST", path: "/token/unassign", body: { serial: "S1" }, action: "unassign" },
@@ -124,33 +129,77 @@ const ROWS: Row[] = [
   { method: "GET", path: "/machine/token", action: "manage_machine_tokens" },
   { method: "GET", path: "/machine/authitem", action: "fetch_authentication_items" },
   { method: "GET", path: "/subscriptions/", action: "managesubscription" },
+  { method: "GET", path: "/token/getserial/123456", action: "getserial" },
+  { method: "POST", path: "/token/lost/S1", action: "losttoken" },
+  {
+    method: "POST",
+    path: "/token/load/tokens.csv",
+    body: { file: "S1, 3132333435363738393031323334353637383930, hotp, 6\n", type: "aladdin-xml" },
+    action: "importtokens",
+    message: "Admin actions are defined, but you are not allowed to upload token files.",
+  },
+  { method: "GET", path: "/privacyideaserver/", action: "privacyideaserver_read" },
+  {
+    method: "POST",
+    path: "/privacyideaserver/p1",
+    body: { url: "https://pi.example" },
+    action: "privacyideaserver_write",
+  },
+  { method: "GET", path: "/smsgateway/", action: "smsgateway_read" },
+  { method: "POST", path: "/smsgateway", body: { name: "g1" }, action: "smsgateway_write" },
 ];
 
 async function send(t: TestApp, row: Row) {
   return await jsonOf(await t.asAdmin(row.method, row.path, { body: row.body, json: true }));
 }
 
+/** An admin action no row needs: with a policy granting only it, the admin scope is configured. */
+function otherAction(action: string): string {
+  return action === "machinelist" ? "auditlog" : "machinelist";
+}
+
+/** Denied without the right (the admin scope has a policy), not denied with it. */
+async function checkRight(row: Row): Promise<void> {
+  const t = await createTestApp();
+  await t.adminToken();
+  const other = otherAction(row.action);
+  await savePolicy(t.deps, "p", { scope: "admin", action: other });
+  const denied = await send(t, row);
+  assert.equal(denied.status, 403, JSON.stringify(denied.body));
+  assert.equal(denied.body.result.error.code, 303);
+  assert.equal(
+    denied.body.result.error.message,
+    row.message ?? `Admin actions are defined, but the action ${row.action} is not allowed!`,
+  );
+  await savePolicy(t.deps, "p", { scope: "admin", action: `${other}, ${row.action}` });
+  const allowed = await send(t, row);
+  assert.notEqual(allowed.body.result?.error?.code, 303, JSON.stringify(allowed.body));
+  await t.close();
+}
+
 for (const row of ROWS) {
-  Deno.test(`${row.method} ${row.path} needs admin right ${row.action}`, async () => {
-    const t = await createTestApp();
-    await t.adminToken();
-    // an unrelated admin policy configures the admin scope
-    await savePolicy(t.deps, "p", { scope: "admin", action: "getrandom" });
-    const denied = await send(t, row);
-    assert.equal(denied.status, 403, JSON.stringify(denied.body));
-    assert.equal(denied.body.result.error.code, 303);
-    assert.equal(
-      denied.body.result.error.message,
-      row.action.startsWith("enroll")
-        ? "Admin actions are defined, but you are not allowed to enroll this token type!"
-        : `Admin actions are defined, but the action ${row.action} is not allowed!`,
-    );
-    await savePolicy(t.deps, "p", { scope: "admin", action: `getrandom, ${row.action}` });
-    const allowed = await send(t, row);
-    assert.notEqual(allowed.body.result?.error?.code, 303, JSON.stringify(allowed.body));
-    await t.close();
+  actionTest("admin", row.action, `${row.method} ${row.path} needs the admin right`, async () => {
+    await checkRight(row);
   });
 }
+
+actionTest(
+  "admin",
+  "enroll{TYPE}",
+  "POST /token/init of each type needs the admin right",
+  async () => {
+    for (const type of Object.keys(TOKEN_TYPES)) {
+      await checkRight({
+        method: "POST",
+        path: "/token/init",
+        body: { type, genkey: 1 },
+        action: `enroll${type.toUpperCase()}`,
+        message: ENROLL_DENIED,
+      });
+    }
+  },
+  { types: "all" },
+);
 
 Deno.test("admin rights: a policy restricted to another admin realm does not grant", async () => {
   const t = await createTestApp({ configText: '[auth]\nsuperuser_realms = ["helpdesk"]\n' });
@@ -173,7 +222,7 @@ Deno.test("admin rights: a policy restricted to another admin realm does not gra
 Deno.test("user callers of admin-or-user endpoints are not checked against admin rights", async () => {
   const t = await createTestApp();
   await createUsers(t.deps, { realm: "r1", users: [{ login: "alice", password: "a" }] });
-  await savePolicy(t.deps, "p", { scope: "admin", action: "getrandom" });
+  await savePolicy(t.deps, "p", { scope: "admin", action: "machinelist" });
   const { token } = await issueJwt(t.deps, {
     username: "alice",
     realm: "r1",
@@ -301,22 +350,27 @@ Deno.test("multi-serial calls drop the serials outside the admin's policy realms
   await t.close();
 });
 
-Deno.test("hide_tokeninfo hides token info keys from the caller's token list", async () => {
-  const t = await createTestApp();
-  const serial = await enrollHotp(t, {});
-  await jsonOf(
-    await t.asAdmin("POST", `/token/info/${serial}/secretish`, { body: { value: "x" } }),
-  );
-  const info = async () =>
-    (await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial } }))).body.result.value
-      .tokens[0].info;
-  assert.equal((await info()).secretish, "x");
-  await savePolicy(t.deps, "p", {
-    scope: "admin",
-    action: "tokenlist, settokeninfo, hide_tokeninfo=secretish hashlib",
-  });
-  const hidden = await info();
-  assert.equal(hidden.secretish, undefined);
-  assert.equal(hidden.hashlib, undefined);
-  await t.close();
-});
+actionTest(
+  "admin",
+  "hide_tokeninfo",
+  "token info keys are hidden from the token list",
+  async () => {
+    const t = await createTestApp();
+    const serial = await enrollHotp(t, {});
+    await jsonOf(
+      await t.asAdmin("POST", `/token/info/${serial}/secretish`, { body: { value: "x" } }),
+    );
+    const info = async () =>
+      (await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial } }))).body.result.value
+        .tokens[0].info;
+    assert.equal((await info()).secretish, "x");
+    await savePolicy(t.deps, "p", {
+      scope: "admin",
+      action: "tokenlist, settokeninfo, hide_tokeninfo=secretish hashlib",
+    });
+    const hidden = await info();
+    assert.equal(hidden.secretish, undefined);
+    assert.equal(hidden.hashlib, undefined);
+    await t.close();
+  },
+);

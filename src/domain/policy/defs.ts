@@ -2,6 +2,12 @@
  * The static policy action catalogue (spec 04 §3) and the dynamic additions
  * built from token types, realms and resolvers at request time.
  *
+ * What `/policy/defs` lists is what Tessera does: every listed action has an
+ * effect test (tests/policy_actions/walk_test.ts walks the list). Actions of
+ * features Tessera does not have are kept per feature in {@link FEATURE_DEFS}
+ * and stay out of the list (so a policy naming one is refused, as privacyIDEA
+ * refuses actions it does not define) until their feature is built.
+ *
  * @module
  */
 
@@ -131,7 +137,6 @@ function adminDefs(): Record<string, ActionDef> {
       "delete",
       "tokenrealms",
       "tokenlist",
-      "tokengroups",
     ], tokenMenu),
     hide_tokeninfo: s("Keys of the token info that are hidden (space separated).", {
       group: "token",
@@ -142,35 +147,25 @@ function adminDefs(): Record<string, ActionDef> {
       "configwrite",
       "configdelete",
       "configread",
-      "system_documentation",
       "policywrite",
       "policydelete",
       "policyread",
       "resolverwrite",
       "resolverdelete",
       "resolverread",
-      "caconnectorwrite",
-      "caconnectordelete",
-      "caconnectorread",
       "mresolverwrite",
       "mresolverdelete",
       "mresolverread",
-      "set_hsm_password",
       "smtpserver_write",
       "smtpserver_read",
       "radiusserver_write",
       "radiusserver_read",
       "privacyideaserver_write",
       "privacyideaserver_read",
-      "periodictask_write",
-      "periodictask_read",
-      "statistics_read",
-      "statistics_delete",
       "eventhandling_write",
       "eventhandling_read",
       "smsgateway_write",
       "smsgateway_read",
-      "clienttype",
       "managesubscription",
     ], ["config"]),
     ...bools("system", ["auditlog", "auditlog_download"], ["audit"]),
@@ -186,12 +181,9 @@ function adminDefs(): Record<string, ActionDef> {
       "userlist",
       "fetch_authentication_items",
       "getchallenges",
-      "cancelchallenge",
       "triggerchallenge",
     ]),
-    ...bools("user", ["get_user_internal_attributes", "adduser", "updateuser", "deleteuser"], [
-      "users",
-    ]),
+    ...bools("user", ["adduser", "updateuser", "deleteuser"], ["users"]),
     set_custom_user_attributes: s(
       "Custom user attributes that may be set: ':key1: v1 v2 :key2: *'.",
       { group: "user", mainmenu: ["users"] },
@@ -201,23 +193,8 @@ function adminDefs(): Record<string, ActionDef> {
       { group: "user", mainmenu: ["users"] },
     ),
     ...bools("machine", ["machinelist", "manage_machine_tokens"], ["machines"]),
-    ...bools("tools", ["getserial", "getrandom", "copytokenpin", "copytokenuser", "losttoken"]),
+    ...bools("tools", ["getserial", "losttoken"]),
     ...pinDefs("pin"),
-    ...bools("tokengroup", ["tokengroup_list", "tokengroup_add", "tokengroup_delete"]),
-    ...bools("service ID", ["serviceid_list", "serviceid_add", "serviceid_delete"]),
-    ...bools("API clients", [
-      "api_client_list",
-      "api_client_add",
-      "api_client_edit",
-      "api_client_rotate",
-      "api_client_delete",
-      "remembered_device_list",
-      "remembered_device_revoke",
-    ]),
-    ...bools("container", CONTAINER_BOOLS, ["tokens"]),
-    hide_container_info: s("Keys of the container info that are hidden (space separated).", {
-      group: "container",
-    }),
   };
 }
 
@@ -239,12 +216,7 @@ function userDefs(): Record<string, ActionDef> {
       "auditlog",
       "userlist",
       "updateuser",
-      "password_reset",
     ]),
-    ...bools(
-      "container",
-      CONTAINER_BOOLS.filter((a) => a !== "container_info" && a !== "container_realms"),
-    ),
     ...pinDefs("pin"),
     auditlog_age: s("The user sees only audit entries younger than this (e.g. 10d, 4h).", {
       group: "system",
@@ -261,9 +233,6 @@ function userDefs(): Record<string, ActionDef> {
     hide_tokeninfo: s("Keys of the token info that are hidden (space separated).", {
       group: "token",
     }),
-    hide_container_info: s("Keys of the container info that are hidden (space separated).", {
-      group: "container",
-    }),
   };
 }
 
@@ -272,7 +241,6 @@ function authenticationDefs(ctx: DefsContext): Record<string, ActionDef> {
   return {
     ...Object.fromEntries(
       [
-        "remember_device",
         "change_pin_via_validate",
         "resync_via_multichallenge",
         "enroll_via_multichallenge_optional",
@@ -286,8 +254,6 @@ function authenticationDefs(ctx: DefsContext): Record<string, ActionDef> {
         "hide_specific_error_message",
       ].map((a) => [a, b(`Authentication setting "${a}".`)]),
     ),
-    remember_device_validity: n("Days a remembered device stays valid."),
-    remember_device_max_devices: n("Maximum number of remembered devices per user."),
     otppin: s("Which PIN is checked: the token PIN, the user store password, or none.", {
       value: ["tokenpin", "userstore", "none"],
     }),
@@ -303,21 +269,12 @@ function authenticationDefs(ctx: DefsContext): Record<string, ActionDef> {
       multiple: true,
     }),
     enroll_via_multichallenge: s("Token type enrolled during authentication.", {
-      value: ["HOTP", "TOTP", "EMAIL", "SMS", "PUSH", "PASSKEY", "WEBAUTHN"],
+      value: ["HOTP", "TOTP", "EMAIL", "SMS", "PASSKEY", "WEBAUTHN"],
     }),
     enroll_via_multichallenge_text: s("Text shown when a token is enrolled via multichallenge."),
-    enroll_via_multichallenge_template: s("Container template used for enrollment."),
     passthru: s("Without tokens, check the password against the user store or a RADIUS server.", {
       value: ["userstore", ...(ctx.radiusServers ?? [])],
     }),
-    passthru_ignore_rollout_state: s("Tokens in these rollout states do not block passthru.", {
-      value: ROLLOUT_STATES,
-      multiple: true,
-    }),
-    passonnotoken_ignore_rollout_state: s(
-      "Tokens in these rollout states do not block passOnNoToken.",
-      { value: ROLLOUT_STATES, multiple: true },
-    ),
     passthru_assign: s("Assign a token after a successful RADIUS passthru: pin:6[:window]."),
     mangle: s("Rewrite user, pass or realm: <field>/<regex>/<replacement>/."),
     set_realm: s("Overwrite the realm of the request.", { value: ctx.realms }),
@@ -408,7 +365,6 @@ function webuiDefs(ctx: DefsContext): Record<string, ActionDef> {
         "show_node",
         "tokenwizard",
         "tokenwizard_2nd_token",
-        "container_wizard_registration",
         "show_android_privacyidea_authenticator",
         "show_ios_privacyidea_authenticator",
       ].map((a) => [a, b(`WebUI setting "${a}".`)]),
@@ -432,14 +388,8 @@ function webuiDefs(ctx: DefsContext): Record<string, ActionDef> {
     default_tokentype: s("Token type preselected for enrollment.", {
       value: ctx.tokenTypes.map((t) => t.type),
     }),
-    default_container_type: s("Container type preselected.", {
-      value: ["generic", "smartphone", "yubikey"],
-    }),
     realm_dropdown: s("Realms offered in a dropdown at login."),
-    rss_feeds: s("RSS feeds shown in the WebUI."),
     show_custom_authenticator: s("Show a custom authenticator app link."),
-    container_wizard_type: s("Container type of the container wizard."),
-    container_wizard_template: s("Container template of the container wizard."),
     passkey_login: s("Show the passkey login button.", { value: ["show", "hide"] }),
   };
 }
@@ -491,6 +441,187 @@ function hardeningDefs(): Record<string, ActionDef> {
     hide_version: b("Do not return the server version."),
     hide_auth_error_status: b("Return authentication errors with status true."),
   };
+}
+
+/** Actions of one feature, per scope. */
+export type ScopeDefs = Partial<Record<Scope, Record<string, ActionDef>>>;
+
+/** A feature's policy actions, kept out of `/policy/defs` until the feature is built. */
+export interface FeatureDefs {
+  /** What the feature is (for docs and messages). */
+  description: string;
+  /** True once the feature exists: only then are its actions listed and accepted. */
+  isBuilt: boolean;
+  actions(ctx: DefsContext): ScopeDefs;
+}
+
+/**
+ * Policy actions of features Tessera does not have (yet). They are not listed by
+ * `/policy/defs`, so `POST /policy/<name>`, `/policy/import` and the privacyIDEA
+ * migration refuse them. When a feature lands, set `isBuilt` and register an
+ * effect test for each of its actions (tests/policy_actions/_registry.ts).
+ */
+export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
+  containers: {
+    description: "token containers (and container templates, the container wizard)",
+    isBuilt: false,
+    actions: () => ({
+      admin: {
+        ...bools("container", CONTAINER_BOOLS, ["tokens"]),
+        hide_container_info: s("Keys of the container info that are hidden (space separated).", {
+          group: "container",
+        }),
+      },
+      user: {
+        ...bools(
+          "container",
+          CONTAINER_BOOLS.filter((a) => a !== "container_info" && a !== "container_realms"),
+        ),
+        hide_container_info: s("Keys of the container info that are hidden (space separated).", {
+          group: "container",
+        }),
+      },
+      container: containerDefs(),
+      authentication: {
+        enroll_via_multichallenge_template: s("Container template used for enrollment."),
+      },
+      webui: {
+        container_wizard_registration: b('WebUI setting "container_wizard_registration".'),
+        container_wizard_type: s("Container type of the container wizard."),
+        container_wizard_template: s("Container template of the container wizard."),
+        default_container_type: s("Container type preselected.", {
+          value: ["generic", "smartphone", "yubikey"],
+        }),
+      },
+    }),
+  },
+  tokengroups: {
+    description: "token groups",
+    isBuilt: false,
+    actions: () => ({
+      admin: {
+        ...bools("token", ["tokengroups"], ["tokens"]),
+        ...bools("tokengroup", ["tokengroup_list", "tokengroup_add", "tokengroup_delete"]),
+      },
+    }),
+  },
+  serviceids: {
+    description: "service IDs",
+    isBuilt: false,
+    actions: () => ({
+      admin: bools("service ID", ["serviceid_list", "serviceid_add", "serviceid_delete"]),
+    }),
+  },
+  periodictasks: {
+    description: "periodic tasks",
+    isBuilt: false,
+    actions: () => ({
+      admin: bools("system", ["periodictask_write", "periodictask_read"], ["config"]),
+    }),
+  },
+  caconnectors: {
+    description: "CA connectors (certificate tokens)",
+    isBuilt: false,
+    actions: () => ({
+      admin: bools("system", ["caconnectorwrite", "caconnectordelete", "caconnectorread"], [
+        "config",
+      ]),
+    }),
+  },
+  registration: {
+    description: "self-registration of users (/register) and password recovery (/recover)",
+    isBuilt: false,
+    actions: (ctx) => ({
+      register: registerDefs(ctx),
+      user: bools("token", ["password_reset"]),
+    }),
+  },
+  statistics: {
+    description: "statistics (/monitoring)",
+    isBuilt: false,
+    actions: () => ({
+      admin: bools("system", ["statistics_read", "statistics_delete"], ["config"]),
+    }),
+  },
+  hsm: {
+    description: "hardware security modules (/system/hsm)",
+    isBuilt: false,
+    actions: () => ({ admin: bools("system", ["set_hsm_password"], ["config"]) }),
+  },
+  documentation: {
+    description: "the generated system documentation (/system/documentation)",
+    isBuilt: false,
+    actions: () => ({ admin: bools("system", ["system_documentation"], ["config"]) }),
+  },
+  clienttypes: {
+    description: "the list of client applications (/client/)",
+    isBuilt: false,
+    actions: () => ({ admin: bools("system", ["clienttype"], ["config"]) }),
+  },
+  random: {
+    description: "random data from the server (/system/random)",
+    isBuilt: false,
+    actions: () => ({ admin: bools("tools", ["getrandom"]) }),
+  },
+  tokencopy: {
+    description: "copying a token's PIN or owner to another token (/token/copypin, /copyuser)",
+    isBuilt: false,
+    actions: () => ({ admin: bools("tools", ["copytokenpin", "copytokenuser"]) }),
+  },
+  rss: {
+    description: "the news feeds of the web interface (/info/rss)",
+    isBuilt: false,
+    actions: () => ({ webui: { rss_feeds: s("RSS feeds shown in the WebUI.") } }),
+  },
+  privacyidea314: {
+    description:
+      "privacyIDEA 3.14 additions (API clients, remembered devices, challenge cancelling, " +
+      "internal user attributes, rollout states for passthru, the hardening scope); " +
+      "privacyIDEA 3.12 and 3.13 refuse these actions as well",
+    isBuilt: false,
+    actions: () => ({
+      admin: {
+        ...bools("general", ["cancelchallenge"]),
+        ...bools("user", ["get_user_internal_attributes"], ["users"]),
+        ...bools("API clients", [
+          "api_client_list",
+          "api_client_add",
+          "api_client_edit",
+          "api_client_rotate",
+          "api_client_delete",
+          "remembered_device_list",
+          "remembered_device_revoke",
+        ]),
+      },
+      authentication: {
+        remember_device: b('Authentication setting "remember_device".'),
+        remember_device_validity: n("Days a remembered device stays valid."),
+        remember_device_max_devices: n("Maximum number of remembered devices per user."),
+        passthru_ignore_rollout_state: s("Tokens in these rollout states do not block passthru.", {
+          value: ROLLOUT_STATES,
+          multiple: true,
+        }),
+        passonnotoken_ignore_rollout_state: s(
+          "Tokens in these rollout states do not block passOnNoToken.",
+          { value: ROLLOUT_STATES, multiple: true },
+        ),
+      },
+      hardening: hardeningDefs(),
+    }),
+  },
+};
+
+/** The feature whose (unbuilt) actions include `action` in `scope`, if any. */
+export function unbuiltFeatureOf(
+  ctx: DefsContext,
+  scope: string,
+  action: string,
+): string | undefined {
+  for (const [name, feature] of Object.entries(FEATURE_DEFS)) {
+    if (feature.isBuilt) continue;
+    if (Object.hasOwn(feature.actions(ctx)[scope as Scope] ?? {}, action)) return name;
+  }
+  return undefined;
 }
 
 /** Authentication actions of token types that make their own challenges (spec 11 §12). */
@@ -586,6 +717,12 @@ const CALLER_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
   },
 };
 
+/**
+ * Types with their own `<type>_challenge_text` (privacyIDEA defines it for these
+ * only; the other types' prompt is the authentication action `challenge_text`).
+ */
+const CHALLENGE_TEXT_TYPES = new Set(["email", "sms", "indexedsecret", "webauthn", "passkey"]);
+
 /** Per-token-type definitions (spec 04 §3 "Dynamic"), a useful subset. */
 function tokenTypeDefs(ctx: DefsContext): Record<Scope, Record<string, ActionDef>> {
   const out = Object.fromEntries(SCOPES.map((sc) => [sc, {}])) as Record<
@@ -670,14 +807,19 @@ function tokenTypeDefs(ctx: DefsContext): Record<Scope, Record<string, ActionDef
         "User attribute the enrollment dialog offers as the secret.",
       );
     }
-    out.authentication[prefix(t.type, "challenge_text")] = s(
-      `Challenge text of ${t.type} tokens.`,
-    );
+    if (CHALLENGE_TEXT_TYPES.has(t.type)) {
+      out.authentication[prefix(t.type, "challenge_text")] = s(
+        `Challenge text of ${t.type} tokens.`,
+      );
+    }
   }
   return out;
 }
 
-/** The full definition table `{scope: {action: def}}` (static merged with dynamic). */
+/**
+ * The full definition table `{scope: {action: def}}` (static merged with dynamic and the
+ * built features'); a scope without actions is left out.
+ */
 export function policyDefinitions(ctx: DefsContext): Record<string, Record<string, ActionDef>> {
   const base: Record<string, Record<string, ActionDef>> = {
     admin: adminDefs(),
@@ -686,15 +828,17 @@ export function policyDefinitions(ctx: DefsContext): Record<string, Record<strin
     authorization: authorizationDefs(ctx),
     enrollment: enrollmentDefs(ctx),
     webui: webuiDefs(ctx),
-    register: registerDefs(ctx),
-    container: containerDefs(),
     token: tokenScopeDefs(ctx),
-    hardening: hardeningDefs(),
   };
-  const dynamic = tokenTypeDefs(ctx);
-  for (const [scope, defs] of Object.entries(dynamic)) {
-    if (Object.keys(defs).length === 0) continue;
-    base[scope] = { ...(base[scope] ?? {}), ...defs };
+  const merge = (defs: ScopeDefs) => {
+    for (const [scope, actions] of Object.entries(defs)) {
+      if (Object.keys(actions).length === 0) continue;
+      base[scope] = { ...(base[scope] ?? {}), ...actions };
+    }
+  };
+  merge(tokenTypeDefs(ctx));
+  for (const feature of Object.values(FEATURE_DEFS)) {
+    if (feature.isBuilt) merge(feature.actions(ctx));
   }
   return base;
 }

@@ -158,12 +158,13 @@ async function checkActions(deps: Deps, scope: string, actions: ActionMap): Prom
   const defs = policyDefinitions(ctx)[scope] ?? {};
   const invalid: string[] = [];
   for (const [key, value] of Object.entries(actions)) {
-    if (key === "*") continue;
+    if (key === "*" || key === "") continue;
+    // privacyIDEA names the actions without their negation
     const { name } = stripNegation(key);
-    if (!(name in defs)) invalid.push(key);
+    if (!Object.hasOwn(defs, name)) invalid.push(name);
     else if (name === "realm_dropdown" && typeof value === "string") {
       for (const r of value.split(/\s+/).filter((x) => x !== "")) {
-        if (r !== "-" && !ctx.realms.includes(r.toLowerCase())) invalid.push(key);
+        if (r !== "-" && !ctx.realms.includes(r.toLowerCase())) invalid.push(name);
       }
     }
   }
@@ -531,14 +532,18 @@ export async function checkPolicy(
   return { allowed: true, policy: matched.map((p) => p.policy) };
 }
 
-/** `GET /policy/defs[/<scope>]`: all definitions, one scope's (null if unknown). */
+/**
+ * `GET /policy/defs[/<scope>]`: all definitions, or one scope's (`{}` for a scope without
+ * actions Tessera does, null for an unknown scope).
+ */
 export async function policyDefs(
   deps: Deps,
   scope?: string,
 ): Promise<Record<string, Record<string, ActionDef>> | Record<string, ActionDef> | null> {
   const defs = policyDefinitions(await defsContext(deps));
   if (scope === undefined) return defs;
-  return Object.hasOwn(defs, scope) ? defs[scope] : null;
+  if (Object.hasOwn(defs, scope)) return defs[scope];
+  return (SCOPES as readonly string[]).includes(scope) ? {} : null;
 }
 
 /** `GET /policy/defs/conditions`. */
@@ -757,7 +762,6 @@ const WEBUI_INTS: Record<string, string> = {
 const WEBUI_STRINGS: Record<string, string> = {
   policy_template_url: "policy_template_url",
   default_tokentype: "default_tokentype",
-  default_container_type: "default_container_type",
   timeout_action: "timeout_action",
   logout_redirect: "logout_redirect_url",
 };
