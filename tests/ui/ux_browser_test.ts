@@ -430,3 +430,172 @@ browserTest(
       assert.deepEqual(errors, []);
     }),
 );
+
+/** How far the page scrolls sideways (0: not at all). */
+async function sidewaysScroll(page: Page): Promise<number> {
+  return await page.evaluate(
+    "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+  );
+}
+
+/** The elements that reach past the right edge of the viewport (for the failure message). */
+async function overflowing(page: Page): Promise<string[]> {
+  return await page.evaluate(`(() => {
+    const out = [];
+    for (const el of document.querySelectorAll("body *")) {
+      const r = el.getBoundingClientRect();
+      if (r.right > document.documentElement.clientWidth + 1 && r.width > 0) {
+        out.push(el.tagName.toLowerCase() + (el.className ? "." + el.className : "") + " " +
+          Math.round(r.width) + "px");
+      }
+    }
+    return out.slice(0, 8);
+  })()`);
+}
+
+browserTest(
+  "web UI at 390 px wide: no page scrolls sideways, the header is short, the menu opens and closes",
+  () =>
+    withUi(async ({ server, browser, page, jwt }) => {
+      const base = server.base;
+      const errors = watchErrors(page);
+      // data for every page: a user with tokens, a policy, an event handler, servers, audit rows
+      const setup: [string, string, Record<string, unknown>][] = [
+        ["POST", "/resolver/people", {
+          type: "sqlresolver",
+          Database: "people.sqlite",
+          Table: "users",
+          Editable: "1",
+          Map: JSON.stringify({
+            userid: "id",
+            username: "username",
+            email: "email",
+            givenname: "givenname",
+            surname: "surname",
+            password: "password",
+          }),
+        }],
+        ["POST", "/realm/staff", { resolvers: "people" }],
+        ["POST", "/user/", {
+          user: "alice",
+          resolver: "people",
+          password: "Alice-Pass-1",
+          email: "alice.with.a.rather.long.address@example.com",
+        }],
+        ["POST", "/token/init", {
+          type: "hotp",
+          serial: "OATH0001",
+          user: "alice",
+          realm: "staff",
+          description: "a description long enough to need some room in a narrow table cell",
+          genkey: 1,
+        }],
+        ["POST", "/token/init", { type: "spass", serial: "SPASS001", pin: "1" }],
+        ["POST", "/policy/selfservice", {
+          scope: "user",
+          action: "enrollTOTP, enrollHOTP, disable, enable, setpin, delete, reset, resync",
+          realm: "staff",
+        }],
+        ["POST", "/policy/admin-with-a-long-name", {
+          scope: "admin",
+          action: "*",
+          adminuser: "admin",
+        }],
+        ["POST", "/event", {
+          name: "log-enrol",
+          event: "token_init",
+          handlermodule: "Logging",
+          action: "logging",
+          position: "post",
+        }],
+        ["POST", "/smtpserver/mail", { server: "127.0.0.1", sender: "mfa@example.com" }],
+        ["POST", "/radiusserver/upstream", { server: "127.0.0.1", secret: "radius-secret" }],
+        ["POST", "/machineresolver/hosts", { type: "hosts", filename: "/etc/hosts" }],
+      ];
+      for (const [method, path, params] of setup) {
+        const r = await call(base, method, path, params, jwt);
+        assert.equal(r.result.status, true, `${path}: ${JSON.stringify(r)}`);
+      }
+      const events = await call(base, "GET", "/event/", {}, jwt);
+      const eventId = events.result.value[0].id;
+
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.goto(`${base}/`);
+      await page.getByRole("button", { name: "Log in" }).waitFor();
+      assert.equal(await sidewaysScroll(page), 0, "login page");
+      await login(page, base, "admin", server.adminPassword);
+
+      // the header: one short row; the pages are behind a Menu button
+      const header = page.getByRole("banner");
+      const height = (await header.boundingBox())!.height;
+      assert.ok(height <= 64, `the header is ${height} px high`);
+      const menu = page.getByRole("button", { name: "Menu" });
+      assert.equal(await menu.getAttribute("aria-expanded"), "false");
+      const nav = page.getByRole("navigation", { name: "Main" });
+      assert.equal(await nav.getByRole("link", { name: "Policies" }).isVisible(), false);
+      await menu.click();
+      assert.equal(await menu.getAttribute("aria-expanded"), "true");
+      await nav.getByRole("link", { name: "Policies" }).click();
+      await page.getByRole("heading", { level: 1, name: "Policies" }).waitFor();
+      // choosing a page closes the menu
+      assert.equal(await menu.getAttribute("aria-expanded"), "false");
+      assert.equal(await nav.getByRole("link", { name: "Users" }).isVisible(), false);
+      // Escape closes it too, and focus goes back to the button
+      await menu.click();
+      await nav.getByRole("link", { name: "Users" }).waitFor();
+      await page.keyboard.press("Escape");
+      assert.equal(await menu.getAttribute("aria-expanded"), "false");
+      assert.equal(await page.evaluate("document.activeElement.textContent"), "Menu");
+
+      const pages: [string, string][] = [
+        ["#/tokens", "Tokens"],
+        ["#/tokens/OATH0001", "Token OATH0001"],
+        ["#/enroll", "Enrol a token"],
+        ["#/users", "Users"],
+        ["#/users/staff/alice", "User alice@staff"],
+        ["#/resolvers", "Resolvers"],
+        ["#/realms", "Realms"],
+        ["#/policies", "Policies"],
+        ["#/policies/new", "New policy"],
+        ["#/policies/selfservice", "Policy selfservice"],
+        ["#/events", "Event handlers"],
+        ["#/events/new", "New event handler"],
+        [`#/events/${eventId}`, "Event handler log-enrol"],
+        ["#/machines", "Machines"],
+        ["#/radius", "RADIUS servers"],
+        ["#/smtp", "SMTP servers"],
+        ["#/audit", "Audit log"],
+        ["#/system", "System settings"],
+      ];
+      const wide: string[] = [];
+      const shots = await Deno.makeTempDir({ prefix: "tessera-ui-390-" });
+      for (const [hash, heading] of pages) {
+        await page.goto(`${base}/${hash}`);
+        await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+        await settled(page);
+        const scroll = await sidewaysScroll(page);
+        if (scroll > 0) wide.push(`${hash}: ${scroll} px (${await overflowing(page)})`);
+        for (const v of await wcagViolations(page)) wide.push(`${hash}: ${v.rule} at ${v.target}`);
+        const name = hash.replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "");
+        await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+      }
+      console.log(`screenshots at 390 px: ${shots}`);
+      // the policies table's buttons are on screen
+      await page.goto(`${base}/#/policies`);
+      await settled(page);
+      const disable = page.getByRole("button", { name: "Disable selfservice" });
+      const box = (await disable.boundingBox())!;
+      assert.ok(box.x >= 0 && box.x + box.width <= 390, `the Disable button is at ${box.x}`);
+
+      // the user's own page
+      const user = await (await browser.newContext({ viewport: { width: 390, height: 844 } }))
+        .newPage();
+      await login(user, base, "alice@staff", "Alice-Pass-1");
+      await user.getByRole("heading", { level: 1, name: "My tokens" }).waitFor();
+      await settled(user);
+      const userScroll = await sidewaysScroll(user);
+      if (userScroll > 0) wide.push(`self-service: ${userScroll} px (${await overflowing(user)})`);
+      assert.deepEqual(wide, []);
+      assert.deepEqual(errors, []);
+    }),
+);

@@ -112,8 +112,11 @@ function Shell(props: { session: Session; logout: () => void; focusOnStart: bool
   const pages = s.role === "admin" ? allowedPages(s) : [];
   const path = route.parts.join("/");
   const started = useRef(false);
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
   useFocusRescue();
   useEffect(() => {
+    setMenuOpen(false);
     // after a login and on every page change focus goes to the new page's heading (not on a
     // reload, where the browser starts at the top)
     if (started.current || props.focusOnStart) focusHeading();
@@ -132,9 +135,34 @@ function Shell(props: { session: Session; logout: () => void; focusOnStart: bool
       >
         Skip to content
       </a>
-      <header class="top">
+      <header
+        class="top"
+        onKeyDown={(e) => {
+          if (e.key !== "Escape" || !menuOpen) return;
+          setMenuOpen(false);
+          menuButton.current?.focus();
+        }}
+      >
         <a class="brand" href="#/">Tessera</a>
-        <nav aria-label="Main">
+        <button
+          ref={menuButton}
+          type="button"
+          class="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <nav
+          id="main-nav"
+          aria-label="Main"
+          class={menuOpen ? "open" : undefined}
+          onClick={(e) => {
+            // a chosen page closes the menu, also the page already shown
+            if ((e.target as Element).closest("a")) setMenuOpen(false);
+          }}
+        >
           {s.role === "admin"
             ? pages.map((p) => (
               <a

@@ -105,7 +105,7 @@ export function AuditPage() {
               <tbody>
                 {data.data.auditdata.map((row) => (
                   <tr key={row.number}>
-                    {shown.map((c) => <td key={c}>{String(row[c] ?? "")}</td>)}
+                    {shown.map((c) => <td key={c} data-label={c}>{String(row[c] ?? "")}</td>)}
                   </tr>
                 ))}
               </tbody>

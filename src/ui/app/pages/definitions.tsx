@@ -229,8 +229,8 @@ export function DefinitionsPage(props: { kind: DefinitionKind; children?: Compon
               const values = (k.valuesOf ?? plain)(list.data![id]);
               return (
                 <tr key={id}>
-                  <td>{id}</td>
-                  {k.columns.map((c) => <td key={c.key}>{values[c.key]}</td>)}
+                  <td data-label="Identifier">{id}</td>
+                  {k.columns.map((c) => <td key={c.key} data-label={c.label}>{values[c.key]}</td>)}
                   <td class="actions">
                     <button type="button" onClick={() => setEditing(id)}>Edit {id}</button>
                     {hasRight(session, k.deleteRight) && (

@@ -86,12 +86,12 @@ export function EventsPage() {
                 <td>
                   <a href={href(["events", e.id])}>{e.name}</a>
                 </td>
-                <td>{yesNo(e.active)}</td>
-                <td>{e.event.join(", ")}</td>
-                <td>{e.handlermodule}</td>
-                <td>{e.action}</td>
-                <td>{e.position}</td>
-                <td>{e.ordering}</td>
+                <td data-label="Active">{yesNo(e.active)}</td>
+                <td data-label="Events">{e.event.join(", ")}</td>
+                <td data-label="Handler">{e.handlermodule}</td>
+                <td data-label="Action">{e.action}</td>
+                <td data-label="Position">{e.position}</td>
+                <td data-label="Order">{e.ordering}</td>
                 <td class="actions">
                   {canWrite && (
                     <button

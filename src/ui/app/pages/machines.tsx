@@ -130,11 +130,15 @@ function MachineTokens() {
           <tbody>
             {list.data.map((b) => (
               <tr key={b.id}>
-                <td>{b.serial}</td>
-                <td>{b.type}</td>
-                <td>{b.application}</td>
-                <td>{b.hostname ?? (b.machine_id ? `${b.machine_id} (${b.resolver})` : "any")}</td>
-                <td>{Object.entries(b.options).map(([k, v]) => `${k}=${v}`).join(", ")}</td>
+                <td data-label="Serial">{b.serial}</td>
+                <td data-label="Type">{b.type}</td>
+                <td data-label="Application">{b.application}</td>
+                <td data-label="Machine">
+                  {b.hostname ?? (b.machine_id ? `${b.machine_id} (${b.resolver})` : "any")}
+                </td>
+                <td data-label="Options">
+                  {Object.entries(b.options).map(([k, v]) => `${k}=${v}`).join(", ")}
+                </td>
                 <td>
                   <ConfirmButton
                     label={`Detach ${b.serial} (${b.application} ${b.id})`}
@@ -226,10 +230,12 @@ function MachineList() {
           <tbody>
             {list.data.map((m, i) => (
               <tr key={i}>
-                <td>{m.id}</td>
-                <td>{Array.isArray(m.hostname) ? m.hostname.join(", ") : m.hostname}</td>
-                <td>{m.ip}</td>
-                <td>{m.resolver_name}</td>
+                <td data-label="ID">{m.id}</td>
+                <td data-label="Hostname">
+                  {Array.isArray(m.hostname) ? m.hostname.join(", ") : m.hostname}
+                </td>
+                <td data-label="IP">{m.ip}</td>
+                <td data-label="Resolver">{m.resolver_name}</td>
               </tr>
             ))}
           </tbody>

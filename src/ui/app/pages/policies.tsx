@@ -114,11 +114,13 @@ export function PoliciesPage() {
                 <td>
                   <a href={href(["policies", p.name])}>{p.name}</a>
                 </td>
-                <td>{p.scope}</td>
-                <td>{yesNo(p.active)}</td>
-                <td>{p.priority}</td>
-                <td>{p.realm.join(", ")}</td>
-                <td class="clip" title={actionText(p.action)}>{actionText(p.action)}</td>
+                <td data-label="Scope">{p.scope}</td>
+                <td data-label="Active">{yesNo(p.active)}</td>
+                <td data-label="Priority">{p.priority}</td>
+                <td data-label="Realms">{p.realm.join(", ")}</td>
+                <td data-label="Actions" class="clip" title={actionText(p.action)}>
+                  {actionText(p.action)}
+                </td>
                 <td class="actions">
                   {canWrite && (
                     <button

@@ -129,9 +129,9 @@ export function RealmsPage() {
               const r = realms.data![n];
               return (
                 <tr key={n}>
-                  <td>{n}</td>
-                  <td>{r.default ? "default" : ""}</td>
-                  <td>
+                  <td data-label="Realm">{n}</td>
+                  <td data-label="Default">{r.default ? "default" : ""}</td>
+                  <td data-label="Resolvers">
                     {r.resolver.map((x) =>
                       x.priority !== null ? `${x.name} (${x.priority})` : x.name
                     )

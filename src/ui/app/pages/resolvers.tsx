@@ -162,8 +162,8 @@ export function ResolversPage() {
           <tbody>
             {names.map((n) => (
               <tr key={n}>
-                <td>{n}</td>
-                <td>{list.data![n].type}</td>
+                <td data-label="Name">{n}</td>
+                <td data-label="Type">{list.data![n].type}</td>
                 <td class="actions">
                   <button type="button" onClick={() => setEditing(n)} aria-label={`Edit ${n}`}>
                     Edit

@@ -139,7 +139,7 @@ function TokenTable(
     <SortHeading label={label} by={by} sort={props.sort} onSort={props.onSort} />
   );
   return (
-    <table>
+    <table class={props.sort ? "sortable" : undefined}>
       <thead>
         <tr>
           {heading("Serial", "serial")}
@@ -155,16 +155,16 @@ function TokenTable(
         {props.tokens.map((t) => (
           <tr key={t.serial}>
             <td>{props.link ? <a href={href(["tokens", t.serial])}>{t.serial}</a> : t.serial}</td>
-            <td>{t.tokentype}</td>
-            <td class={`state-${tokenState(t)}`}>{stateText(t)}</td>
-            <td>{t.description}</td>
-            <td>{t.failcount} / {t.maxfail}</td>
+            <td data-label="Type">{t.tokentype}</td>
+            <td data-label="State" class={`state-${tokenState(t)}`}>{stateText(t)}</td>
+            <td data-label="Description">{t.description}</td>
+            <td data-label="Fail counter">{t.failcount} / {t.maxfail}</td>
             {props.showOwner && (
-              <td>
+              <td data-label="User">
                 {t.username ? `${t.username}@${t.user_realm}` : <span class="muted">none</span>}
               </td>
             )}
-            {props.showOwner && <td>{t.realms.join(", ")}</td>}
+            {props.showOwner && <td data-label="Realms">{t.realms.join(", ")}</td>}
           </tr>
         ))}
       </tbody>

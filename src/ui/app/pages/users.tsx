@@ -151,10 +151,10 @@ export function UsersPage(props: { route: Route }) {
                   <td>
                     <a href={href(["users", r, u.username])}>{u.username}</a>
                   </td>
-                  <td>{u.givenname}</td>
-                  <td>{u.surname}</td>
-                  <td>{u.email}</td>
-                  <td>{u.resolver}</td>
+                  <td data-label="Given name">{u.givenname}</td>
+                  <td data-label="Surname">{u.surname}</td>
+                  <td data-label="Email">{u.email}</td>
+                  <td data-label="Resolver">{u.resolver}</td>
                 </tr>
               ))}
             </tbody>
