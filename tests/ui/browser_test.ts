@@ -14,130 +14,15 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type HOTP, type TOTP, URI } from "otpauth";
 import { TEST_ENGINE } from "../test_db.ts";
+import { call, launchChromium, login, settled, startTessera, watchErrors } from "./_browser.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const CHROMIUM_CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
 const FIRST_LOAD_LIMIT = 200 * 1024;
 const ALICE_PASSWORD = "Alice-Pass-1";
 const HELPDESK_PASSWORD = "Helpdesk-Pass-1";
-
-function chromiumPath(): string {
-  const configured = Deno.env.get("CHROMIUM_PATH");
-  for (const p of configured ? [configured] : CHROMIUM_CANDIDATES) {
-    try {
-      if (Deno.statSync(p).isFile) return p;
-    } catch { /* next */ }
-  }
-  throw new Error(
-    "chromium not found: install Debian's chromium package (.ci/setup-extra) or set CHROMIUM_PATH",
-  );
-}
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** A running Tessera in its own folder. */
-interface Server {
-  base: string;
-  dir: string;
-  stop(): Promise<void>;
-}
-
-async function startTessera(): Promise<Server> {
-  const dir = await Deno.makeTempDir({ prefix: "tessera-ui-" });
-  const port = await freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}main.ts`, "serve", "--listen", `127.0.0.1:${port}`],
-    cwd: dir,
-    env: { NO_COLOR: "1", TESSERA_SIGNING_ENABLED: "false" },
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const ok = await fetch(`${base}/healthz/`).then(async (r) => {
-      await r.body?.cancel();
-      return r.ok;
-    }).catch(() => false);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      child.kill("SIGTERM");
-      await child.status;
-      throw new Error("the server did not start within 30 s");
-    }
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  return {
-    base,
-    dir,
-    async stop() {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* gone */ }
-      await child.status;
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
-}
-
-/** Calls the API directly (test setup and checks), as curl would. */
-async function call(
-  base: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown>,
-  token?: string,
-) {
-  const res = await fetch(base + path, {
-    method,
-    headers: {
-      "content-type": "application/json",
-      ...(token ? { authorization: token } : {}),
-    },
-    body: JSON.stringify(params),
-  });
-  return await res.json();
-}
-
-/** Console errors and uncaught exceptions of a page. */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(m.text());
-  });
-  page.on("pageerror", (e) => errors.push(`uncaught: ${e.message}`));
-  return errors;
-}
-
-async function login(page: Page, base: string, username: string, password: string) {
-  await page.goto(`${base}/`);
-  await page.getByLabel("Username").fill(username);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Log in" }).click();
-  await page.getByRole("button", { name: "Log out" }).waitFor();
-}
-
-/** Waits until no part of the page is still loading. */
-async function settled(page: Page) {
-  const deadline = Date.now() + 10_000;
-  while (await page.getByText("Loading…").count() > 0) {
-    assert.ok(Date.now() < deadline, "the page is still loading after 10 s");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 Deno.test({
   name: "web UI in chromium: admin and user flows, rights, errors, first-load size",
@@ -158,13 +43,8 @@ Deno.test({
   const shot = (page: Page, name: string) =>
     page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
   try {
-    browser = await chromium.launch({
-      executablePath: chromiumPath(),
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-    });
-    const adminPassword = (await Deno.readTextFile(`${server.dir}/data/initial-admin-password`))
-      .trim();
+    browser = await launchChromium();
+    const adminPassword = server.adminPassword;
     const admin = await newPage();
     const adminErrors = watchErrors(admin);
 
