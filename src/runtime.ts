@@ -11,6 +11,8 @@ import type { Config } from "./config.ts";
 import type { Deps, ResponseSigner } from "./deps.ts";
 import { createResponseSigner, loadOrCreateSigningKey } from "./domain/signing/mod.ts";
 import { migrateToLatest, openDatabase } from "./db/database.ts";
+import { isPostgresUrl } from "./db/postgres.ts";
+import type { Db } from "./db/schema.ts";
 import { sqliteFileOf } from "./db/backup.ts";
 import { AuditWriter } from "./domain/audit/mod.ts";
 import { checkKeyFile, keysFromKeyFile, openKeyFile } from "./domain/keys.ts";
@@ -30,13 +32,15 @@ export async function openRuntime(
   if (sqliteFile !== undefined && !existsSync(sqliteFile)) {
     Deno.mkdirSync(dirname(sqliteFile), { recursive: true, mode: 0o700 });
   }
-  const db = openDatabase(config.storage.databaseUrl);
+  const db = openDatabase(config.storage.databaseUrl, {
+    statementTimeoutMs: config.storage.statementTimeout,
+  });
   let key: { bytes: Uint8Array; isCreated: boolean };
   try {
     // a node with another key file (or none) refuses before it migrates or creates anything
     await checkKeyFile(db, config.storage.keyFile);
     if (options.migrate !== false) {
-      const applied = await migrateToLatest(db);
+      const applied = await migrate(config.storage.databaseUrl, db);
       if (applied.length > 0) {
         log.info("Applied database migrations", { migrations: applied.join(",") });
       }
@@ -60,6 +64,22 @@ export async function openRuntime(
     nodeName: config.server.nodeName || hostname(),
     signer: config.signing.enabled ? await openSigner(config.signing.keyFile, log) : undefined,
   };
+}
+
+/**
+ * Runs the pending migrations: on PostgreSQL on a handle of their own without
+ * the statement timeout (a migration on a large table may run for minutes, and
+ * a node starting beside another waits for its migration lock); on SQLite the
+ * busy timeout bounds only the wait for a lock.
+ */
+async function migrate(url: string, db: Db): Promise<string[]> {
+  if (!isPostgresUrl(url)) return await migrateToLatest(db);
+  const unbounded = openDatabase(url, { poolSize: 2, statementTimeoutMs: 0 });
+  try {
+    return await migrateToLatest(unbounded);
+  } finally {
+    await unbounded.destroy();
+  }
 }
 
 /** The response signer, creating the key on first start; unsigned (logged) if it cannot load. */

@@ -31,6 +31,33 @@ export interface PgCluster {
   pause(): Promise<void>;
   /** Starts a paused server again on the same folder and port; resolves once it accepts connections. */
   resume(): Promise<void>;
+  /**
+   * Stops the server with an immediate shutdown (SIGQUIT: every process exits at
+   * once, without a checkpoint, as after a crash) and keeps its folder for {@link resume}.
+   */
+  crash(): Promise<void>;
+  /**
+   * Stops every process of the server (SIGSTOP to the postmaster and its
+   * children): connections stay open and nothing answers, as on a hung host.
+   */
+  freeze(): Promise<void>;
+  /** Lets the processes {@link freeze} stopped run again (SIGCONT). */
+  thaw(): Promise<void>;
+}
+
+/** The process ids whose parent is `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      // "pid (comm) state ppid …": comm may hold spaces and parentheses
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry.name));
+    } catch { /* gone meanwhile */ }
+  }
+  return out;
 }
 
 /** The folder holding `initdb` and `postgres`, or undefined when PostgreSQL is not installed. */
@@ -138,7 +165,34 @@ export async function startPgCluster(): Promise<PgCluster> {
     ], { stdout: "null", stderr: "null" }).spawn();
   let child: Deno.ChildProcess | undefined = spawn();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const postmasterPid = async () => {
+    // the postmaster's pid heads postmaster.pid (the child may be runuser)
+    const pidText = await Deno.readTextFile(`${data}/postmaster.pid`).catch(() => "");
+    return Number(pidText.split("\n")[0]);
+  };
+  let frozen: number[] = [];
+  const freeze = async () => {
+    const postmaster = await postmasterPid();
+    if (!(postmaster > 0) || frozen.length > 0) return;
+    // the postmaster first, so it starts no new process meanwhile
+    frozen = [postmaster, ...childrenOf(postmaster)];
+    for (const pid of frozen) {
+      try {
+        Deno.kill(pid, "SIGSTOP");
+      } catch { /* gone */ }
+    }
+  };
+  const thaw = () => {
+    for (const pid of frozen.reverse()) {
+      try {
+        Deno.kill(pid, "SIGCONT");
+      } catch { /* gone */ }
+    }
+    frozen = [];
+    return Promise.resolve();
+  };
   const stop = async () => {
+    await thaw();
     const running = child;
     child = undefined;
     if (running) {
@@ -163,17 +217,17 @@ export async function startPgCluster(): Promise<PgCluster> {
     }
   };
   await waitReady();
-  const pause = async () => {
+  const shutdown = async (signal: "SIGINT" | "SIGQUIT") => {
     const running = child;
     if (!running) return;
     child = undefined;
-    // SIGINT is PostgreSQL's fast shutdown (SIGTERM waits for every session to end); it goes
-    // to the postmaster itself, whose pid heads postmaster.pid (the child may be runuser)
-    const pidText = await Deno.readTextFile(`${data}/postmaster.pid`).catch(() => "");
-    const postmaster = Number(pidText.split("\n")[0]);
+    await thaw();
+    // SIGINT is PostgreSQL's fast shutdown (SIGTERM waits for every session to end), SIGQUIT
+    // its immediate one; either goes to the postmaster itself
+    const postmaster = await postmasterPid();
     try {
-      if (postmaster > 0) Deno.kill(postmaster, "SIGINT");
-      else running.kill("SIGINT");
+      if (postmaster > 0) Deno.kill(postmaster, signal);
+      else running.kill(signal);
     } catch { /* already gone */ }
     const timer = setTimeout(() => {
       try {
@@ -183,6 +237,8 @@ export async function startPgCluster(): Promise<PgCluster> {
     await running.status;
     clearTimeout(timer);
   };
+  const pause = () => shutdown("SIGINT");
+  const crash = () => shutdown("SIGQUIT");
   const resume = async () => {
     if (child) return;
     child = spawn();
@@ -199,5 +255,8 @@ export async function startPgCluster(): Promise<PgCluster> {
     stop,
     pause,
     resume,
+    crash,
+    freeze,
+    thaw,
   };
 }

@@ -14,6 +14,8 @@ import type { Database, Db } from "./schema.ts";
 /**
  * Opens a database from a URL: `sqlite:<path>`, `:memory:`, or
  * `postgres://user:password@host:port/db` (`?sslmode=…` for TLS).
+ * `statementTimeoutMs` bounds every call: PostgreSQL's statements and pool
+ * waits, SQLite's wait for another connection's write lock (busy timeout).
  */
 export function openDatabase(url: string, options: PostgresOptions = {}): Db {
   if (isPostgresUrl(url)) return openPostgres(url, options);
@@ -21,7 +23,10 @@ export function openDatabase(url: string, options: PostgresOptions = {}): Db {
   if (url === ":memory:" || url === "sqlite::memory:") path = ":memory:";
   else if (url.startsWith("sqlite:")) path = url.slice("sqlite:".length);
   else throw new Error(`Unsupported database URL "${url}": expected sqlite:<path> or postgres://…`);
-  const raw = new NodeSqliteDatabase(path, { hotPathTables: true });
+  const raw = new NodeSqliteDatabase(path, {
+    hotPathTables: true,
+    busyTimeoutMs: options.statementTimeoutMs,
+  });
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
   attachDirect(db, raw.direct);
   connections.set(db, raw);

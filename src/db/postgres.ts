@@ -173,16 +173,47 @@ const serialIds: KyselyPlugin = {
  * (packets dropped, a failover in progress) would otherwise hold a request
  * for the pool's whole wait, while the clients of an MFA server (RADIUS NAS,
  * plugins, load balancer checks) give up after a few seconds themselves.
+ * Never longer than the statement timeout.
  */
 export const CONNECT_TIMEOUT_MS = 3_000;
 
-/** How long a request may wait for a connection of the pool, e.g. all busy under load. */
-const POOL_WAIT_MS = 10_000;
+/** Default of {@link PostgresOptions.statementTimeoutMs} (config `storage.statement_timeout`). */
+export const STATEMENT_TIMEOUT_MS = 5_000;
 
-/** A pooled client whose connection attempt gives up after {@link CONNECT_TIMEOUT_MS}. */
-class BoundedConnectClient extends pg.Client {
-  constructor(config?: pg.ClientConfig) {
-    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+/**
+ * The client gives a statement this much longer than the server does: a
+ * server that runs sends its own cancellation (57014) first and the
+ * connection stays usable; only a server that does not answer at all (its
+ * processes stopped, a hung host) meets the client's limit.
+ */
+const CLIENT_MARGIN_MS = 500;
+
+/** pg's error for a statement that the client stopped waiting for (query_timeout). */
+const QUERY_READ_TIMEOUT = "Query read timeout";
+
+/**
+ * A pooled client with bounded waits: its connection attempt gives up after
+ * {@link CONNECT_TIMEOUT_MS} (or the statement timeout, if shorter), each
+ * statement after the statement timeout on the server (`statement_timeout`)
+ * and, a little later, on the client (`query_timeout`). A connection whose
+ * statement timed out on the client still has that statement running (or
+ * stuck) on the server: it is closed at once, so the pool drops it instead of
+ * handing it to the next request, which would wait behind that statement.
+ */
+class BoundedClient extends pg.Client {
+  constructor(config: pg.ClientConfig & { tesseraStatementTimeoutMs?: number } = {}) {
+    const statementMs = config.tesseraStatementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+    // 0: statements without a limit (migrations), connections still bounded
+    super(
+      statementMs > 0
+        ? {
+          ...config,
+          connectionTimeoutMillis: Math.min(CONNECT_TIMEOUT_MS, statementMs),
+          statement_timeout: statementMs,
+          query_timeout: statementMs + CLIENT_MARGIN_MS,
+        }
+        : { ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
+    );
   }
 
   override connect(): Promise<void>;
@@ -190,6 +221,27 @@ class BoundedConnectClient extends pg.Client {
   override connect(callback?: (err: Error) => void): Promise<void> | void {
     if (callback === undefined) return super.connect().catch((err) => Promise.reject(named(err)));
     super.connect((err) => callback(err && named(err)));
+  }
+
+  // deno-lint-ignore no-explicit-any
+  override query(...args: any[]): any {
+    // deno-lint-ignore no-explicit-any
+    const result = (super.query as (...a: any[]) => any)(...args);
+    if (result && typeof result.then === "function") {
+      return result.catch((err: Error) => {
+        if (err?.message === QUERY_READ_TIMEOUT) this.#discard();
+        throw err;
+      });
+    }
+    return result;
+  }
+
+  #discard(): void {
+    // end() marks the client as ending at once (the pool removes it on release), and the
+    // socket goes now: a stopped server would never read the goodbye
+    this.end().catch(() => {});
+    // deno-lint-ignore no-explicit-any
+    (this as any).connection?.stream?.destroy();
   }
 }
 
@@ -208,6 +260,13 @@ function named(err: Error): Error {
 export interface PostgresOptions {
   /** Largest number of connections of the pool (default 10). */
   poolSize?: number;
+  /**
+   * Longest wait for one database call in milliseconds (default
+   * {@link STATEMENT_TIMEOUT_MS}): a statement (on the server and, for a
+   * server that does not answer, on the client), and a wait for a connection
+   * of the pool. 0: no limit (migrations, which may run long on large tables).
+   */
+  statementTimeoutMs?: number;
 }
 
 const pools = new WeakMap<object, pg.Pool>();
@@ -229,16 +288,19 @@ export function isPostgresUrl(url: string): boolean {
 
 /** Opens a pooled Kysely handle on the PostgreSQL database of `url` (`?sslmode=` honoured). */
 export function openPostgres(url: string, options: PostgresOptions = {}): Db {
+  const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
-    // a connection that cannot be had within 10 s is an error, not an endless wait; a new
-    // connection's attempt is bounded tighter by the client class (a request then fails
-    // within seconds with HTTP 503 instead of waiting out a server that does not answer)
-    connectionTimeoutMillis: POOL_WAIT_MS,
-    Client: BoundedConnectClient,
+    // a connection that cannot be had within the statement timeout is an error, not an
+    // endless wait (all connections busy, or the server does not answer); a new connection's
+    // attempt is bounded tighter by the client class, so a request fails within seconds with
+    // HTTP 503 instead of waiting out a server that does not answer
+    connectionTimeoutMillis: statementTimeoutMs,
+    Client: BoundedClient,
+    tesseraStatementTimeoutMs: statementTimeoutMs,
     idleTimeoutMillis: 30_000,
-  });
+  } as pg.PoolConfig);
   // an idle client losing its server (restart, failover) must not crash the process;
   // the pool drops it and the next query opens a new connection
   pool.on("error", () => {});

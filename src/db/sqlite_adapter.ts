@@ -109,6 +109,9 @@ const CACHE_LIMIT = 500;
 const BEGIN = "begin immediate";
 const PLAIN_BEGIN_REGEXP = /^\s*begin(?:\s+transaction)?\s*;?\s*$/i;
 
+/** Default wait for another connection's write lock, in milliseconds. */
+export const BUSY_TIMEOUT_MS = 5000;
+
 /** How long a reading of `PRAGMA data_version` is reused (see direct.ts). */
 export const EXTERNAL_CHECK_MS = 1;
 
@@ -149,15 +152,18 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   readonly #hasQuietWrites: boolean;
 
   /**
-   * Opens `path` (or `:memory:`) with WAL, foreign keys and a busy timeout.
+   * Opens `path` (or `:memory:`) with WAL, foreign keys and a busy timeout
+   * (`busyTimeoutMs`, default {@link BUSY_TIMEOUT_MS}).
    * `hotPathTables`: the file is Tessera's own database, whose hot-path writes
    * (see direct.ts) join the write group and keep the epoch; on any other
    * file (a resolver's user table) every write is an ordinary one.
    */
-  constructor(path: string, options: { hotPathTables?: boolean } = {}) {
+  constructor(path: string, options: { hotPathTables?: boolean; busyTimeoutMs?: number } = {}) {
     this.#hasQuietWrites = options.hotPathTables ?? false;
     this.raw = new DatabaseSync(path);
-    this.raw.exec("PRAGMA busy_timeout = 5000");
+    // the wait for another connection's write lock (SQLite's only wait: statements run in
+    // this process and cannot hang on a peer); storage.statement_timeout
+    this.raw.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? BUSY_TIMEOUT_MS)}`);
     if (path !== ":memory:") this.raw.exec("PRAGMA journal_mode = WAL");
     this.raw.exec("PRAGMA synchronous = NORMAL");
     this.raw.exec("PRAGMA foreign_keys = ON");

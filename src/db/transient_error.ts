@@ -35,9 +35,11 @@ const NET_TRANSIENT_CODES = new Set([
   "EAI_AGAIN",
   "ENOTFOUND",
 ]);
-// node-postgres reports a lost or unobtainable connection with these messages and no code
+// node-postgres reports a lost or unobtainable connection with these messages and no code, and
+// a statement the client stopped waiting for (a server that does not answer) with "Query read
+// timeout"
 const PG_CONNECTION_REGEXP =
-  /connection terminated|connection error|not queryable|timeout exceeded when trying to connect|server closed the connection|the database system is (?:starting up|shutting down|in recovery)|connection refused/i;
+  /connection terminated|connection error|not queryable|timeout exceeded when trying to connect|server closed the connection|the database system is (?:starting up|shutting down|in recovery)|connection refused|query read timeout/i;
 
 const SQLSTATE_REGEXP = /^[0-9A-Z]{5}$/;
 
