@@ -11,6 +11,7 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
+import { PolicyError } from "../../errors.ts";
 import type { UserRef } from "./model.ts";
 import { loadPolicySet, type PolicyMatcher } from "../policy/mod.ts";
 
@@ -177,5 +178,75 @@ async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<Enr
     for (const action of own.caller ?? []) await read(m, action);
   }
   out.typeActions = typeActions;
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Enrollment-scope actions read outside the per-type table
+
+/** Whom an enrollment-scope action is matched on (privacyIDEA's `Match.user`). */
+export interface EnrollmentSubject {
+  user?: UserRef;
+  /** The realm when there is no user. */
+  realm?: string;
+  /** The request's client address. */
+  client?: string;
+}
+
+/** The enrollment-scope matcher for `subject`; undefined when the scope has no active policy. */
+export async function enrollmentMatcher(
+  deps: Deps,
+  subject: EnrollmentSubject,
+): Promise<PolicyMatcher | undefined> {
+  const set = await loadPolicySet(deps);
+  if (!set.hasActivePolicies("enrollment")) return undefined;
+  return set.matcher({
+    scope: "enrollment",
+    user: subject.user?.login ?? null,
+    realm: subject.user?.realm ?? subject.realm ?? null,
+    resolver: subject.user?.resolver ?? null,
+    client: subject.client || null,
+    conditions: false,
+  });
+}
+
+/**
+ * An integer policy value from `min` to `max`; any other value is refused
+ * with a PolicyError naming the action (privacyIDEA fails with a 500).
+ */
+export function policyInt(action: string, value: string, min: number, max: number): number {
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new PolicyError(
+      `The policy action "${action}" needs an integer from ${min} to ${max}, got "${value}"`,
+    );
+  }
+  return n;
+}
+
+/** What `POST /token/lost` generates (enrollment scope, matched on the lost token's owner). */
+export interface LostTokenSettings {
+  /** `losttoken_PW_length` (default 16). */
+  length: number;
+  /** `losttoken_PW_contents` (default `8`, Base58). */
+  contents: string;
+  /** `losttoken_valid`: days (default 10). */
+  validDays: number;
+}
+
+/** The lost-token settings for a token of `owner`. */
+export async function lostTokenSettings(
+  deps: Deps,
+  subject: EnrollmentSubject,
+): Promise<LostTokenSettings> {
+  const out: LostTokenSettings = { length: 16, contents: "8", validDays: 10 };
+  const m = await enrollmentMatcher(deps, subject);
+  if (!m) return out;
+  const length = await m.value("losttoken_PW_length");
+  if (length !== undefined) out.length = policyInt("losttoken_PW_length", length, 1, 128);
+  const contents = await m.value("losttoken_PW_contents");
+  if (contents !== undefined) out.contents = contents;
+  const valid = await m.value("losttoken_valid");
+  if (valid !== undefined) out.validDays = policyInt("losttoken_valid", valid, 1, 3650);
   return out;
 }

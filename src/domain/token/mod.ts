@@ -10,6 +10,7 @@ import {
   DatabaseError,
   missingParameter,
   ParameterError,
+  PolicyError,
   ResourceNotFoundError,
   TokenAdminError,
   UserError,
@@ -19,7 +20,8 @@ import type { OtpHash } from "../../lib/otp.ts";
 import { fromHex, randomString, toHex } from "../../lib/random.ts";
 import { pbkdf2 } from "node:crypto";
 import { checkTokenLimits } from "./token_limits.ts";
-import { enrollPolicies } from "./enroll_policy.ts";
+import { enrollPolicies, lostTokenSettings } from "./enroll_policy.ts";
+import { generatePassword, lostTokenPool } from "../../lib/char_policy.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 import { pinHashOf } from "./pin.ts";
@@ -1085,16 +1087,18 @@ let lastStamp = { ms: NaN, text: "" };
 // Lost token and serial search
 
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-const LOST_VALID_DAYS = 10;
 
 /**
  * `POST /token/lost/<serial>`: a temporary `pw` token `lost<serial>` for the
- * owner (16 Base58 characters, valid 10 days, same PIN); the original is disabled.
+ * owner with the same PIN; the original is disabled. Password length and
+ * characters and the days it is valid come from the enrollment policies
+ * `losttoken_PW_length` (16), `losttoken_PW_contents` (`8`: Base58) and
+ * `losttoken_valid` (10), matched on the owner.
  */
 export async function lostToken(
   deps: Deps,
   serial: string,
-  options: { user?: UserRef } = {},
+  options: { user?: UserRef; client?: string } = {},
 ): Promise<Record<string, unknown>> {
   const t = await getTokenBySerial(deps, serial);
   if (options.user && !isOwner(t, options.user)) {
@@ -1104,8 +1108,16 @@ export async function lostToken(
     throw new TokenAdminError("You can only define a lost token for an assigned token.", 2012);
   }
   const newSerial = `lost${serial}`.slice(0, 40);
-  const password = randomString(deps.random, 16, BASE58);
-  const end = deps.clock.now() + LOST_VALID_DAYS * 86_400_000;
+  const settings = await lostTokenSettings(deps, { user: t.owner, client: options.client });
+  const pool = lostTokenPool(settings.contents);
+  if (pool === "") {
+    // privacyIDEA fails with an unexpected error on such a value
+    throw new PolicyError(
+      `The policy action "losttoken_PW_contents" names no character set (c, C, n, s, 8): "${settings.contents}"`,
+    );
+  }
+  const password = generatePassword(deps.random, settings.length, pool);
+  const end = deps.clock.now() + settings.validDays * 86_400_000;
   const endDate = validityStamp(end);
   const system = await loadSystemConfig(deps);
   try {

@@ -307,7 +307,7 @@ tokenRoutes.post("/lost/:serial", async (c) => {
   const serial = target.serial!;
   c.get("audit").serial = serial;
   const user = isUserCaller(c) ? target.user : undefined;
-  return ok(c, await lostToken(c.get("deps"), serial, { user }));
+  return ok(c, await lostToken(c.get("deps"), serial, { user, client: c.get("clientIp") }));
 });
 
 tokenRoutes.get("/getserial/:otp", async (c) => {
