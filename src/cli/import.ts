@@ -40,6 +40,12 @@ that exist already are reported and left alone, so running it again changes
 nothing. A database that is not privacyIDEA's, or a key file that does not
 decrypt it, stops it before anything is created or written.
 
+A policy naming an action Tessera does not have is not imported at all (never
+in part): the output names it with those actions, the rest is imported, and
+the command exits with code 3 (also when a policy fails for another reason, or
+on a dry run that would leave one out). Exit codes: 0 done, 1 error (nothing
+written), 2 usage, 3 done but policies left out.
+
   --database <url>             sqlite:////var/lib/privacyidea/pi.sqlite (SQLAlchemy form),
                                sqlite:<path>, or postgresql://user:pw@host/db
                                (MySQL/MariaDB: not yet; copy the data to PostgreSQL first)
@@ -52,6 +58,14 @@ decrypt it, stops it before anything is created or written.
   --replace                    replace tokens whose serial exists (default: skip them)`;
 
 class ImportUsageError extends Error {}
+
+/** Exit code of an import that left out policies (the rest was imported). */
+export const EXIT_POLICIES_LEFT_OUT = 3;
+
+/** The exit code of a finished import: {@link EXIT_POLICIES_LEFT_OUT} when policies were left out. */
+function exitCodeOf(report: PiImportReport): number {
+  return report.policiesNotImported.length > 0 ? EXIT_POLICIES_LEFT_OUT : 0;
+}
 
 /** A dry run that cannot compare with Tessera's database without changing it. */
 class DryRunError extends Error {}
@@ -116,6 +130,13 @@ function printReport(report: PiImportReport, out: ImportOutput): void {
         : `Imported ${report.changed} objects in one transaction.`,
     );
   }
+  if (report.policiesNotImported.length > 0) {
+    out.line(
+      `${report.isDryRun ? "Would leave out" : "Left out"} ${report.policiesNotImported.length} ` +
+        `policies (${report.policiesNotImported.join(", ")}): see above; ` +
+        `exit code ${EXIT_POLICIES_LEFT_OUT}.`,
+    );
+  }
 }
 
 /** Runs `import privacyidea` on open deps; returns the exit code. */
@@ -126,11 +147,9 @@ export async function importCommand(
 ): Promise<number> {
   const { database, options } = await importInput(flags);
   const snapshot = await readPrivacyidea(database, options);
-  printReport(
-    await writePrivacyidea(deps, snapshot, { ...options, onProgress: out.progress }),
-    out,
-  );
-  return 0;
+  const report = await writePrivacyidea(deps, snapshot, { ...options, onProgress: out.progress });
+  printReport(report, out);
+  return exitCodeOf(report);
 }
 
 /** Applied and pending migrations of `db`, read without creating the migration table. */
@@ -241,7 +260,7 @@ export async function runImportCommand(
       onProgress: terminalProgress(),
     });
     printReport(report, { line: (text) => console.log(text) });
-    return 0;
+    return exitCodeOf(report);
   } catch (err) {
     if (
       err instanceof AppError || err instanceof Deno.errors.NotFound ||

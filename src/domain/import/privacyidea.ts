@@ -17,7 +17,7 @@ import { fromHex } from "../../lib/random.ts";
 import { addImportedAdmin, adminExists, importedAdminHash } from "../admin/mod.ts";
 import { listEventDefinitions, saveEventDefinition } from "../event/mod.ts";
 import { attachToken, listMachineResolvers, saveMachineResolver } from "../machine/mod.ts";
-import { listPolicies, savePolicy } from "../policy/mod.ts";
+import { listPolicies, savePolicy, unlistedPolicyActions } from "../policy/mod.ts";
 import { radiusServerIdentifiers, setRadiusServer } from "../radius/mod.ts";
 import { getDefaultRealmName, realmExistsByName, setDefaultRealm, setRealm } from "../realm/mod.ts";
 import { getResolver, resolverExists, saveResolver } from "../resolver/mod.ts";
@@ -82,6 +82,11 @@ export interface PiImportReport {
   log: string[];
   /** Objects written (0 on a dry run and on a repeated run). */
   changed: number;
+  /**
+   * Policies of the source that are not (or, on a dry run, would not be) imported: refused
+   * for actions Tessera does not have, or failed. The command exits non-zero when any is.
+   */
+  policiesNotImported: string[];
 }
 
 const WRONG_KEY =
@@ -143,7 +148,11 @@ interface Item {
   kind: string;
   name: string;
   exists(deps: Deps): Promise<boolean>;
+  /** Why it cannot be imported at all (checked on dry runs too), or undefined. */
+  refusal?(): string | undefined;
   write(deps: Deps): Promise<void>;
+  /** Policies: their scope and whether they are active (see the safety note of the import). */
+  policy?: { scope: string; isActive: boolean };
   /** Replaced instead of skipped when it exists and `replace` is set. */
   isReplaceable?: boolean;
   /** A note for the log even when imported. */
@@ -292,13 +301,45 @@ function policyItems(t: Tables): Item[] {
     }
     const description = descriptions.get(int(p.id));
     if (description) params.description = description;
+    const scope = str(p.scope);
     return {
       kind: "policies",
       name,
+      policy: { scope, isActive: bool(p.active) },
       exists: async (deps) => (await listPolicies(deps, { name })).length > 0,
+      // no policy is imported in part: one action Tessera does not have refuses the policy
+      refusal: () => {
+        const unlisted = unlistedPolicyActions(scope, params.action);
+        return unlisted.length > 0
+          ? `scope ${scope}, actions Tessera does not have: ${unlisted.join(", ")}`
+          : undefined;
+      },
       write: async (deps) => void await savePolicy(deps, name, params),
     };
   });
+}
+
+/**
+ * The safety note of an import that left out active admin or user policies: without any
+ * active policy in the scope, privacyIDEA's rule (and Tessera's) allows every action.
+ */
+async function openScopeWarnings(
+  deps: Deps,
+  leftOut: Map<string, string[]>,
+  added: Set<string>,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const [scope, names] of leftOut) {
+    if (scope !== "admin" && scope !== "user") continue;
+    if (added.has(scope) || (await listPolicies(deps, { scope, active: true })).length > 0) {
+      continue;
+    }
+    out.push(
+      `warning: no active ${scope} policy is left: every ${scope} may do everything until ` +
+        `you add one (privacyIDEA limited them with ${names.join(", ")}, not imported)`,
+    );
+  }
+  return out;
 }
 
 function eventItems(t: Tables, secrets: Secrets): Item[] {
@@ -710,6 +751,17 @@ export async function writePrivacyidea(
   };
   const log: string[] = [];
   let changed = 0;
+  const policiesNotImported: string[] = [];
+  // active admin/user policies left out, per scope, and the scopes that got an active one
+  const leftOut = new Map<string, string[]>();
+  const addedActive = new Set<string>();
+  const notImported = (item: Item) => {
+    if (!item.policy) return;
+    policiesNotImported.push(item.name);
+    if (item.policy.isActive) {
+      leftOut.set(item.policy.scope, [...(leftOut.get(item.policy.scope) ?? []), item.name]);
+    }
+  };
 
   const run = async (d: Deps) => {
     for (const items of groups) {
@@ -721,10 +773,21 @@ export async function writePrivacyidea(
           log.push(`exists, skipped: ${item.kind} ${item.name}`);
           continue;
         }
+        const refusal = item.refusal?.();
+        if (refusal !== undefined) {
+          r.failed++;
+          log.push(
+            `${options.dryRun ? "would not import" : "not imported"}: ${item.kind} ` +
+              `${item.name} (${refusal})`,
+          );
+          notImported(item);
+          continue;
+        }
         if (options.dryRun) {
           r.imported++;
           log.push(`would import: ${item.kind} ${item.name}`);
           if (item.note) log.push(item.note);
+          if (item.policy?.isActive) addedActive.add(item.policy.scope);
           continue;
         }
         try {
@@ -736,9 +799,11 @@ export async function writePrivacyidea(
           if (!(err instanceof AppError)) throw err;
           r.failed++;
           log.push(`failed: ${item.kind} ${item.name}: ${err.message}`);
+          notImported(item);
         }
       }
     }
+    log.push(...await openScopeWarnings(d, leftOut, addedActive));
     const tokens = row("tokens");
     const bindings = row("machine tokens");
     let done = 0;
@@ -812,7 +877,13 @@ export async function writePrivacyidea(
   else await inOneTransaction(deps, run);
   for (const f of snapshot.undecrypted) log.push(`not decrypted: ${f}`);
   log.push(...notCarried);
-  return { isDryRun: options.dryRun === true, summary: [...summary.values()], log, changed };
+  return {
+    isDryRun: options.dryRun === true,
+    summary: [...summary.values()],
+    log,
+    changed,
+    policiesNotImported,
+  };
 }
 
 /** Imports a privacyIDEA database (see the module doc): {@link readPrivacyidea}, then write. */

@@ -152,6 +152,42 @@ async function defsContext(deps: Deps) {
   };
 }
 
+/** The catalogue's action names per scope (they do not depend on realms or resolvers). */
+function listedDefinitions(): Record<string, Record<string, ActionDef>> {
+  return policyDefinitions({ realms: [], resolvers: [], tokenTypes: knownTokenTypes() });
+}
+
+/**
+ * The actions of a policy that `/policy/defs` does not list for its scope (names without
+ * negation): a policy stored before its actions left the list (or by an older version).
+ */
+function unlistedActions(
+  defs: Record<string, Record<string, ActionDef>>,
+  scope: string,
+  actions: ActionMap,
+): string[] {
+  const listed = defs[scope] ?? {};
+  const out = new Set<string>();
+  for (const key of Object.keys(actions)) {
+    if (key === "*" || key === "") continue;
+    const { name } = stripNegation(key);
+    if (!Object.hasOwn(listed, name)) out.add(name);
+  }
+  return [...out];
+}
+
+/**
+ * The actions of a policy's action text that `/policy/defs` does not list for `scope` (names
+ * without negation); `[]` when every action is listed. Saving such a policy is refused.
+ */
+export function unlistedPolicyActions(scope: string, action: unknown): string[] {
+  return unlistedActions(
+    listedDefinitions(),
+    scope,
+    parseActionString(actionInputToString(action)),
+  );
+}
+
 /** Checks the action keys against the catalogue of `scope` (`!`/`-` stripped, `*` ignored). */
 async function checkActions(deps: Deps, scope: string, actions: ActionMap): Promise<void> {
   const ctx = await defsContext(deps);
@@ -192,6 +228,34 @@ export async function savePolicy(
   name: string,
   params: Record<string, unknown>,
 ): Promise<number> {
+  const build = await preparePolicy(deps, name, params);
+  try {
+    return await store.upsert(deps.db, name, build);
+  } catch (err) {
+    // a parallel create of the same name won the insert: the retry becomes an update
+    if (!isUniqueViolation(err)) throw err;
+    return await store.upsert(deps.db, name, build);
+  }
+}
+
+/**
+ * Checks a policy as {@link savePolicy} would and writes nothing: throws the error saving it
+ * would give (e.g. `Invalid actions [..]!`). The privacyIDEA migration's dry run uses it.
+ */
+export async function validatePolicy(
+  deps: Deps,
+  name: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  await preparePolicy(deps, name, params);
+}
+
+/** Validates a policy's parameters; returns how to build its row (from the existing one). */
+async function preparePolicy(
+  deps: Deps,
+  name: string,
+  params: Record<string, unknown>,
+): Promise<store.PolicyBuild> {
   checkName(name);
   if (name.toLowerCase() === "check" || name.toLowerCase().startsWith("pi-update-policy-")) {
     throw new ParameterError(`Invalid policy name: ${name}`);
@@ -308,13 +372,7 @@ export async function savePolicy(
     description,
     userAgents: sent.user_agents ?? existing?.userAgents ?? "",
   });
-  try {
-    return await store.upsert(deps.db, name, build);
-  } catch (err) {
-    // a parallel create of the same name won the insert: the retry becomes an update
-    if (!isUniqueViolation(err)) throw err;
-    return await store.upsert(deps.db, name, build);
-  }
+  return build;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -335,12 +393,22 @@ function starRegexp(pattern: string): RegExp {
 }
 
 /**
+ * A stored policy as `GET /policy/` shows it: with `unsupported_actions` when it names
+ * actions `/policy/defs` does not list (they take no effect; see {@link loadPolicySet}).
+ */
+export type ListedPolicy = Policy & { unsupported_actions?: string[] };
+
+/**
  * `GET /policy/`: policies in storage order. `scope` is exact; `realm` compares
  * the whole stored realm string (`*` makes it a case-insensitive pattern).
  */
-export async function listPolicies(deps: Deps, filter: PolicyFilter = {}): Promise<Policy[]> {
+export async function listPolicies(
+  deps: Deps,
+  filter: PolicyFilter = {},
+): Promise<ListedPolicy[]> {
   const { rows } = await store.loadAll(deps.db);
   const realmRe = filter.realm?.includes("*") ? starRegexp(filter.realm) : undefined;
+  const defs = listedDefinitions();
   return rows.filter((r) => {
     if (filter.name !== undefined && r.name !== filter.name) return false;
     if (filter.scope !== undefined && r.scope !== filter.scope) return false;
@@ -349,11 +417,26 @@ export async function listPolicies(deps: Deps, filter: PolicyFilter = {}): Promi
       if (realmRe ? !realmRe.test(r.realm) : r.realm !== filter.realm) return false;
     }
     return true;
-  }).map(toPolicy);
+  }).map((r) => {
+    const p: ListedPolicy = toPolicy(r);
+    const unlisted = unlistedActions(defs, p.scope, p.action);
+    if (unlisted.length > 0) p.unsupported_actions = unlisted;
+    return p;
+  });
 }
 
-/** `POST /policy/enable|disable/<name>`: returns the id. */
+/**
+ * `POST /policy/enable|disable/<name>`: returns the id. A policy naming actions Tessera
+ * does not list cannot be enabled (`Invalid actions [..]!`); it can be disabled.
+ */
 export async function setPolicyActive(deps: Deps, name: string, active: boolean): Promise<number> {
+  if (active) {
+    const row = await store.findByName(deps.db, name);
+    const unlisted = row
+      ? unlistedActions(listedDefinitions(), row.scope, parseActionString(row.action))
+      : [];
+    if (unlisted.length > 0) throw new ParameterError(`Invalid actions ${pyList(unlisted)}!`);
+  }
   const id = await store.setActive(deps.db, name, active);
   if (id === undefined) {
     throw new ResourceNotFoundError(`The policy with name '${name}' does not exist`);
@@ -454,8 +537,11 @@ function importValue(field: string, raw: string): unknown {
 }
 
 /**
- * `POST /policy/import/<fn>`: creates or updates one policy per INI section;
- * the first error aborts (earlier sections stay saved). Returns the count.
+ * `POST /policy/import/<fn>`: creates or updates one policy per INI section.
+ * Every section is checked first: the first error (e.g. an action Tessera does
+ * not list: `Invalid actions [..]!`) refuses the whole file and nothing is
+ * saved (privacyIDEA keeps the sections before the error); then all are written
+ * in one transaction. Returns the count.
  */
 export async function importPolicies(deps: Deps, content: Uint8Array | string): Promise<number> {
   let text: string;
@@ -486,7 +572,7 @@ export async function importPolicies(deps: Deps, content: Uint8Array | string): 
     if (!current || eq < 0) throw new ParameterError("Error loading policy. Invalid file format");
     current.values[t.slice(0, eq).trim()] = t.slice(eq + 1).trim();
   }
-  let count = 0;
+  const prepared: { name: string; build: store.PolicyBuild }[] = [];
   for (const { name, values } of sections) {
     const params: Record<string, unknown> = {};
     for (const f of IMPORT_LITERAL_FIELDS) {
@@ -497,10 +583,10 @@ export async function importPolicies(deps: Deps, content: Uint8Array | string): 
       const v = literalOrRaw(values[f]);
       params[f] = v === null ? "" : typeof v === "string" ? v : pyRepr(v);
     }
-    await savePolicy(deps, name, params);
-    count++;
+    prepared.push({ name, build: await preparePolicy(deps, name, params) });
   }
-  return count;
+  await store.upsertAll(deps.db, prepared);
+  return prepared.length;
 }
 
 /** Request of {@link checkPolicy}. */
@@ -570,7 +656,9 @@ export function loadPolicySet(deps: Deps): Promise<PolicySet> {
     const cached = cache.get(deps.db);
     if (cached && cached.version === version) return cached;
     const loaded = await store.loadAll(deps.db);
-    const set = new PolicySet(loaded.rows.map(toPolicy), {
+    const policies = loaded.rows.map(toPolicy);
+    warnUnlisted(deps, policies);
+    const set = new PolicySet(policies, {
       version: loaded.version,
       nodeName: deps.nodeName,
       now: () => deps.clock.now(),
@@ -579,6 +667,24 @@ export function loadPolicySet(deps: Deps): Promise<PolicySet> {
     cache.set(deps.db, set);
     return set;
   });
+}
+
+/**
+ * Logs each active policy that names actions `/policy/defs` does not list: they take no
+ * effect (a database from before they left the list). Runs when a node loads a new policy
+ * version, so at its first policy decision and after every change.
+ */
+function warnUnlisted(deps: Deps, policies: readonly Policy[]): void {
+  const defs = listedDefinitions();
+  for (const p of policies) {
+    if (!p.active) continue;
+    const unlisted = unlistedActions(defs, p.scope, p.action);
+    if (unlisted.length === 0) continue;
+    deps.log.warn(
+      "A policy names actions Tessera does not have: they take no effect; edit the policy",
+      { policy: p.name, scope: p.scope, actions: unlisted.join(" ") },
+    );
+  }
 }
 
 /** The caller of an admin or user request (structurally the JWT identity). */

@@ -118,31 +118,45 @@ export async function findByName(db: Db, name: string): Promise<PolicyRow | unde
   return row ? fromRow(row) : undefined;
 }
 
+/** How a policy's row is built from the stored one (undefined: a new policy). */
+export type PolicyBuild = (existing: PolicyRow | undefined) => PolicyFields;
+
+async function upsertIn(trx: Db, name: string, build: PolicyBuild): Promise<number> {
+  const found = await trx.selectFrom("policy").selectAll().where("name", "=", name)
+    .executeTakeFirst();
+  const existing = found ? fromRow(found) : undefined;
+  const fields = toRow(build(existing));
+  if (existing) {
+    await trx.updateTable("policy").set(fields).where("id", "=", existing.id).execute();
+    return existing.id;
+  }
+  const res = await trx.insertInto("policy").values(fields).returning("id")
+    .executeTakeFirstOrThrow();
+  return Number(res.id);
+}
+
 /**
- * Inserts the policy or, when `name` exists, updates it with `merge(existing)`.
+ * Inserts the policy or, when `name` exists, updates it with `build(existing)`.
  * Returns the id. Runs in one transaction with the version bump.
  */
-export async function upsert(
-  db: Db,
-  name: string,
-  build: (existing: PolicyRow | undefined) => PolicyFields,
-): Promise<number> {
+export async function upsert(db: Db, name: string, build: PolicyBuild): Promise<number> {
   return await db.transaction().execute(async (trx) => {
-    const found = await trx.selectFrom("policy").selectAll().where("name", "=", name)
-      .executeTakeFirst();
-    const existing = found ? fromRow(found) : undefined;
-    const fields = toRow(build(existing));
-    let id: number;
-    if (existing) {
-      await trx.updateTable("policy").set(fields).where("id", "=", existing.id).execute();
-      id = existing.id;
-    } else {
-      const res = await trx.insertInto("policy").values(fields).returning("id")
-        .executeTakeFirstOrThrow();
-      id = Number(res.id);
-    }
+    const id = await upsertIn(trx, name, build);
     await bump(trx);
     return id;
+  });
+}
+
+/** {@link upsert} of several policies in one transaction: all are written or none. */
+export async function upsertAll(
+  db: Db,
+  policies: readonly { name: string; build: PolicyBuild }[],
+): Promise<number[]> {
+  return await db.transaction().execute(async (trx) => {
+    const ids: number[] = [];
+    for (const p of policies) ids.push(await upsertIn(trx, p.name, p.build));
+    await bump(trx);
+    return ids;
   });
 }
 
