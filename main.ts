@@ -29,6 +29,7 @@ import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
 import { IMPORT_HELP, runImportCommand } from "./src/cli/import.ts";
 import { nearest } from "./src/cli/nearest.ts";
+import { API_HELP, apiKeyOptions, ApiUsageError, runApiCommand } from "./src/cli/api_key.ts";
 import { Hono } from "hono";
 
 /** How long a graceful stop waits for running requests before it closes anyway. */
@@ -56,6 +57,7 @@ Commands:
   backup <file>             consistent copy of the running SQLite database
   subscription keygen|sign  create a subscription signing key pair, sign a subscription file
   import privacyidea        migrate a privacyIDEA database (tokens, PINs, realms, policies, …)
+  api createtoken           issue an API key for the validate API (policy api_key_required)
   hello [--listen h:p]      serve a plain "hello" endpoint (benchmark ceiling)
 
 Global options (on every command, they override the config file):
@@ -108,6 +110,7 @@ copy. The copies are useless without the key file (storage.key_file): back
 that up separately. On PostgreSQL use its own tools (pg_dump, base backups).`,
   subscription: SUBSCRIPTION_HELP,
   import: IMPORT_HELP,
+  api: API_HELP,
   hello: `Usage: tessera hello [--listen <host:port>]
 
 Serves a plain Hono app that answers every GET with "hello" (default
@@ -188,6 +191,11 @@ const VALUE_FLAGS = new Set([
   "enckey",
   "enckey-password-file",
   "pepper-file",
+  // api createtoken
+  "username",
+  "realm",
+  "role",
+  "days",
 ]);
 const BOOL_FLAGS = new Set(["help", "version", "dry-run", "replace"]);
 /** The options a mistyped one may be suggested as (not the internal ones). */
@@ -746,6 +754,17 @@ async function main(args: string[]): Promise<number> {
   if (command === "subscription") {
     return await runSubscriptionCommand(parsed.command.slice(1), parsed.flags);
   }
+  let apiOptions: ReturnType<typeof apiKeyOptions> | undefined;
+  if (command === "api") {
+    // checked before the config is read or the database opened
+    try {
+      apiOptions = apiKeyOptions(parsed.command.slice(1), parsed.flags);
+    } catch (err) {
+      if (!(err instanceof ApiUsageError)) throw err;
+      console.error(err.message);
+      return 2;
+    }
+  }
   let log: Logger = createLogger("info");
   try {
     const workers = parseCount("workers", parsed.flags.get("workers"));
@@ -772,6 +791,8 @@ async function main(args: string[]): Promise<number> {
       return await runImportCommand(config, log, parsed.command.slice(1), parsed.flags);
     } else if (command === "backup") {
       return await runBackup(config, parsed.command.slice(1));
+    } else if (command === "api") {
+      return await runApiCommand(config, log, apiOptions!);
     } else {
       const deps = await openRuntime(config, log);
       await closeRuntime(deps);

@@ -8,7 +8,8 @@ import type { AppEnv, Identity } from "./context.ts";
 import { AuthError } from "../errors.ts";
 import { verifyJwt } from "./jwt.ts";
 
-function tokenOf(c: Context<AppEnv>): string | undefined {
+/** The bare JWT of the request (`PI-Authorization`, else `Authorization`), if any. */
+export function tokenOf(c: Context<AppEnv>): string | undefined {
   const prefix = c.get("deps").config.auth.headerPrefix;
   const raw = (prefix ? c.req.header(`${prefix}-Authorization`) : undefined) ??
     c.req.header("Authorization");

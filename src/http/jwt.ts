@@ -11,6 +11,7 @@ import type { Deps } from "../deps.ts";
 import type { Identity } from "./context.ts";
 import { randomString } from "../lib/random.ts";
 import { adminCredentialVersion, isAdminCredentialCurrent } from "../domain/admin/mod.ts";
+import type { ApiKeyStatus } from "../domain/validate/mod.ts";
 
 const HEX = "0123456789abcdef";
 
@@ -89,28 +90,7 @@ const VERIFIED_LIMIT = 1000;
  * changes, in any process).
  */
 export async function verifyJwt(deps: Deps, token: string): Promise<Identity> {
-  let verified = verifiedTokens.get(deps.keys.jwtSecret);
-  if (verified === undefined) verifiedTokens.set(deps.keys.jwtSecret, verified = new Map());
-  let payload = verified.get(token);
-  if (payload === undefined) {
-    try {
-      // exp is checked below against the injected clock, on every request
-      payload = await verify(token, jwtKey(deps), {
-        alg: "HS256",
-        exp: false,
-        iat: false,
-        nbf: false,
-      });
-    } catch (err) {
-      // hono/jwt's messages carry the token itself: name the kind of failure only
-      throw new AuthError(
-        `Authentication failure. Error decoding the Authorization token: ${jwtFailure(err)}`,
-        4304,
-      );
-    }
-    if (verified.size >= VERIFIED_LIMIT) verified.clear();
-    verified.set(token, Object.freeze(payload));
-  }
+  const payload = await verifiedPayload(deps, token);
   const exp = payload.exp;
   if (typeof exp !== "number" || exp <= deps.clock.now() / 1000) {
     throw new AuthError(
@@ -152,6 +132,96 @@ export async function verifyJwt(deps: Deps, token: string): Promise<Identity> {
       ? payload.rights.filter((r) => typeof r === "string")
       : [],
   };
+}
+
+/**
+ * The claims of a JWT signed with our secret (HS256 only); AuthError 4304
+ * when the signature, the algorithm or the form is wrong. Expiry and claims
+ * are the caller's to check.
+ */
+async function verifiedPayload(
+  deps: Deps,
+  token: string,
+): Promise<Readonly<Record<string, unknown>>> {
+  let verified = verifiedTokens.get(deps.keys.jwtSecret);
+  if (verified === undefined) verifiedTokens.set(deps.keys.jwtSecret, verified = new Map());
+  let payload = verified.get(token);
+  if (payload === undefined) {
+    try {
+      // exp is checked by the callers against the injected clock, on every request
+      payload = await verify(token, jwtKey(deps), {
+        alg: "HS256",
+        exp: false,
+        iat: false,
+        nbf: false,
+      });
+    } catch (err) {
+      // hono/jwt's messages carry the token itself: name the kind of failure only
+      throw new AuthError(
+        `Authentication failure. Error decoding the Authorization token: ${jwtFailure(err)}`,
+        4304,
+      );
+    }
+    if (verified.size >= VERIFIED_LIMIT) verified.clear();
+    verified.set(token, Object.freeze(payload));
+  }
+  return payload;
+}
+
+/** The role of an API key: it may call the validate API, nothing else. */
+export const API_KEY_ROLE = "validate";
+
+/** Claims of an API key (privacyIDEA's `pi-manage api createtoken`). */
+export interface ApiKeyClaims {
+  username: string;
+  realm: string;
+  nonce: string;
+  role: typeof API_KEY_ROLE;
+  authtype: "API";
+  exp: number;
+}
+
+/**
+ * Issues an API key for the validate API: an HS256 JWT with role `validate`,
+ * valid for `days` days, signed with the server's JWT secret.
+ */
+export async function issueApiKey(
+  deps: Deps,
+  input: { username: string; realm: string; days: number },
+): Promise<{ token: string; claims: ApiKeyClaims }> {
+  const claims: ApiKeyClaims = {
+    username: input.username,
+    realm: input.realm,
+    nonce: randomString(deps.random, 40, HEX),
+    role: API_KEY_ROLE,
+    authtype: "API",
+    exp: Math.floor(deps.clock.now() / 1000) + Math.round(input.days * 86_400),
+  };
+  return { token: await sign({ ...claims }, jwtKey(deps), "HS256"), claims };
+}
+
+/**
+ * What `token` is as an API key (policy `api_key_required`): `valid` for an
+ * unexpired JWT of ours with role `validate`, `not-api-key` for another
+ * unexpired JWT of ours (an admin's or a user's), `invalid` for anything else
+ * (missing, foreign, broken or expired).
+ */
+export async function apiKeyStatus(
+  deps: Deps,
+  token: string | undefined,
+): Promise<ApiKeyStatus> {
+  if (token === undefined) return "invalid";
+  let payload: Readonly<Record<string, unknown>>;
+  try {
+    payload = await verifiedPayload(deps, token);
+  } catch (err) {
+    if (err instanceof AuthError) return "invalid";
+    throw err;
+  }
+  // privacyIDEA fails with an unexpected error here; an expired key is simply no valid key
+  const exp = payload.exp;
+  if (typeof exp !== "number" || exp <= deps.clock.now() / 1000) return "invalid";
+  return payload.role === API_KEY_ROLE ? "valid" : "not-api-key";
 }
 
 /** What went wrong with a JWT, in words that never repeat the token. */

@@ -114,7 +114,6 @@ export const PENDING: readonly string[] = [
   "authorization:no_detail_on_fail",
   "authorization:add_user_in_response",
   "authorization:add_resolver_in_response",
-  "authorization:api_key_required",
   "authorization:auth_max_success",
   "authorization:auth_max_fail",
   "authorization:last_auth",

@@ -58,7 +58,7 @@ import {
   resolveUser,
   splitUser,
 } from "../token/_users.ts";
-import { type ValidatePolicies, validatePolicies } from "./policy.ts";
+import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./policy.ts";
 import {
   infoValue,
   type OtpCheck,
@@ -69,6 +69,7 @@ import {
 } from "../token/types/mod.ts";
 import { countAuthAttempts, deleteUsedToken, realmsOfToken } from "./validate_store.ts";
 import { hasDirectAccess, PendingCommits } from "../../db/direct.ts";
+import { isTransientDbError } from "../../db/transient_error.ts";
 import { toHex } from "../../lib/random.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import {
@@ -129,6 +130,80 @@ export interface CheckRequest {
    * enrolment via multichallenge, whose challenge that login cannot answer.
    */
   isWebuiLogin?: boolean;
+  /**
+   * The API key the request carries, checked only when `api_key_required`
+   * matches. Set by the `/validate/*` routes; callers that are no HTTP API
+   * (the RADIUS listener, `/auth`) leave it out and are not asked for one.
+   */
+  apiKey?: ApiKeyCheck;
+  /**
+   * Told the serials of the user's tokens once they are loaded, before they
+   * are checked: a request that fails later (the database goes away) is
+   * audited with the tokens it was about.
+   */
+  onTokens?: (serials: string[]) => void;
+}
+
+/** What the request's API key is: a valid validate JWT, another valid JWT, or nothing valid. */
+export type ApiKeyStatus = "valid" | "not-api-key" | "invalid";
+
+/** Reads and verifies the request's API key (called only when a policy asks for one). */
+export type ApiKeyCheck = () => Promise<ApiKeyStatus>;
+
+/**
+ * `api_key_required` (authorization): refuses a request without a valid
+ * validate JWT with privacyIDEA's messages.
+ */
+async function requireApiKey(policies: ValidatePolicies, apiKey?: ApiKeyCheck): Promise<void> {
+  if (!policies.isApiKeyRequired || !apiKey) return;
+  const status = await apiKey();
+  if (status === "invalid") throw new PolicyError("No valid API key was passed.");
+  if (status === "not-api-key") {
+    throw new PolicyError("A correct JWT was passed, but it was no API key.");
+  }
+}
+
+/**
+ * `api_key_required` for a validate request that names no user (e.g.
+ * `/validate/polltransaction`): the policies are matched without a user.
+ */
+export async function requireValidateApiKey(
+  deps: Deps,
+  req: { clientIp: string; userAgent: string; apiKey: ApiKeyCheck },
+): Promise<void> {
+  if (!(await mayRequireApiKey(deps))) return;
+  const policies = await validatePolicies(deps, {
+    login: "",
+    realm: "",
+    clientIp: req.clientIp,
+    userAgent: req.userAgent,
+  });
+  await requireApiKey(policies, req.apiKey);
+}
+
+/**
+ * `api_key_required` for the requests that go the FIDO way (an assertion, a
+ * passkey registration, a cancelled enrolment): matched on the user they
+ * name, if any, before anything is looked up or changed.
+ */
+async function requireApiKeyOfFidoRequest(deps: Deps, req: CheckRequest): Promise<void> {
+  if (!req.apiKey || !(await mayRequireApiKey(deps))) return;
+  let login = "";
+  let realm = "";
+  let user: UserRef | undefined;
+  if (req.user) {
+    ({ login, realm } = await splitUser(deps, req.user, req.realm || undefined));
+    user = await resolveUser(deps, login, realm, req.resolver || undefined);
+  }
+  const policies = await validatePolicies(deps, {
+    login,
+    realm,
+    user,
+    resolver: user?.resolver ?? req.resolver,
+    clientIp: req.clientIp,
+    userAgent: req.userAgent,
+  });
+  await requireApiKey(policies, req.apiKey);
 }
 
 /** Outcome of {@link validateCheck}: `result.value` and `detail`. */
@@ -183,6 +258,9 @@ interface ResolvedCheck {
  * challenge answer). Failed authentications are results, not errors.
  */
 export async function validateCheck(deps: Deps, req: CheckRequest): Promise<CheckResult> {
+  if (req.isCancelEnrolment || req.passkeyRegistration || req.fido) {
+    await requireApiKeyOfFidoRequest(deps, req);
+  }
   if (req.isCancelEnrolment) return await cancelEnrolment(deps, req);
   if (req.passkeyRegistration) {
     return await completeEnrolment(deps, req, req.passkeyRegistration);
@@ -199,6 +277,8 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
 
   const system = await loadSystemConfig(deps);
   const resolved = await resolveCheck(deps, req);
+  // the last pre-step: before the user chain (and the auth cache) looks at anything
+  await requireApiKey(resolved.policies, req.apiKey);
   const env: CheckEnv = {
     deps,
     system,
@@ -214,7 +294,16 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     // the counter, fail counter and auth-count writes share one commit; none is answered before it
     await env.pending.settle();
   }
-  return await enrolAfterSuccess(env, req, result);
+  try {
+    return await enrolAfterSuccess(env, req, result);
+  } catch (err) {
+    // the check's writes are committed: a database failure now is logged, not answered
+    if (!isTransientDbError(err)) throw err;
+    deps.log.warn("Cannot start the enrolment via multichallenge; answering the check", {
+      error: err as Error,
+    });
+    return result;
+  }
 }
 
 /**
@@ -520,6 +609,7 @@ async function checkUser(
     const type = req.type.toLowerCase();
     tokens = tokens.filter((t) => t.type === type);
   }
+  req.onTokens?.(tokens.map((t) => t.serial));
   if (tokens.length === 0 && policies.passOnNoToken) {
     return ok(`user has no token, accepted due to '${policies.passOnNoToken}'`);
   }
@@ -915,12 +1005,24 @@ async function settleSuccess(
     used.push(t);
   }
   if (lasting.length > 0) {
-    await clearFailcount(env.deps, lasting);
-    await recordAuthentication(env.deps, lasting, {
-      isSuccess: true,
-      countAuth: options.countAuth,
-      lastAuth: lastAuthStamp(env.now),
-    }, env.pending);
+    try {
+      await clearFailcount(env.deps, lasting);
+      await recordAuthentication(env.deps, lasting, {
+        isSuccess: true,
+        countAuth: options.countAuth,
+        lastAuth: lastAuthStamp(env.now),
+      }, env.pending);
+    } catch (err) {
+      // Without a write group (PostgreSQL) the OTP counter or the consumed challenge is
+      // committed by now: the success stands, and a failure of this bookkeeping is logged, not
+      // answered (a 503 would make the client retry an OTP that is used up). On SQLite these
+      // writes share the counter's commit, which fails as a whole (pending.settle).
+      if (hasDirectAccess(env.deps.db) || !isTransientDbError(err)) throw err;
+      env.deps.log.warn("Cannot record a successful authentication; answering it", {
+        serials: lasting.map((t) => t.serial).join(","),
+        error: err as Error,
+      });
+    }
   }
   return used;
 }

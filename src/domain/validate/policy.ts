@@ -76,6 +76,8 @@ export interface ValidatePolicies {
   noDetailOnFail: boolean;
   /** `authorized=deny_access`. */
   isAccessDenied: boolean;
+  /** `api_key_required` (authorization): the validate API needs an API key (a validate JWT). */
+  isApiKeyRequired: boolean;
   /** `preferred_client_mode` order. */
   preferredClientMode: string[];
   /** `enroll_via_multichallenge`: the token type (lower case) enrolled after a success. */
@@ -111,6 +113,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   noDetailOnSuccess: false,
   noDetailOnFail: false,
   isAccessDenied: false,
+  isApiKeyRequired: false,
   preferredClientMode: ["interactive", "webauthn", "poll"],
   isEnrollViaMultichallengeOptional: false,
   typeActions: {},
@@ -145,6 +148,15 @@ export async function validatePolicies(
   if (override === undefined) return fromEngine;
   const values = typeof override === "function" ? await override(ctx) : override;
   return { ...fromEngine, ...values };
+}
+
+/**
+ * Whether an `api_key_required` policy can match at all (only authorization
+ * policies can set it): a cheap look at the policy snapshot.
+ */
+export async function mayRequireApiKey(deps: Deps): Promise<boolean> {
+  if (overrides.has(deps)) return true;
+  return (await loadPolicySet(deps)).hasActivePolicies("authorization");
 }
 
 /** Reads the authentication and authorization scopes for `ctx` (spec 04 §5). */
@@ -307,6 +319,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     out.noDetailOnSuccess = bool("no_detail_on_success");
     out.noDetailOnFail = bool("no_detail_on_fail");
     out.isAccessDenied = unique("authorized") === "deny_access";
+    out.isApiKeyRequired = bool("api_key_required");
     const aaguids = m.valuesNow("webauthn_authenticator_selection_list");
     note(aaguids.policies);
     if (aaguids.values.length > 0) {
@@ -383,6 +396,7 @@ const AUTHORIZATION_ACTIONS = [
   "no_detail_on_success",
   "no_detail_on_fail",
   "authorized",
+  "api_key_required",
   "webauthn_authenticator_selection_list",
 ];
 

@@ -4,21 +4,31 @@ import { ok } from "../envelope.ts";
 import { boolParam, pathParam, stringParam } from "../params.ts";
 import { missingParameter } from "../../errors.ts";
 import {
+  type ApiKeyCheck,
   type CheckRequest,
   type CheckResult,
   initializeAuthentication,
+  requireValidateApiKey,
   samlCheck,
   triggerChallenge,
   validateCheck,
 } from "../../domain/validate/mod.ts";
+import { tokenOf } from "../auth.ts";
+import { apiKeyStatus } from "../jwt.ts";
 import { fidoAnswerOf, passkeyRegistrationOf } from "../fido_answer.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
 import { offlineAuthItems } from "../../domain/machine/mod.ts";
+import { isTransientDbError } from "../../db/transient_error.ts";
 
 /** `/validate/`: authentication of users and tokens (spec 02 §6–§8). */
 export const validateRoutes = new Hono<AppEnv>();
 
 type C = Context<AppEnv>;
+
+/** The request's API key, read and verified only when `api_key_required` asks for it. */
+function apiKeyOf(c: C): ApiKeyCheck {
+  return () => apiKeyStatus(c.get("deps"), tokenOf(c));
+}
 
 function passOf(p: Record<string, unknown>): string {
   const pass = stringParam(p, "pass");
@@ -51,7 +61,19 @@ function checkRequestOf(c: C): CheckRequest {
     fido,
     passkeyRegistration,
     isCancelEnrolment,
+    apiKey: apiKeyOf(c),
   };
+}
+
+/** The serials, comma-separated, as many as fit the audit's serial column (40 characters). */
+function serialsFitting(serials: string[]): string {
+  let text = "";
+  for (const serial of serials) {
+    const next = text === "" ? serial : `${text},${serial}`;
+    if (next.length > 40) break;
+    text = next;
+  }
+  return text;
 }
 
 function auditCheck(c: C, r: CheckResult): void {
@@ -69,18 +91,39 @@ function auditCheck(c: C, r: CheckResult): void {
 async function check(c: C): Promise<Response> {
   c.set("authStyle", true);
   const req = checkRequestOf(c);
-  c.get("audit").serial = req.serial ?? "";
-  c.get("audit").user = req.user ?? "";
-  const result = await validateCheck(c.get("deps"), req);
+  const audit = c.get("audit");
+  audit.serial = req.serial ?? "";
+  audit.user = req.user ?? "";
+  let about: string[] = [];
+  req.onTokens = (serials) => about = serials;
+  let result: CheckResult;
+  try {
+    result = await validateCheck(c.get("deps"), req);
+  } catch (err) {
+    // a request that fails (e.g. the database went away) is audited with the tokens it was about
+    audit.serial ||= serialsFitting(about);
+    throw err;
+  }
   auditCheck(c, result);
   // spec 07 §5.4: a token with an offline binding gets fresh offline values (machine module)
-  const authItems = result.value && result.serial
-    ? await offlineAuthItems(c.get("deps"), result.serial, {
-      password: req.pass,
-      userAgent: req.userAgent,
-      tokenType: result.tokenType,
-    })
-    : undefined;
+  let authItems: Awaited<ReturnType<typeof offlineAuthItems>> | undefined;
+  if (result.value && result.serial) {
+    try {
+      authItems = await offlineAuthItems(c.get("deps"), result.serial, {
+        password: req.pass,
+        userAgent: req.userAgent,
+        tokenType: result.tokenType,
+      });
+    } catch (err) {
+      // the check is committed: its result is the answer, without fresh offline values, rather
+      // than a 503 that would make the client retry an OTP that is used up
+      if (!isTransientDbError(err)) throw err;
+      c.get("deps").log.warn("Cannot refresh the offline values; answering the check", {
+        serial: result.serial,
+        error: err as Error,
+      });
+    }
+  }
   return ok(c, result.value, {
     detail: result.detail,
     extra: authItems && { auth_items: authItems },
@@ -141,6 +184,11 @@ async function poll(c: C): Promise<Response> {
   c.set("authStyle", true);
   const tid = pathParam(c, "transaction_id") || stringParam(c.get("params"), "transaction_id") ||
     "";
+  await requireValidateApiKey(c.get("deps"), {
+    clientIp: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
+    apiKey: apiKeyOf(c),
+  });
   const res = await pollTransaction(c.get("deps"), tid);
   c.get("audit").info = `transaction_id: ${tid.slice(0, 64)}`;
   c.get("audit").outcome = res.isAnswered;

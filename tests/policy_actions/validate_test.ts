@@ -1,0 +1,188 @@
+/**
+ * Effect tests of the authentication and authorization actions on the validate API
+ * (`/validate/check`, `/validate/triggerchallenge`, `/validate/polltransaction`) and
+ * `/auth`: each shows the behaviour without the policy, then with it (spec 15 §3, §4).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { sign } from "hono/jwt";
+import { actionTest } from "./_registry.ts";
+import { createTestApp, type Json, jsonOf, type TestApp } from "../test_app.ts";
+import { createUsers } from "../fixtures/users.ts";
+import { enrollHotp, hotp } from "../fixtures/tokens.ts";
+import { issueApiKey, issueJwt } from "../../src/http/jwt.ts";
+import { getTokenBySerial } from "../../src/domain/token/mod.ts";
+
+/** realm1 with alice (HOTP, PIN 1234) and bob (no token). */
+async function setup(): Promise<{ t: TestApp; serial: string }> {
+  const t = await createTestApp();
+  await createUsers(t.deps, {
+    realm: "realm1",
+    users: [{ login: "alice", password: "alicepw" }, { login: "bob", password: "bobpw" }],
+  });
+  const serial = await enrollHotp(t, { user: "alice", realm: "realm1", pin: "1234" });
+  return { t, serial };
+}
+
+async function policy(t: TestApp, name: string, body: Record<string, unknown>): Promise<void> {
+  const res = await jsonOf(await t.asAdmin("POST", `/policy/${name}`, { body, json: true }));
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+}
+
+async function check(
+  t: TestApp,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  return await jsonOf(await t.post("/validate/check", body, { headers }));
+}
+
+function assertPolicyError(res: { status: number; body: Json }, message: string) {
+  assert.equal(res.status, 403, JSON.stringify(res.body));
+  assert.equal(res.body.result.status, false);
+  assert.equal(res.body.result.error.code, 303);
+  assert.equal(res.body.result.error.message, message);
+}
+
+// --- authorization: api_key_required --------------------------------------------------------
+
+actionTest(
+  "authorization",
+  "api_key_required",
+  "the validate API needs a validate JWT; no key, a foreign, broken or expired JWT, and admin or user JWTs are refused",
+  async () => {
+    const { t, serial } = await setup();
+    try {
+      // baseline: no key needed
+      let res = await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(0) });
+      assert.equal(res.body.result.value, true);
+
+      await policy(t, "apikey", { scope: "authorization", action: "api_key_required" });
+      const counter = (await getTokenBySerial(t.deps, serial)).count;
+      const { token: key } = await issueApiKey(t.deps, {
+        username: "radius1",
+        realm: "API",
+        days: 1,
+      });
+      const { token: expired } = await issueApiKey(t.deps, {
+        username: "old",
+        realm: "API",
+        days: 1,
+      });
+      const foreign = await sign(
+        {
+          username: "radius1",
+          realm: "API",
+          role: "validate",
+          exp: Math.floor(t.clock.now() / 1000) + 3600,
+        },
+        "another server's secret",
+        "HS256",
+      );
+      const unsigned = `${btoa(JSON.stringify({ alg: "none", typ: "JWT" }))}.${
+        btoa(JSON.stringify({ username: "x", role: "validate", exp: 9999999999 }))
+      }.`;
+      const admin = await t.adminToken();
+      const user = (await issueJwt(t.deps, {
+        username: "alice",
+        realm: "realm1",
+        resolver: "sql-realm1",
+        role: "user",
+        authtype: "password",
+        rights: [],
+      })).token;
+      const pass = "1234" + hotp(1);
+      const refusals: [string, Record<string, string>, string][] = [
+        ["no key", {}, "No valid API key was passed."],
+        ["a JWT of another server", { Authorization: foreign }, "No valid API key was passed."],
+        ["an unsigned JWT", { Authorization: unsigned }, "No valid API key was passed."],
+        ["not a JWT", { Authorization: "hello" }, "No valid API key was passed."],
+        [
+          "an admin JWT",
+          { Authorization: admin },
+          "A correct JWT was passed, but it was no API key.",
+        ],
+        [
+          "a user JWT in PI-Authorization",
+          { "PI-Authorization": user },
+          "A correct JWT was passed, but it was no API key.",
+        ],
+      ];
+      for (const [what, headers, message] of refusals) {
+        res = await check(t, { user: "alice", realm: "realm1", pass }, headers);
+        assertPolicyError(res, message);
+        assert.ok(!("detail" in res.body) || !res.body.detail?.serial, what);
+      }
+      // radiuscheck, samlcheck and polltransaction ask for it too; triggerchallenge does not
+      assertPolicyError(
+        await jsonOf(await t.post("/validate/radiuscheck", { user: "alice", pass })),
+        "No valid API key was passed.",
+      );
+      assertPolicyError(
+        await jsonOf(await t.post("/validate/samlcheck", { user: "alice", pass })),
+        "No valid API key was passed.",
+      );
+      assertPolicyError(
+        await jsonOf(await t.get("/validate/polltransaction?transaction_id=123")),
+        "No valid API key was passed.",
+      );
+      // nothing was checked: the counter stands, the fail counter too
+      const after = await getTokenBySerial(t.deps, serial);
+      assert.equal(after.count, counter);
+      assert.equal(after.failcount, 0);
+
+      // an expired key is no valid key
+      t.clock.advance(2 * 86_400_000);
+      res = await check(t, { user: "alice", realm: "realm1", pass }, { Authorization: expired });
+      assertPolicyError(res, "No valid API key was passed.");
+      t.clock.advance(-2 * 86_400_000);
+
+      // a valid key: the check runs (bare, or with "Bearer ")
+      res = await check(t, { user: "alice", realm: "realm1", pass }, { Authorization: key });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.result.value, true);
+      res = await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(2) }, {
+        "PI-Authorization": `Bearer ${key}`,
+      });
+      assert.equal(res.body.result.value, true);
+      res = await jsonOf(
+        await t.get("/validate/polltransaction?transaction_id=123", {
+          headers: { Authorization: key },
+        }),
+      );
+      assert.equal(res.status, 200);
+      assert.equal(res.body.result.value, false);
+
+      // the key opens nothing else
+      res = await jsonOf(await t.get("/token/", { headers: { Authorization: key } }));
+      assert.equal(res.status, 401);
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+Deno.test("api_key_required matches on the request's user: a policy for bob leaves alice alone", async () => {
+  const { t } = await setup();
+  try {
+    await policy(t, "apikey", {
+      scope: "authorization",
+      action: "api_key_required",
+      user: "bob",
+    });
+    const res = await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(0) });
+    assert.equal(res.body.result.value, true);
+    await policy(t, "apikey", {
+      scope: "authorization",
+      action: "api_key_required",
+      user: "alice",
+    });
+    assertPolicyError(
+      await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(1) }),
+      "No valid API key was passed.",
+    );
+  } finally {
+    await t.close();
+  }
+});
