@@ -133,7 +133,8 @@ function printReport(report: PiImportReport, out: ImportOutput): void {
   if (report.policiesNotImported.length > 0) {
     out.line(
       `${report.isDryRun ? "Would leave out" : "Left out"} ${report.policiesNotImported.length} ` +
-        `policies (${report.policiesNotImported.join(", ")}): see above; ` +
+        `${report.policiesNotImported.length === 1 ? "policy" : "policies"} ` +
+        `(${report.policiesNotImported.join(", ")}): see above; ` +
         `exit code ${EXIT_POLICIES_LEFT_OUT}.`,
     );
   }

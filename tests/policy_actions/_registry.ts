@@ -29,7 +29,9 @@
  *   from the same request with the policy. A test that would pass without the policy's code
  *   does not count.
  * - When you register an action, remove it from `_pending.ts` in the same commit: the walker
- *   fails while an action is both registered and pending (the list only shrinks).
+ *   fails while an action is both registered and pending (the list only shrinks). Then
+ *   regenerate docs/policies.md, which marks pending actions as not yet in effect:
+ *   `UPDATE_DOCS=1 deno test -A tests/policy_actions/docs_test.ts`.
  * - A test module that registers action tests may call `actionTest` in loops (table-driven),
  *   but must do no work at its top level other than defining tests: the walker imports it
  *   (with `Deno.test` switched off) to collect the registrations.
