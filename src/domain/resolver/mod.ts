@@ -11,11 +11,12 @@ import { checkCaFile, LDAP_DEFAULTS, ldapResolver, parseLdapConfig } from "./lda
 import { checkPasswdFile, passwdResolver } from "./passwd.ts";
 import { resolveDataPath } from "./paths.ts";
 import {
-  checkSqliteFile,
+  checkSqlStore,
   forgetSqlConnection,
   parseSqlConfig,
   SQL_DEFAULTS,
   sqlResolver,
+  type SqlResolverConfig,
 } from "./sql.ts";
 import * as store from "./resolver_store.ts";
 import type { UserResolver } from "./types.ts";
@@ -188,16 +189,29 @@ async function validateConfig(
   name: string,
   type: string,
   config: Record<string, string>,
+  options: { isCreating: boolean },
 ): Promise<void> {
   const built = buildInstance(deps, { name, type, config, updatedAt: 0 });
-  await checkStoreFile(deps, type, built.file);
+  await checkStoreFile(deps, name, type, built, { isSaving: true, ...options });
 }
 
 /** Checks the file of a resolver being saved or tested; ParameterError (400) when refused. */
-async function checkStoreFile(deps: Deps, type: string, file: string | undefined): Promise<void> {
+async function checkStoreFile(
+  deps: Deps,
+  name: string,
+  type: string,
+  built: Built,
+  options: { isSaving?: boolean; isCreating?: boolean } = {},
+): Promise<void> {
+  if (built.sql) {
+    checkSqlStore(name, built.sql, deps.config, {
+      isCreating: options.isCreating,
+      log: options.isSaving ? deps.log : undefined,
+    });
+  }
+  const file = built.file;
   if (file === undefined) return;
   if (type === "passwdresolver") await checkPasswdFile(file, deps.config);
-  else if (type === "sqlresolver") checkSqliteFile(file, deps.config);
   else if (type === "ldapresolver") await checkCaFile(file, deps.config);
 }
 
@@ -228,7 +242,7 @@ async function saveResolverOnce(
       );
     }
     const merged = mergeConfig(decryptConfig(deps, existing), config, secrets);
-    await validateConfig(deps, name, input.type, merged);
+    await validateConfig(deps, name, input.type, merged, { isCreating: false });
     await store.updateResolver(deps.db, existing.id, {
       config: encryptConfig(deps, input.type, merged),
       meta: { ...existing.meta, ...meta },
@@ -237,7 +251,7 @@ async function saveResolverOnce(
     return existing.id;
   }
   const fresh = mergeConfig({}, config, secrets);
-  await validateConfig(deps, name, input.type, fresh);
+  await validateConfig(deps, name, input.type, fresh, { isCreating: true });
   const id = await store.insertResolver(deps.db, {
     name,
     type: input.type,
@@ -302,7 +316,7 @@ export async function testResolver(
     return { success: false, description: (err as Error).message };
   }
   // a refused file is a bad parameter (400), as on save, not a failed test
-  await checkStoreFile(deps, input.type, built.file);
+  await checkStoreFile(deps, input.resolver ?? "test", input.type, built);
   return await built.instance.test();
 }
 
@@ -315,6 +329,8 @@ export function resolverDefaults(type: string): Record<string, string> {
 interface Built {
   instance: UserResolver;
   file?: string;
+  /** A sqlresolver's parsed configuration. */
+  sql?: SqlResolverConfig;
 }
 
 function buildInstance(
@@ -337,8 +353,9 @@ function buildInstance(
         owner: deps.db,
         random: deps.random,
         appConfig: deps.config,
+        log: deps.log,
       });
-      return { instance, file: cfg.database };
+      return { instance, file: cfg.database, sql: cfg };
     }
     case "ldapresolver": {
       const cfg = parseLdapConfig(rec.name, rec.config, deps.config.storage.dataDir);

@@ -6,10 +6,20 @@
  * Connections are cached per resolver and keyed by the stored configuration,
  * so a change made on another node opens a fresh connection here.
  *
+ * The SQLite file is local to a node. With Tessera's own database in SQLite
+ * (one host) an editable resolver creates its missing file on first use, and
+ * says so in the log. On PostgreSQL the nodes share the resolver but not the
+ * file: a new or changed sqlresolver must name an existing file by an
+ * absolute path (a relative path, or a file created on first use, would be
+ * another file on each node), and no node ever creates the file. Users that
+ * an editable resolver adds there are in that node's file only (documented).
+ *
  * @module
  */
 import { existsSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import type { Config } from "../../config.ts";
+import { isPostgresUrl } from "../../db/postgres.ts";
 import { ParameterError, ResolverError, UserError } from "../../errors.ts";
 import {
   hashCryptPassword,
@@ -17,6 +27,7 @@ import {
   verifyCryptHash,
   WRITABLE_HASH_TYPES,
 } from "../../lib/crypt.ts";
+import type { Logger } from "../../lib/logger.ts";
 import type { Random } from "../../lib/random.ts";
 import type { Db } from "../../db/schema.ts";
 import { refuseOwnPath, resolveDataPath } from "./paths.ts";
@@ -34,6 +45,8 @@ export interface SqlResolverConfig {
   driver: "sqlite";
   /** Absolute path of the SQLite file. */
   database: string;
+  /** Whether `Database` was given relative to the data directory. */
+  isRelativePath: boolean;
   table: users.UserTable;
   limit: number;
   editable: boolean;
@@ -126,6 +139,75 @@ export function checkSqliteFile(path: string, config?: Config): void {
   }
 }
 
+/** True when the nodes share Tessera's database (PostgreSQL), so a SQLite file is one node's. */
+function isSharedDatabase(appConfig: Config | undefined): boolean {
+  return appConfig !== undefined && isPostgresUrl(appConfig.storage.databaseUrl);
+}
+
+/**
+ * What an operator of several nodes must know about this sqlresolver: on
+ * PostgreSQL its SQLite file is one node's (empty when not on PostgreSQL).
+ */
+export function sharedDatabaseNotes(cfg: SqlResolverConfig, appConfig?: Config): string[] {
+  if (!isSharedDatabase(appConfig)) return [];
+  const notes = [
+    `The nodes share PostgreSQL but not SQLite files: every node needs the same file at ` +
+    `"${cfg.database}", or its lookups fail.`,
+  ];
+  if (cfg.isRelativePath) {
+    notes.push(
+      "Database is a relative path: each node reads it under its own data directory; an " +
+        "absolute path says where the copies are.",
+    );
+  }
+  if (cfg.editable) {
+    notes.push(
+      "Users added or changed through this resolver are written to the file of the node that " +
+        "handles the request only; with several nodes keep users you edit in LDAP.",
+    );
+  }
+  return notes;
+}
+
+/**
+ * Checks a sqlresolver being saved or tested (ParameterError, 400, when its
+ * file is refused, see {@link checkSqliteFile}). On PostgreSQL, creating an
+ * editable resolver whose file is missing creates the file on this node,
+ * empty (mode 0600), since no node creates it on first use there (an update
+ * never does: the node that handles it may not be the one that has the
+ * file); with `log` (a save) the notes of {@link sharedDatabaseNotes} are
+ * logged as warnings.
+ */
+export function checkSqlStore(
+  name: string,
+  cfg: SqlResolverConfig,
+  appConfig: Config,
+  options: { isCreating?: boolean; log?: Logger } = {},
+): void {
+  checkSqliteFile(cfg.database, appConfig);
+  if (!isSharedDatabase(appConfig)) return;
+  if (options.isCreating && cfg.editable && !existsSync(cfg.database)) {
+    try {
+      // an empty file is an empty SQLite database; the table is made on first use
+      Deno.writeFileSync(cfg.database, new Uint8Array(), { createNew: true, mode: 0o600 });
+    } catch (err) {
+      if (!(err instanceof Deno.errors.AlreadyExists)) {
+        throw new ResolverError(
+          `Cannot create the database file "${cfg.database}" of resolver "${name}": ` +
+            (err as Error).name,
+        );
+      }
+    }
+    options.log?.warn("Created the SQLite file of an editable resolver on this node only", {
+      resolver: name,
+      path: cfg.database,
+    });
+  }
+  for (const note of sharedDatabaseNotes(cfg, appConfig)) {
+    options.log?.warn(note, { resolver: name });
+  }
+}
+
 /** True for privacyIDEA's truthy config strings. */
 export function isTruthy(value: string | undefined): boolean {
   return ["1", "true", "yes", "on"].includes((value ?? "").trim().toLowerCase());
@@ -193,6 +275,7 @@ export function parseSqlConfig(
   return {
     driver: "sqlite",
     database,
+    isRelativePath: !isAbsolute(dbPath),
     table: { table, map, where },
     limit,
     editable: isTruthy(config.Editable),
@@ -258,6 +341,7 @@ function connection(
   cacheKey: string,
   cfg: SqlResolverConfig,
   config: Config | undefined,
+  log: Logger | undefined,
 ): CachedConnection {
   let map = CONNECTIONS.get(owner);
   if (!map) {
@@ -267,7 +351,17 @@ function connection(
   const cached = map.get(name);
   if (cached && cached.key === cacheKey) return cached;
   if (cached) cached.db.destroy().catch(() => {});
-  if (!cfg.editable && !existsSync(cfg.database)) {
+  const isMissing = !existsSync(cfg.database);
+  if (isMissing && isSharedDatabase(config)) {
+    // an empty file of this node's own would answer "no such user" for everyone the node that
+    // saved the resolver knows: half the logins behind a load balancer would fail unexplained
+    throw new ResolverError(
+      `Cannot open the database of resolver "${name}": the file "${cfg.database}" does not ` +
+        "exist on this node; with PostgreSQL every node needs a copy of the same file (it is " +
+        "created only on the node that saves an editable resolver)",
+    );
+  }
+  if (isMissing && !cfg.editable) {
     throw new ResolverError(
       `Cannot open the database of resolver "${name}": the file does not exist`,
     );
@@ -275,6 +369,12 @@ function connection(
   // checked on every new connection: the file may have changed since it was saved
   checkSqliteFile(cfg.database, config);
   const db = users.openSqliteUserDb(cfg.database);
+  if (isMissing) {
+    log?.info("Created the SQLite file of an editable resolver", {
+      resolver: name,
+      path: cfg.database,
+    });
+  }
   // an editable resolver on a new file gets its table on first use
   const ready = cfg.editable ? users.ensureUserTable(db, cfg.table) : Promise.resolve();
   const conn = { key: cacheKey, db, ready };
@@ -293,6 +393,8 @@ export interface SqlResolverOptions {
   random: Random;
   /** Tessera's configuration: the file is checked against Tessera's own files. */
   appConfig?: Config;
+  /** Where the creation of a missing file is logged. */
+  log?: Logger;
 }
 
 /** Creates a sqlresolver instance. */
@@ -302,7 +404,7 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
   const map = t.map;
 
   async function db(): Promise<users.UserDb> {
-    const conn = connection(opts.owner, name, opts.cacheKey, cfg, opts.appConfig);
+    const conn = connection(opts.owner, name, opts.cacheKey, cfg, opts.appConfig, opts.log);
     try {
       await conn.ready;
     } catch (err) {
@@ -432,37 +534,55 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
       return await run((d) => users.deleteUserRow(d, t, uid));
     },
     async test(): Promise<ResolverTestResult> {
-      if (!existsSync(cfg.database)) {
+      const result = await testStore();
+      const notes = sharedDatabaseNotes(cfg, opts.appConfig);
+      return notes.length === 0
+        ? result
+        : { ...result, description: [result.description, ...notes].join(" ") };
+    },
+  };
+
+  /** The resolver's test without the notes for several nodes. */
+  async function testStore(): Promise<ResolverTestResult> {
+    if (!existsSync(cfg.database)) {
+      if (isSharedDatabase(opts.appConfig)) {
+        return {
+          success: false,
+          description: cfg.editable
+            ? "The database file does not exist on this node; it is created here, empty, " +
+              "when the resolver is created on this node."
+            : "The database file does not exist on this node.",
+        };
+      }
+      return cfg.editable
+        ? {
+          success: true,
+          description:
+            `The database file does not exist yet; it is created with table "${t.table}" on first use.`,
+        }
+        : { success: false, description: "The database file does not exist." };
+    }
+    // a refused file is a bad parameter (400), not a failed test
+    checkSqliteFile(cfg.database, opts.appConfig);
+    const d = users.openSqliteUserDb(cfg.database);
+    try {
+      if (!(await users.userTableExists(d, t.table))) {
         return cfg.editable
           ? {
             success: true,
-            description:
-              `The database file does not exist yet; it is created with table "${t.table}" on first use.`,
+            description: `Table "${t.table}" does not exist yet; it is created on first use.`,
           }
-          : { success: false, description: "The database file does not exist." };
+          : { success: false, description: `Table "${t.table}" does not exist.` };
       }
-      // a refused file is a bad parameter (400), not a failed test
-      checkSqliteFile(cfg.database, opts.appConfig);
-      const d = users.openSqliteUserDb(cfg.database);
-      try {
-        if (!(await users.userTableExists(d, t.table))) {
-          return cfg.editable
-            ? {
-              success: true,
-              description: `Table "${t.table}" does not exist yet; it is created on first use.`,
-            }
-            : { success: false, description: `Table "${t.table}" does not exist.` };
-        }
-        const n = await users.countUserRows(d, t);
-        return { success: true, description: `Found ${n} users.` };
-      } catch (err) {
-        return {
-          success: false,
-          description: `Cannot query the database: ${(err as Error).message}`,
-        };
-      } finally {
-        await d.destroy().catch(() => {});
-      }
-    },
-  };
+      const n = await users.countUserRows(d, t);
+      return { success: true, description: `Found ${n} users.` };
+    } catch (err) {
+      return {
+        success: false,
+        description: `Cannot query the database: ${(err as Error).message}`,
+      };
+    } finally {
+      await d.destroy().catch(() => {});
+    }
+  }
 }

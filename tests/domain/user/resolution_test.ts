@@ -89,6 +89,8 @@ Deno.test("an sqlresolver picks up a changed Database without a restart", async 
   try {
     const reso = await createUsers(t.deps, { realm: "r", users: [{ login: "first" }] });
     assert.ok(await resolveUser(t.deps, "first", "r"));
+    // an existing (empty) file: with PostgreSQL a missing one is never created on an update
+    await Deno.writeFile(`${t.deps.config.storage.dataDir}/other.sqlite`, new Uint8Array());
     await saveResolver(t.deps, reso, {
       type: "sqlresolver",
       params: { Database: "other.sqlite" },
