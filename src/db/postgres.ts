@@ -58,6 +58,7 @@ const HOT_TABLES = new Set([
   "challenge",
   "audit",
   "eventcounter",
+  "auth_cache",
 ]);
 
 function tableOf(node: unknown): string | undefined {

@@ -65,6 +65,7 @@ export interface Database {
   tokeninfo: TokenInfoTable;
   token_realm: TokenRealmTable;
   challenge: ChallengeTable;
+  auth_cache: AuthCacheTable;
   policy: PolicyTable;
   policy_version: PolicyVersionTable;
   eventhandler: EventHandlerTable;
@@ -256,6 +257,20 @@ export interface ChallengeTable {
   received_count: number;
   created_at: number;
   expires_at: number;
+}
+
+/** Credentials that authenticated a user recently (policy `auth_cache`, migration 0018). */
+export interface AuthCacheTable {
+  id: Generated<number>;
+  login: string;
+  realm: string;
+  resolver: string;
+  /** Keyed hash of the whole `pass` (as token PINs are hashed). */
+  pass_hash: string;
+  /** Milliseconds since the epoch. */
+  first_auth: number;
+  last_auth: number;
+  auth_count: number;
 }
 
 /** RADIUS server definitions (`/radiusserver/`); `secret` is encrypted, `options` JSON or null. */

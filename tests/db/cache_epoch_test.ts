@@ -16,7 +16,15 @@ import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
 const onPostgres = { ignore: TEST_ENGINE !== "postgres" };
 // the tables with a trigger: 0013's, plus those later migrations add
 const CACHED_TABLES = [...CACHED_0013, ...CACHED_0014, ...CACHED_0015];
-const HOT = ["token", "tokeninfo", "token_realm", "challenge", "audit", "eventcounter"];
+const HOT = [
+  "token",
+  "tokeninfo",
+  "token_realm",
+  "challenge",
+  "audit",
+  "eventcounter",
+  "auth_cache",
+];
 
 Deno.test({
   name: "cache epoch: every table but the hot ones moves it (a trigger each)",

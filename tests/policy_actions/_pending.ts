@@ -94,7 +94,6 @@ export const PENDING: readonly string[] = [
   "authentication:passthru_assign",
   "authentication:mangle",
   "authentication:set_realm",
-  "authentication:auth_cache",
   "authentication:preferred_client_mode",
   "authentication:{type}_challenge_text",
   "authentication:emailtext",

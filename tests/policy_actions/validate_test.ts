@@ -186,3 +186,133 @@ Deno.test("api_key_required matches on the request's user: a policy for bob leav
     await t.close();
   }
 });
+
+// --- authentication: auth_cache -------------------------------------------------------------
+
+/** The `policies` column of the audit rows of `/validate/check`, oldest first. */
+async function checkAuditPolicies(t: TestApp): Promise<string[]> {
+  await t.deps.audit.flush();
+  const rows = await t.deps.db.selectFrom("audit").select(["policies", "id"])
+    .where("action", "like", "%/validate/check").orderBy("id").execute();
+  return rows.map((r) => r.policies);
+}
+
+actionTest(
+  "authentication",
+  "auth_cache",
+  "the same PIN+OTP within the time is accepted from the cache; after the idle time it is a replay",
+  async () => {
+    const { t, serial } = await setup();
+    try {
+      const alice = { user: "alice", realm: "realm1" };
+      // baseline: a replayed OTP fails
+      let res = await check(t, { ...alice, pass: "1234" + hotp(0) });
+      assert.equal(res.body.result.value, true);
+      res = await check(t, { ...alice, pass: "1234" + hotp(0) });
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.detail.message, "wrong otp value. previous otp used again");
+
+      await policy(t, "cache", { scope: "authentication", action: "auth_cache=4h/5m" });
+      res = await check(t, { ...alice, pass: "1234" + hotp(1) });
+      assert.equal(res.body.result.value, true);
+      assert.equal(res.body.detail.message, "matching 1 tokens");
+      const before = await getTokenBySerial(t.deps, serial);
+      t.clock.advance(4 * 60_000);
+      res = await check(t, { ...alice, pass: "1234" + hotp(1) });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.result.value, true);
+      assert.equal(res.body.result.authentication, "ACCEPT");
+      const { threadid: _, ...detail } = res.body.detail;
+      assert.deepEqual(detail, { message: "Authenticated by AuthCache." });
+      // the token was not checked: counter, fail counter and auth count stand
+      const after = await getTokenBySerial(t.deps, serial);
+      assert.equal(after.count, before.count);
+      assert.equal(after.failcount, before.failcount);
+      assert.equal(after.info.count_auth?.value, before.info.count_auth?.value);
+      // another pass, another user: no hit
+      res = await check(t, { ...alice, pass: "1234" + hotp(0) });
+      assert.equal(res.body.result.value, false);
+      res = await check(t, { user: "bob", realm: "realm1", pass: "1234" + hotp(1) });
+      assert.equal(res.body.result.value, false);
+      // 4 minutes after the last use: still counts (d2 is measured from the last use)
+      t.clock.advance(4 * 60_000);
+      res = await check(t, { ...alice, pass: "1234" + hotp(1) });
+      assert.equal(res.body.detail.message, "Authenticated by AuthCache.");
+      // 6 idle minutes: a miss, the entry goes, the OTP is a replay
+      t.clock.advance(6 * 60_000);
+      res = await check(t, { ...alice, pass: "1234" + hotp(1) });
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.detail.message, "wrong otp value. previous otp used again");
+      assert.equal(
+        (await t.deps.db.selectFrom("auth_cache").select("id").execute()).length,
+        0,
+      );
+      // the policy name is audited on the hits only (it is no unique action read otherwise)
+      assert.deepEqual(await checkAuditPolicies(t), ["", "", "", "cache", "", "", "cache", ""]);
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+Deno.test("auth_cache=2d/3: the authentication and three uses of the cache, no more; not for serials", async () => {
+  const { t, serial } = await setup();
+  try {
+    await policy(t, "cache", { scope: "authentication", action: "auth_cache=2d/3" });
+    const pass = "1234" + hotp(0);
+    let res = await check(t, { user: "alice", realm: "realm1", pass });
+    assert.equal(res.body.detail.message, "matching 1 tokens");
+    for (let i = 0; i < 3; i++) {
+      t.clock.advance(3_600_000);
+      res = await check(t, { user: "alice", realm: "realm1", pass });
+      assert.equal(res.body.detail.message, "Authenticated by AuthCache.", `use ${i + 1}`);
+    }
+    res = await check(t, { user: "alice", realm: "realm1", pass });
+    assert.equal(res.body.result.value, false);
+    // a serial-only request never reads the cache
+    const pass1 = "1234" + hotp(1);
+    assert.equal(
+      (await check(t, { user: "alice", realm: "realm1", pass: pass1 })).body.result.value,
+      true,
+    );
+    res = await check(t, { serial, pass: pass1 });
+    assert.equal(res.body.result.value, false);
+    // after two days the entry is too old however often it was used
+    t.clock.advance(2 * 86_400_000);
+    res = await check(t, { user: "alice", realm: "realm1", pass: pass1 });
+    assert.equal(res.body.result.value, false);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("auth_cache: a value that is no duration is refused with 403, nothing is checked", async () => {
+  const { t, serial } = await setup();
+  try {
+    await policy(t, "cache", { scope: "authentication", action: "auth_cache=4x" });
+    const res = await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(0) });
+    assertPolicyError(
+      res,
+      'Cannot parse the auth_cache value "4x": expected a duration like 4h, 4h/5m or 2d/3',
+    );
+    assert.equal((await getTokenBySerial(t.deps, serial)).count, 0);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("auth_cache: /auth with login_mode=privacyIDEA uses it too", async () => {
+  const { t } = await setup();
+  try {
+    await policy(t, "login", { scope: "webui", action: "login_mode=privacyIDEA" });
+    const auth = async (password: string) =>
+      (await t.post("/auth", { username: "alice", realm: "realm1", password })).status;
+    assert.equal(await auth("1234" + hotp(0)), 200);
+    assert.equal(await auth("1234" + hotp(0)), 401);
+    await policy(t, "cache", { scope: "authentication", action: "auth_cache=1h" });
+    assert.equal(await auth("1234" + hotp(1)), 200);
+    assert.equal(await auth("1234" + hotp(1)), 200);
+  } finally {
+    await t.close();
+  }
+});

@@ -68,6 +68,12 @@ import {
   type TypeCheckContext,
 } from "../token/types/mod.ts";
 import { countAuthAttempts, deleteUsedToken, realmsOfToken } from "./validate_store.ts";
+import {
+  AUTH_CACHE_MESSAGE,
+  isInAuthCache,
+  parseAuthCache,
+  rememberInAuthCache,
+} from "./_auth_cache.ts";
 import { hasDirectAccess, PendingCommits } from "../../db/direct.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
 import { toHex } from "../../lib/random.ts";
@@ -582,12 +588,40 @@ async function checkAndPost(
       ? await checkOtpOnly(env, token, req.pass)
       : await checkTokenList(env, [token], req.pass, req.transactionId);
   } else {
-    result = await checkUser(env, login, realm, req);
+    result = await checkUserCached(env, login, realm, req);
   }
   result.user ??= env.user;
   result.login = login || env.user?.login;
   result.realm = realm || env.user?.realm;
   return await postPolicies(env, result);
+}
+
+/**
+ * The user chain behind `auth_cache` (spec 15 §3.1): a `pass` that
+ * authenticated the user recently is accepted from the cache before
+ * anything else is looked at; a success of the chain is remembered. Without
+ * a matching policy the cache is not read.
+ */
+async function checkUserCached(
+  env: CheckEnv,
+  login: string,
+  realm: string,
+  req: CheckRequest,
+): Promise<CheckResult> {
+  const policy = env.policies.authCache;
+  if (!policy) return await checkUser(env, login, realm, req);
+  const rule = parseAuthCache(policy.value);
+  const who = {
+    login: env.user?.login ?? login,
+    realm: env.user?.realm ?? realm,
+    resolver: env.user?.resolver ?? "",
+  };
+  if (await isInAuthCache(env.deps, who, req.pass, rule)) {
+    return { value: true, detail: { message: AUTH_CACHE_MESSAGE }, policies: [policy.policy] };
+  }
+  const result = await checkUser(env, login, realm, req);
+  if (result.value) await rememberInAuthCache(env.deps, who, req.pass, rule);
+  return result;
 }
 
 async function checkUser(
@@ -1407,7 +1441,9 @@ async function authLimitProblem(env: CheckEnv, user: UserRef): Promise<CheckResu
 /** Authorization-scope policies applied to the outcome (spec 02 §6.1 step 5). */
 async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckResult> {
   const p = env.policies;
-  if (p.matched.length > 0) result.policies = p.matched;
+  if (p.matched.length > 0) {
+    result.policies = [...new Set([...(result.policies ?? []), ...p.matched])];
+  }
   if (result.value) {
     // privacyIDEA's order: serial, tokentype, tokeninfo, and `authorized` last
     authorizeTokens(env, result.tokens ?? []);

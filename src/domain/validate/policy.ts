@@ -38,6 +38,11 @@ export interface ValidatePolicies {
   otppin: "tokenpin" | "userstore" | "none";
   /** `passthru`: policy name and value ("userstore" or a RADIUS server name). */
   passthru?: { policy: string; value: string };
+  /**
+   * `auth_cache`: the policy and its value (`4h`, `4h/5m`, `2d/3`); the name is
+   * audited only when the cache decides.
+   */
+  authCache?: { policy: string; value: string };
   /** `passOnNoToken`: name of the matching policy. */
   passOnNoToken?: string;
   /** `passOnNoUser`: name of the matching policy. */
@@ -234,6 +239,10 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
       out.passthru = { policy: top[0].name, value: [...values][0] };
       note([top[0].name]);
     }
+    const authCache = m.valuesNow("auth_cache", { unique: true, freeText: true });
+    if (authCache.values.length > 0) {
+      out.authCache = { policy: authCache.policies[0], value: authCache.values[0] };
+    }
     out.passOnNoToken = first("passOnNoToken");
     out.passOnNoUser = first("passOnNoUser");
     out.increaseFailcounterOnChallenge = first("increase_failcounter_on_challenge") !== undefined;
@@ -364,6 +373,7 @@ export const TYPE_AUTH_BOOLS: readonly string[] = ["passkey_trigger_by_pin"];
 /** The authentication actions validate reads. */
 const AUTHENTICATION_ACTIONS = [
   "otppin",
+  "auth_cache",
   "passthru",
   "passOnNoToken",
   "passOnNoUser",
