@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { createTestApp, type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { enroll, enrollHotp, hotp } from "../fixtures/tokens.ts";
+import { actionTest } from "../policy_actions/_registry.ts";
+import { deletePolicy } from "../../src/domain/policy/mod.ts";
 
 async function check(t: TestApp, pass: string) {
   return await jsonOf(await t.post("/validate/check", { user: "bob", realm: "realm1", pass }));
@@ -115,29 +117,44 @@ Deno.test("serial (authorization): a regexp JavaScript cannot read refuses, not 
   await t.close();
 });
 
-Deno.test("tokeninfo (authorization) requires a matching token info of every matching token", async () => {
-  const t = await setup(["SPASS1"]);
-  await tokenInfo(t, "SPASS1", "location", "office");
-  await policy(t, "ti", "tokeninfo=location/^off/");
-  assert.equal((await check(t, "bobpin")).body.result.value, true);
-  await enroll(t, { type: "spass", serial: "SPASS2", pin: "bobpin", user: "bob", realm: "realm1" });
-  // the second token has no such info: the empty value does not match
-  const missing = await check(t, "bobpin");
-  assertRefused(
-    missing,
-    "Tokeninfo field location with contents does not match regular expression.",
-  );
-  await tokenInfo(t, "SPASS2", "location", "home");
-  assertRefused(
-    await check(t, "bobpin"),
-    "Tokeninfo field location with contents does not match regular expression.",
-  );
-  await tokenInfo(t, "SPASS2", "location", "office 2");
-  const ok = await check(t, "bobpin");
-  assert.equal(ok.body.result.value, true);
-  assert.equal(ok.body.detail.message, "matching 2 tokens");
-  await t.close();
-});
+actionTest(
+  "authorization",
+  "tokeninfo",
+  "requires a matching token info of every matching token",
+  async () => {
+    const t = await setup(["SPASS1"]);
+    await tokenInfo(t, "SPASS1", "location", "office");
+    await policy(t, "ti", "tokeninfo=location/^off/");
+    assert.equal((await check(t, "bobpin")).body.result.value, true);
+    await enroll(t, {
+      type: "spass",
+      serial: "SPASS2",
+      pin: "bobpin",
+      user: "bob",
+      realm: "realm1",
+    });
+    // the second token has no such info: the empty value does not match
+    const missing = await check(t, "bobpin");
+    assertRefused(
+      missing,
+      "Tokeninfo field location with contents does not match regular expression.",
+    );
+    await tokenInfo(t, "SPASS2", "location", "home");
+    assertRefused(
+      await check(t, "bobpin"),
+      "Tokeninfo field location with contents does not match regular expression.",
+    );
+    // without the policy the same tokens authenticate
+    await deletePolicy(t.deps, "ti");
+    assert.equal((await check(t, "bobpin")).body.result.value, true);
+    await policy(t, "ti", "tokeninfo=location/^off/");
+    await tokenInfo(t, "SPASS2", "location", "office 2");
+    const ok = await check(t, "bobpin");
+    assert.equal(ok.body.result.value, true);
+    assert.equal(ok.body.detail.message, "matching 2 tokens");
+    await t.close();
+  },
+);
 
 Deno.test("tokeninfo (authorization): a value that is not key/regexp/ is ignored", async () => {
   const t = await setup(["SPASS1"]);

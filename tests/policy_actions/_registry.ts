@@ -19,7 +19,9 @@
  * });
  * ```
  *
- * - `scope` and `action` are exactly as `/policy/defs` lists them.
+ * - `scope` and `action` are exactly as `/policy/defs` lists them. One test may show several
+ *   actions of a scope (`["passOnNoToken", "passOnNoUser"]`) when it shows each one's effect
+ *   against its own baseline.
  * - Actions generated per token type are registered by a pattern: `{type}` stands for the
  *   lower-case type, `{TYPE}` for the upper-case one (`"{type}_otplen"`, `"enroll{TYPE}"`).
  *   A pattern needs `types`: the token types the test exercises (`{ types: ["hotp", "totp"] }`)
@@ -68,24 +70,31 @@ const ACTION_RE = /^(?:[A-Za-z0-9_.\-]|\{type\}|\{TYPE\})+$/;
  */
 export function actionTest(
   scope: string,
-  action: string,
+  action: string | readonly string[],
   name: string,
   fn: (t: Deno.TestContext) => void | Promise<void>,
   options: ActionTestOptions = {},
 ): void {
+  const actions = typeof action === "string" ? [action] : [...action];
   if (!SCOPE_RE.test(scope)) throw new Error(`actionTest: bad scope "${scope}"`);
-  if (!ACTION_RE.test(action)) throw new Error(`actionTest: bad action "${action}"`);
-  if (name.trim() === "") throw new Error(`actionTest ${scope}:${action}: the test needs a name`);
+  if (actions.length === 0) throw new Error(`actionTest ${scope}: no action`);
+  if (name.trim() === "") throw new Error(`actionTest ${scope}:${actions}: the test needs a name`);
   const { types, ...testOptions } = options;
-  const isPattern = action.includes("{type}") || action.includes("{TYPE}");
-  if (isPattern && (types === undefined || (types !== "all" && types.length === 0))) {
-    throw new Error(`actionTest ${scope}:${action}: a pattern needs the token types it tests`);
+  const hasPattern = actions.some((a) => a.includes("{type}") || a.includes("{TYPE}"));
+  for (const a of actions) {
+    if (!ACTION_RE.test(a)) throw new Error(`actionTest: bad action "${a}"`);
   }
-  if (!isPattern && types !== undefined) {
-    throw new Error(`actionTest ${scope}:${action}: types only go with a {type} pattern`);
+  if (hasPattern && (types === undefined || (types !== "all" && types.length === 0))) {
+    throw new Error(`actionTest ${scope}:${actions}: a pattern needs the token types it tests`);
   }
-  registrations.push({ scope, action, name, ...(isPattern ? { types } : {}) });
-  Deno.test({ ...testOptions, name: `policy ${scope}:${action} — ${name}`, fn });
+  if (!hasPattern && types !== undefined) {
+    throw new Error(`actionTest ${scope}:${actions}: types only go with a {type} pattern`);
+  }
+  for (const a of actions) {
+    const isPattern = a.includes("{type}") || a.includes("{TYPE}");
+    registrations.push({ scope, action: a, name, ...(isPattern ? { types } : {}) });
+  }
+  Deno.test({ ...testOptions, name: `policy ${scope}:${actions.join("+")} — ${name}`, fn });
 }
 
 /** The registrations made so far in this module graph (read by the walker). */
