@@ -101,8 +101,18 @@ function command(
   });
 }
 
+/** Options of {@link startPgCluster}. */
+export interface PgClusterOptions {
+  /**
+   * Commits are in the WAL before they are acknowledged (`synchronous_commit
+   * = on`, PostgreSQL's default), so a crash of the server (an immediate
+   * stop) loses none. Off by default: the tests' speed needs no such thing.
+   */
+  isCrashSafe?: boolean;
+}
+
 /** Starts a private cluster; throws with PostgreSQL's own message when that fails. */
-export async function startPgCluster(): Promise<PgCluster> {
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = pgBinDir();
   if (!bin) {
     throw new Error(
@@ -150,7 +160,7 @@ export async function startPgCluster(): Promise<PgCluster> {
       "-c",
       "fsync=off",
       "-c",
-      "synchronous_commit=off",
+      `synchronous_commit=${options.isCrashSafe ? "on" : "off"}`,
       "-c",
       "full_page_writes=off",
       "-c",

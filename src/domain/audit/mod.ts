@@ -198,9 +198,13 @@ export class AuditWriter {
    * With `timeoutMs` 0 it does not wait at all.
    */
   async commit(entry: AuditEntry, options: { timeoutMs: number }): Promise<boolean> {
+    if (options.timeoutMs <= 0) {
+      // nobody waits (a refusal while the database is down): the row is queued and written a
+      // moment later, so the answer does not first wait out a SQLite lock synchronously
+      void this.#enqueue(entry, { isDeferred: true });
+      return false;
+    }
     const written = this.write(entry);
-    // nothing to wait for: the caller answers at once (a refusal while the database is down)
-    if (options.timeoutMs <= 0) return false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const isCommitted = await Promise.race([
       written.then(() => true),
@@ -236,14 +240,17 @@ export class AuditWriter {
     return done;
   }
 
-  #enqueue(entry: AuditEntry): Promise<void> {
+  #enqueue(entry: AuditEntry, options: { isDeferred?: boolean } = {}): Promise<void> {
     this.#queue.push(entry);
     const target = ++this.#queued;
     const queued = this.#queue.length - this.#head;
     if (queued >= this.#limit) this.#overLimit(queued);
     if (this.#isStopped) return RESOLVED;
     const done = new Promise<void>((resolve) => this.#waiters.push({ target, resolve }));
-    this.#start();
+    if (!options.isDeferred) this.#start();
+    else if (this.#running === undefined) {
+      this.#timer ??= setTimeout(() => this.#start(), this.#retryMinMs);
+    }
     return done;
   }
 
