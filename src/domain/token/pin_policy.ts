@@ -33,8 +33,13 @@
 import type { Deps } from "../../deps.ts";
 import { PolicyError } from "../../errors.ts";
 import type { Random } from "../../lib/random.ts";
-import { randomString } from "../../lib/random.ts";
-import { type Caller, type RightContext, rightValue } from "../policy/mod.ts";
+import {
+  CHAR_CLASSES,
+  type CharLists,
+  charListsOf,
+  generatePassword,
+} from "../../lib/char_policy.ts";
+import { type Caller, checkRight, type RightContext, rightValue } from "../policy/mod.ts";
 
 /** Who sets the PIN, on which token type, in which policy context. */
 export interface PinPolicyOptions {
@@ -49,6 +54,9 @@ export interface PinPolicyOptions {
   context?: RightContext;
 }
 
+/** The caller and request context the PIN policies of a request are matched in. */
+export type PinPolicyScope = Omit<PinPolicyOptions, "type">;
+
 /** The PIN rules that apply (undefined: not limited). */
 export interface PinRules {
   minLength?: number;
@@ -56,12 +64,6 @@ export interface PinRules {
   contents?: string;
 }
 
-// privacyIDEA's character classes (string.ascii_letters, digits, punctuation)
-const LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-const DIGITS = "0123456789";
-const SPECIAL = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
-const CLASSES: Readonly<Record<string, string>> = { c: LETTERS, n: DIGITS, s: SPECIAL };
-const CONTENTS_REGEXP = /^[+-]*[cns]+$|^\[.*\]+$/;
 /** Types that take no PIN (privacyIDEA's `using_pin = False`). */
 const PINLESS_TYPES = new Set(["sshkey", "certificate"]);
 
@@ -70,28 +72,10 @@ export function isPinlessType(type: string): boolean {
   return PINLESS_TYPES.has(type.toLowerCase());
 }
 
-/** The allowed characters and the character groups a PIN needs one of, for a contents value. */
-export function pinCharsets(contents: string): { base: string; requirements: string[] } {
-  if (!CONTENTS_REGEXP.test(contents)) {
-    throw new PolicyError("Unknown character specifier in PIN policy.");
-  }
-  const all = LETTERS + DIGITS + SPECIAL;
-  if (contents[0] === "+") {
-    // one character from the union of the listed classes ("+" and "-" name no class)
-    const union = [...contents.slice(1)].map((ch) => CLASSES[ch] ?? "").join("");
-    return { base: all, requirements: [union] };
-  }
-  if (contents[0] === "-") {
-    const excluded = contents.slice(1);
-    const base = Object.entries(CLASSES).filter(([k]) => !excluded.includes(k))
-      .map(([, v]) => v).join("");
-    return { base, requirements: [] };
-  }
-  if (contents[0] === "[") {
-    // the characters between the brackets, literally (no ranges)
-    return { base: contents.slice(1, -1), requirements: [] };
-  }
-  return { base: all, requirements: [...contents].map((ch) => CLASSES[ch]) };
+function charLists(contents: string): CharLists {
+  const lists = charListsOf(contents);
+  if (!lists) throw new PolicyError("Unknown character specifier in PIN policy.");
+  return lists;
 }
 
 /**
@@ -99,7 +83,7 @@ export function pinCharsets(contents: string): { base: string; requirements: str
  * by ","), or undefined when it complies.
  */
 export function pinContentsProblem(pin: string, contents: string): string | undefined {
-  const { base, requirements } = pinCharsets(contents);
+  const { base, requirements } = charLists(contents);
   const problems: string[] = [];
   if ([...pin].some((ch) => !base.includes(ch))) problems.push("Not allowed character in PIN!");
   for (const group of requirements) {
@@ -173,28 +157,44 @@ export async function checkPinPolicy(
  * `generate_password`; without contents, letters and digits.
  */
 export function randomPin(random: Random, length: number, contents?: string): string {
-  const { base, requirements } = contents === undefined
-    ? { base: LETTERS + DIGITS, requirements: [] as string[] }
-    : pinCharsets(contents);
-  const chars = requirements.filter((g) => g !== "").map((g) => randomString(random, 1, g));
-  if (base !== "") {
-    const rest = randomString(random, Math.max(0, length - chars.length), base);
-    chars.push(...rest);
+  if (contents === undefined) {
+    return generatePassword(random, length, CHAR_CLASSES.c + CHAR_CLASSES.n);
   }
-  // Fisher-Yates with rejection-sampled indices
-  for (let i = chars.length - 1; i > 0; i--) {
-    const j = randomIndex(random, i + 1);
-    [chars[i], chars[j]] = [chars[j], chars[i]];
+  const { base, requirements } = charLists(contents);
+  const groups = requirements.filter((g) => g !== "");
+  if (base === "" && length > groups.length) {
+    throw new PolicyError("Unknown character specifier in PIN policy.");
   }
-  return chars.join("");
+  return generatePassword(random, length, base, groups);
 }
 
-function randomIndex(random: Random, n: number): number {
-  const range = 2 ** 32;
-  const limit = range - (range % n);
-  for (;;) {
-    const b = random.bytes(4);
-    const v = ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) >>> 0;
-    if (v < limit) return v % n;
+function isTruthy(v: unknown): boolean {
+  return v !== undefined && v !== null && v !== "" && v !== false && v !== 0 && v !== "0";
+}
+
+function textParam(v: unknown): string {
+  return typeof v === "string" ? v : typeof v === "number" ? String(v) : "";
+}
+
+/**
+ * `POST /token/init`'s PIN steps (spec 15 §2.1, §2.2; spec 17 §1): a `pin` sent without the
+ * caller's `enrollpin` right is refused (privacyIDEA 3.13: PolicyError 403), then the PIN
+ * (`otppin`, else `pin`, else `""`) is checked by {@link checkPinPolicy}. A `rollover` or
+ * `verify` request without a PIN is not checked (it sets none).
+ */
+export async function checkEnrolmentPin(
+  deps: Deps,
+  params: Readonly<Record<string, unknown>>,
+  options: PinPolicyOptions,
+): Promise<void> {
+  if (params.pin !== undefined && params.pin !== null) {
+    await checkRight(deps, options.caller, "enrollpin", {
+      ...options.context,
+      message: "Setting a PIN is not allowed due to missing 'enrollpin' right.",
+    });
   }
+  const pin = textParam(params.otppin) || textParam(params.pin);
+  // privacyIDEA skips the check for these; a PIN they do carry is still checked
+  if (pin === "" && (isTruthy(params.rollover) || isTruthy(params.verify))) return;
+  await checkPinPolicy(deps, pin, options);
 }
