@@ -250,39 +250,6 @@ async function checkLoginPassword(
   return result.value === true;
 }
 
-/** WebUI settings returned with every login (spec 01 §6.3 defaults). */
-export const WEBUI_DEFAULTS: Record<string, unknown> = {
-  logout_time: 120,
-  audit_page_size: 10,
-  token_page_size: 15,
-  user_page_size: 15,
-  policy_template_url: "/static/policy-templates/",
-  default_tokentype: "hotp",
-  default_container_type: "generic",
-  timeout_action: "lockscreen",
-  user_details: false,
-  token_wizard: false,
-  token_wizard_2nd: false,
-  admin_dashboard: false,
-  dialog_no_token: false,
-  search_on_enter: false,
-  hide_welcome: false,
-  hide_buttons: false,
-  deletion_confirmation: false,
-  show_seed: false,
-  show_node: "",
-  token_rollover: {},
-  subscription_status: 0,
-  subscription_status_push: 0,
-  qr_image_android: null,
-  qr_image_ios: null,
-  qr_image_custom: null,
-  logout_redirect_url: "",
-  require_description: [],
-  rss_age: 180,
-  container_wizard: { enabled: false },
-};
-
 /** Menus of the WebUI per role. */
 export function menusOf(role: "admin" | "user"): string[] {
   return role === "admin"

@@ -4,16 +4,12 @@ import { ok } from "../envelope.ts";
 import { stringParam } from "../params.ts";
 import { fidoAnswerOf } from "../fido_answer.ts";
 import { issueJwt } from "../jwt.ts";
-import {
-  login,
-  loginAttemptOf,
-  menusOf,
-  piLogLevel,
-  WEBUI_DEFAULTS,
-} from "../../domain/auth/mod.ts";
+import { login, loginAttemptOf, menusOf, piLogLevel } from "../../domain/auth/mod.ts";
 import { TOKEN_TYPES } from "../../domain/token/mod.ts";
 import { rightsOf, webuiSettings } from "../../domain/policy/mod.ts";
-import { webuiSubscriptionStatus } from "../../domain/subscription/mod.ts";
+import { loginSettings } from "../../domain/webui/mod.ts";
+import { addAuditPolicies } from "../rights.ts";
+import { webuiRequest } from "../webui_request.ts";
 
 // the audit table's user and realm columns hold 255 characters
 const AUDIT_FIELD_MAX = 255;
@@ -49,11 +45,14 @@ authRoutes.post("/", async (c) => {
     client: c.get("clientIp"),
     userAgent: c.get("userAgent"),
   });
-  // webui policies: JWT lifetime (jwt_validity) and the WebUI settings below
+  // webui policies: JWT lifetime (jwt_validity) and the web interface's settings (after the
+  // login, as privacyIDEA's last post-step: a conflict of two values fails the login)
   const web = await webuiSettings(deps, result, {
     client: c.get("clientIp"),
     userAgent: c.get("userAgent"),
   });
+  const settings = await loginSettings(deps, result, webuiRequest(c));
+  addAuditPolicies(c, settings.policies);
   const { token } = await issueJwt(deps, { ...result, rights }, web.jwtValidity);
   const audit = c.get("audit");
   audit.user = result.username;
@@ -71,9 +70,7 @@ authRoutes.post("/", async (c) => {
     menus: menusOf(result.role),
     log_level: piLogLevel(deps.config.log.level),
     auth: true,
-    ...WEBUI_DEFAULTS,
-    ...web.ui,
-    ...(await webuiSubscriptionStatus(deps)),
+    ...settings.values,
   });
 });
 
