@@ -79,8 +79,6 @@ export const PENDING: readonly string[] = [
   "authentication:force_challenge_response",
   "authentication:client_mode_per_user",
   "authentication:hide_specific_error_message",
-  "authentication:challenge_text_header",
-  "authentication:challenge_text_footer",
   "authentication:disabled_token_types",
   "authentication:enroll_via_multichallenge",
   "authentication:enroll_via_multichallenge_text",

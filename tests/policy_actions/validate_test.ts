@@ -10,7 +10,7 @@ import { sign } from "hono/jwt";
 import { actionTest } from "./_registry.ts";
 import { createTestApp, type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
-import { enrollHotp, hotp } from "../fixtures/tokens.ts";
+import { enroll, enrollHotp, hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { issueApiKey, issueJwt } from "../../src/http/jwt.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
 
@@ -312,6 +312,112 @@ Deno.test("auth_cache: /auth with login_mode=privacyIDEA uses it too", async () 
     await policy(t, "cache", { scope: "authentication", action: "auth_cache=1h" });
     assert.equal(await auth("1234" + hotp(1)), 200);
     assert.equal(await auth("1234" + hotp(1)), 200);
+  } finally {
+    await t.close();
+  }
+});
+
+// --- authentication: challenge_text_header, challenge_text_footer -------------------------
+
+/** alice with an HOTP and a TOTP token, both PIN 1234, both triggered by the PIN. */
+async function twoChallengeTokens(t: TestApp): Promise<void> {
+  await enroll(t, { type: "totp", otpkey: SEED_HEX, user: "alice", realm: "realm1", pin: "1234" });
+  await policy(t, "cr", {
+    scope: "authentication",
+    action: "challenge_response=hotp totp, challenge_text=enter {tokentype} code",
+  });
+}
+
+async function trigger(t: TestApp) {
+  return await jsonOf(
+    await t.asAdmin("POST", "/validate/triggerchallenge", {
+      body: { user: "alice", realm: "realm1" },
+    }),
+  );
+}
+
+for (
+  const [action, header, footer, expected] of [
+    [
+      "challenge_text_header",
+      "Choose one: <ul>",
+      undefined,
+      "Choose one: <ul><li>enter hotp code</li>\n<li>enter totp code</li>\n",
+    ],
+    [
+      "challenge_text_footer",
+      "Please answer:",
+      " Thank you.",
+      "Please answer:\nenter hotp code, enter totp code\n Thank you.",
+    ],
+  ] as const
+) {
+  actionTest(
+    "authentication",
+    action,
+    `detail.message of a challenge becomes ${JSON.stringify(expected)}`,
+    async () => {
+      const { t } = await setup();
+      try {
+        await twoChallengeTokens(t);
+        const pin = { user: "alice", realm: "realm1", pass: "1234" };
+        // baseline: privacyIDEA's joined messages
+        let res = await check(t, pin);
+        assert.equal(res.body.result.authentication, "CHALLENGE");
+        assert.equal(res.body.detail.message, "enter hotp code, enter totp code");
+        const baseline = (await trigger(t)).body.detail.message;
+        assert.equal(baseline, "enter hotp code, enter totp code");
+        if (action === "challenge_text_footer") {
+          // a footer alone does nothing
+          await policy(t, "foot", { scope: "authentication", action: `${action}=${footer}` });
+          res = await check(t, pin);
+          assert.equal(res.body.detail.message, "enter hotp code, enter totp code");
+        }
+        await policy(t, "head", {
+          scope: "authentication",
+          action: `challenge_text_header=${header}`,
+        });
+        res = await check(t, pin);
+        assert.equal(res.body.detail.message, expected);
+        assert.equal(res.body.detail.multi_challenge.length, 2);
+        assert.deepEqual(res.body.detail.messages, ["enter hotp code", "enter totp code"]);
+        // /validate/triggerchallenge too
+        res = await trigger(t);
+        assert.equal(res.body.result.value, 2);
+        assert.equal(res.body.detail.message, expected);
+        // a success has no challenges: its message stays
+        res = await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(0) });
+        assert.equal(res.body.detail.message, "matching 1 tokens");
+      } finally {
+        await t.close();
+      }
+    },
+  );
+}
+
+Deno.test("increase_failcounter_on_challenge: /validate/triggerchallenge counts a failure per challenged token", async () => {
+  const { t, serial } = await setup();
+  try {
+    await policy(t, "cr", { scope: "authentication", action: "challenge_response=hotp" });
+    let res = await trigger(t);
+    assert.equal(res.body.result.value, 1);
+    assert.equal((await getTokenBySerial(t.deps, serial)).failcount, 0);
+    await policy(t, "cr", {
+      scope: "authentication",
+      action: "challenge_response=hotp, increase_failcounter_on_challenge",
+    });
+    res = await trigger(t);
+    assert.equal(res.body.result.value, 1);
+    assert.equal((await getTokenBySerial(t.deps, serial)).failcount, 1);
+    // the right answer resets it
+    res = await check(t, {
+      user: "alice",
+      realm: "realm1",
+      pass: hotp(0),
+      transaction_id: res.body.detail.transaction_id,
+    });
+    assert.equal(res.body.result.value, true);
+    assert.equal((await getTokenBySerial(t.deps, serial)).failcount, 0);
   } finally {
     await t.close();
   }

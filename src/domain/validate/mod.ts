@@ -1462,7 +1462,26 @@ async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckRe
   } else if (p.noDetailOnFail && !result.detail.multi_challenge) {
     result.detail = {};
   }
+  withChallengeTextHeader(p, result.detail);
   return result;
+}
+
+/**
+ * `challenge_text_header` (and `_footer`, only with a header): a reply with
+ * challenges gets `detail.message` = header, the distinct messages sorted,
+ * footer; as `<li>` items when the header ends in `<ol>` or `<ul>`.
+ */
+function withChallengeTextHeader(p: ValidatePolicies, detail: Record<string, unknown>): void {
+  const header = p.challengeTextHeader;
+  const challenges = detail.multi_challenge;
+  if (header === undefined || !Array.isArray(challenges) || challenges.length === 0) return;
+  const all = Array.isArray(detail.messages) ? detail.messages.map(String) : [];
+  const messages = [...new Set(all)].sort();
+  const isList = ["<ol>", "<ul>"].includes(header.slice(-4).toLowerCase());
+  const body = isList
+    ? messages.map((m) => `<li>${m}</li>\n`).join("")
+    : `\n${messages.join(", ")}\n`;
+  detail.message = header + body + (p.challengeTextFooter ?? "");
 }
 
 /**
@@ -1923,7 +1942,10 @@ export async function triggerChallenge(
     now: deps.clock.now(),
     pending: new PendingCommits(),
   };
-  const res = await triggerChallenges(env, tokens).finally(() => env.pending.settle());
+  const res = await triggerChallenges(env, tokens, {
+    increaseFailcount: policies.increaseFailcounterOnChallenge,
+  }).finally(() => env.pending.settle());
+  withChallengeTextHeader(policies, res.detail);
   return {
     count: res.count,
     detail: res.detail,

@@ -51,6 +51,9 @@ export interface ValidatePolicies {
   challengeResponse: string[];
   /** `challenge_text`: replaces "please enter otp: ". */
   challengeText?: string;
+  /** `challenge_text_header` / `challenge_text_footer`: rebuild `detail.message` of challenges. */
+  challengeTextHeader?: string;
+  challengeTextFooter?: string;
   /** `increase_failcounter_on_challenge`. */
   increaseFailcounterOnChallenge: boolean;
   /** `force_challenge_response`: OTP together with the PIN is refused. */
@@ -257,6 +260,9 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
 
     const text = unique("challenge_text", true);
     if (text !== undefined) out.challengeText = unescapeText(text);
+    // taken as written (privacyIDEA unescapes nothing here)
+    out.challengeTextHeader = unique("challenge_text_header", true);
+    out.challengeTextFooter = unique("challenge_text_footer", true);
     const mode = unique("preferred_client_mode", true);
     if (mode !== undefined) out.preferredClientMode = mode.split(/\s+/).filter((x) => x !== "");
     out.enrollViaMultichallenge = unique("enroll_via_multichallenge")?.toLowerCase();
@@ -382,6 +388,8 @@ const AUTHENTICATION_ACTIONS = [
   "challenge_response",
   "disabled_token_types",
   "challenge_text",
+  "challenge_text_header",
+  "challenge_text_footer",
   "preferred_client_mode",
   "set_realm",
   "enroll_via_multichallenge",
