@@ -75,7 +75,6 @@ export const PENDING: readonly string[] = [
   "authentication:resync_via_multichallenge",
   "authentication:enroll_via_multichallenge_optional",
   "authentication:enroll_via_multichallenge_passkey_offline",
-  "authentication:reset_all_user_tokens",
   "authentication:force_challenge_response",
   "authentication:client_mode_per_user",
   "authentication:hide_specific_error_message",

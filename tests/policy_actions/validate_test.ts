@@ -422,3 +422,53 @@ Deno.test("increase_failcounter_on_challenge: /validate/triggerchallenge counts 
     await t.close();
   }
 });
+
+// --- authentication: reset_all_user_tokens --------------------------------------------------
+
+actionTest(
+  "authentication",
+  "reset_all_user_tokens",
+  "a success resets the fail counters of all the user's tokens, not only the one that matched",
+  async () => {
+    const { t, serial } = await setup();
+    try {
+      const totpSerial = (await enroll(t, {
+        type: "totp",
+        otpkey: SEED_HEX,
+        user: "alice",
+        realm: "realm1",
+        pin: "1234",
+      })).serial;
+      const alice = { user: "alice", realm: "realm1" };
+      const fail = async () => {
+        const res = await check(t, { ...alice, pass: "1234000000" });
+        assert.equal(res.body.result.value, false);
+      };
+      const failcounts = async () => [
+        (await getTokenBySerial(t.deps, serial)).failcount,
+        (await getTokenBySerial(t.deps, totpSerial)).failcount,
+      ];
+      // baseline: only the token that matched is reset
+      await fail();
+      await fail();
+      assert.deepEqual(await failcounts(), [2, 2]);
+      assert.equal((await check(t, { ...alice, pass: "1234" + hotp(0) })).body.result.value, true);
+      assert.deepEqual(await failcounts(), [0, 2]);
+
+      await policy(t, "reset", { scope: "authentication", action: "reset_all_user_tokens" });
+      await fail();
+      assert.deepEqual(await failcounts(), [1, 3]);
+      // a failure resets nothing
+      await fail();
+      assert.deepEqual(await failcounts(), [2, 4]);
+      assert.equal((await check(t, { ...alice, pass: "1234" + hotp(1) })).body.result.value, true);
+      assert.deepEqual(await failcounts(), [0, 0]);
+      // a serial-only request resets the token it checked
+      await fail();
+      assert.equal((await check(t, { serial, pass: "1234" + hotp(2) })).body.result.value, true);
+      assert.deepEqual(await failcounts(), [0, 1]);
+    } finally {
+      await t.close();
+    }
+  },
+);

@@ -804,8 +804,32 @@ interface Groups {
   isPreviousOtp: boolean;
 }
 
-/** Spec 02 §6.2: checks `pass` against a list of tokens. */
+/**
+ * Spec 02 §6.2: checks `pass` against a list of tokens, wrapped as in
+ * privacyIDEA by `reset_all_user_tokens`.
+ */
 export async function checkTokenList(
+  env: CheckEnv,
+  all: TokenWithInfo[],
+  pass: string,
+  transactionId?: string,
+): Promise<CheckResult> {
+  const result = await checkTokens(env, all, pass, transactionId);
+  if (result.value && env.policies.resetAllUserTokens) await resetAllTokens(env, all);
+  return result;
+}
+
+/**
+ * `reset_all_user_tokens`: after a success every token that was checked
+ * (for a user, all of them) gets its fail counter reset; revoked (locked)
+ * tokens and one-time registration codes stay as they are.
+ */
+async function resetAllTokens(env: CheckEnv, tokens: TokenWithInfo[]): Promise<void> {
+  await clearFailcount(env.deps, tokens.filter((t) => !t.revoked && t.type !== "registration"));
+}
+
+/** The token-list check itself (spec 02 §6.2 steps 1–4). */
+async function checkTokens(
   env: CheckEnv,
   all: TokenWithInfo[],
   pass: string,
@@ -1773,6 +1797,10 @@ async function answerFido(
     return fidoRefused(token);
   }
   await settleSuccess(env, [token], { countAuth: !env.system.bool("no_auth_counter") });
+  // privacyIDEA 3.13: a FIDO login, which checks no token list, resets the owner's tokens too
+  if (env.policies.resetAllUserTokens) {
+    await resetAllTokens(env, await getTokensOfUser(deps, owner, { withRealms: false }));
+  }
   return {
     value: true,
     detail: { username: owner.login, message: "Found matching challenge", serial: token.serial },

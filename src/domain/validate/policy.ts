@@ -58,6 +58,8 @@ export interface ValidatePolicies {
   increaseFailcounterOnChallenge: boolean;
   /** `force_challenge_response`: OTP together with the PIN is refused. */
   forceChallengeResponse: boolean;
+  /** `reset_all_user_tokens`: a success resets the fail counters of every token checked. */
+  resetAllUserTokens: boolean;
   /** `last_auth` (e.g. `10h`, `7d`, `1y`). */
   lastAuth?: string;
   /** `tokentype` (authorization): allowed token types after success. */
@@ -114,6 +116,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   challengeResponse: [],
   increaseFailcounterOnChallenge: false,
   forceChallengeResponse: false,
+  resetAllUserTokens: false,
   addUserInResponse: false,
   addResolverInResponse: false,
   applicationTokentype: false,
@@ -250,6 +253,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     out.passOnNoUser = first("passOnNoUser");
     out.increaseFailcounterOnChallenge = first("increase_failcounter_on_challenge") !== undefined;
     out.forceChallengeResponse = first("force_challenge_response") !== undefined;
+    out.resetAllUserTokens = first("reset_all_user_tokens") !== undefined;
 
     const cr = m.valuesNow("challenge_response");
     note(cr.policies);
@@ -385,6 +389,7 @@ const AUTHENTICATION_ACTIONS = [
   "passOnNoUser",
   "increase_failcounter_on_challenge",
   "force_challenge_response",
+  "reset_all_user_tokens",
   "challenge_response",
   "disabled_token_types",
   "challenge_text",
