@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
+import { actionTest } from "../policy_actions/_registry.ts";
 
 async function admin(t: TestApp, method: string, path: string, body?: Record<string, unknown>) {
   return await jsonOf(await t.asAdmin(method, path, { body, json: true }));
@@ -31,7 +32,7 @@ Deno.test("<type>_2step (admin scope) with <type>_2step_difficulty (enrollment s
   await t.close();
 });
 
-Deno.test("otp_pin_set_random gives /token/setrandompin its PIN length", async () => {
+actionTest("admin", "otp_pin_set_random", "gives /token/setrandompin its PIN length", async () => {
   const t = await createTestApp();
   await admin(t, "POST", "/token/init", { serial: "R1", otpkey: SEED_HEX });
   const none = await admin(t, "POST", "/token/setrandompin", { serial: "R1" });
