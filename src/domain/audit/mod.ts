@@ -183,8 +183,9 @@ export class AuditWriter {
           this.#skip(entry, err);
           return RESOLVED;
         }
-        // busy or locked: the queue retries it with its back-off
-        written = undefined;
+        // busy or locked (SQLite has just waited out its busy timeout): the queue tries it
+        // again after a pause, not at once with another synchronous wait
+        return this.#enqueue(entry, { isDeferred: true });
       }
       if (written !== undefined) return this.#track(entry, written.committed);
     }
