@@ -55,7 +55,6 @@ export const PENDING: readonly string[] = [
   "user:daypassword_timestep",
   // --- authentication
   "authentication:change_pin_via_validate",
-  "authentication:resync_via_multichallenge",
   "authentication:enroll_via_multichallenge_optional",
   "authentication:enroll_via_multichallenge_passkey_offline",
   "authentication:force_challenge_response",

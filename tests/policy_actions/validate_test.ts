@@ -472,3 +472,62 @@ actionTest(
     }
   },
 );
+
+// --- authentication: resync_via_multichallenge ----------------------------------------------
+
+actionTest(
+  "authentication",
+  "resync_via_multichallenge",
+  "an OTP in the sync window is answered with a challenge for the next OTP, which resyncs the token",
+  async () => {
+    const { t, serial } = await setup();
+    try {
+      await t.asAdmin("POST", "/system/setConfig", { body: { AutoResync: "True" } });
+      const alice = { user: "alice", realm: "realm1" };
+      // baseline: an OTP beyond the count window is a wrong OTP (auto-resync remembers it)
+      let res = await check(t, { ...alice, pass: "1234" + hotp(20) });
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.detail.message, "wrong otp value");
+
+      await policy(t, "resync", { scope: "authentication", action: "resync_via_multichallenge" });
+      res = await check(t, { ...alice, pass: "1234" + hotp(40) });
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      const message = "To resync your token, please enter the next OTP value";
+      const tid = res.body.detail.transaction_id;
+      assert.deepEqual(res.body.detail.multi_challenge, [{
+        transaction_id: tid,
+        client_mode: "interactive",
+        message,
+        attributes: null,
+        serial,
+        type: "hotp",
+      }]);
+      assert.equal(res.body.detail.message, message);
+      assert.deepEqual(res.body.detail.messages, [message]);
+      assert.deepEqual(res.body.detail.transaction_ids, [tid]);
+      // an answer that is not the next OTP does not resync: it is remembered instead, and
+      // the reply is a new challenge for the OTP after it
+      res = await check(t, { ...alice, pass: hotp(45), transaction_id: tid });
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      assert.notEqual(res.body.detail.transaction_id, tid);
+      assert.equal((await getTokenBySerial(t.deps, serial)).count, 0);
+      // the next OTP answers it: the token is in step again
+      res = await check(t, {
+        ...alice,
+        pass: hotp(46),
+        transaction_id: res.body.detail.transaction_id,
+      });
+      assert.equal(res.body.result.value, true);
+      assert.equal(res.body.detail.message, "Found matching challenge");
+      assert.equal((await getTokenBySerial(t.deps, serial)).count, 47);
+      res = await check(t, { ...alice, pass: "1234" + hotp(47) });
+      assert.equal(res.body.result.value, true);
+      // a wrong OTP outside the sync window stays a plain failure
+      res = await check(t, { ...alice, pass: "1234000000" });
+      assert.equal(res.body.detail.message, "wrong otp value");
+    } finally {
+      await t.close();
+    }
+  },
+);

@@ -814,9 +814,73 @@ export async function checkTokenList(
   pass: string,
   transactionId?: string,
 ): Promise<CheckResult> {
-  const result = await checkTokens(env, all, pass, transactionId);
+  let result = await checkTokens(env, all, pass, transactionId);
+  if (!result.value && env.policies.resyncViaMultichallenge) {
+    result = await resyncChallenge(env, all, result);
+  }
   if (result.value && env.policies.resetAllUserTokens) await resetAllTokens(env, all);
   return result;
+}
+
+/** Challenge kinds of the generic challenges (the `challenge` column), as privacyIDEA's. */
+const GENERIC_RESYNC = "generic_resync";
+
+/** The message of the resync challenge. */
+const RESYNC_MESSAGE = "To resync your token, please enter the next OTP value";
+
+/**
+ * `resync_via_multichallenge`: a failure naming one token whose OTP lay in
+ * the sync window (auto-resync remembered it: `otp1c`) becomes a challenge
+ * asking for the next OTP; its answer resyncs the token (see
+ * {@link classifyAnswer}). Needs the system config `AutoResync`.
+ */
+async function resyncChallenge(
+  env: CheckEnv,
+  tokens: TokenWithInfo[],
+  failure: CheckResult,
+): Promise<CheckResult> {
+  const serial = failure.detail.serial;
+  const t = typeof serial === "string" ? tokens.find((x) => x.serial === serial) : undefined;
+  if (!t || infoValue(t.info, "otp1c") === "") return failure;
+  return await genericChallenge(env, t, { kind: GENERIC_RESYNC, message: RESYNC_MESSAGE });
+}
+
+/**
+ * A challenge of one token that Tessera asks itself (a resync, a new PIN),
+ * answered in the same way as the token's own, with privacyIDEA's reply.
+ */
+async function genericChallenge(
+  env: CheckEnv,
+  t: TokenWithInfo,
+  challenge: { kind: string; message: string; data?: string; validity?: number },
+): Promise<CheckResult> {
+  const { transactionId } = await createChallenges(env.deps, env.system, [{
+    serial: t.serial,
+    type: t.type,
+    message: challenge.message,
+    challenge: challenge.kind,
+    data: challenge.data,
+    validity: challenge.validity ?? env.system.int("DefaultChallengeValidityTime"),
+  }]);
+  return {
+    value: false,
+    detail: {
+      multi_challenge: [{
+        transaction_id: transactionId,
+        client_mode: "interactive",
+        message: challenge.message,
+        attributes: null,
+        serial: t.serial,
+        type: t.type,
+      }],
+      message: challenge.message,
+      messages: [challenge.message],
+      transaction_id: transactionId,
+      transaction_ids: [transactionId],
+    },
+    serial: t.serial,
+    tokenType: t.type,
+  };
 }
 
 /**
@@ -934,6 +998,10 @@ async function classifyAnswer(
     // the type's own challenge (positions, question, sent code) is in its data
     check = await module.checkAnswer(ctx, pass, parseData(challenge.data) ?? {});
   } else check = await module.checkOtp(ctx, pass);
+  if (!check.isValid && challenge.challenge === GENERIC_RESYNC) {
+    // the answer to a resync challenge is the OTP after the remembered one
+    check = { isValid: await autoResync(env, t, ctx, pass) };
+  }
   if (check.isValid) groups.rightAnswers.push({ token: t, check });
 }
 
@@ -1261,13 +1329,17 @@ async function autoResync(
   if (first + 1 === counter && env.now <= due * 1000) {
     if (!(await advanceTokenCounter(env.deps, t.id, counter + 1, env.pending))) return false;
     await updateTokenInfo(env.deps, t.id, { otp1c: "", dueDate: "" }, env.pending);
+    t.info = { ...t.info, otp1c: { value: "", type: "" } };
     return true;
   }
   const timeout = env.system.int("AutoResyncTimeout");
-  await updateTokenInfo(env.deps, t.id, {
+  const remembered = {
     otp1c: String(counter),
     dueDate: String(Math.floor(env.now / 1000) + timeout),
-  }, env.pending);
+  };
+  await updateTokenInfo(env.deps, t.id, remembered, env.pending);
+  // what this request remembered is what resync_via_multichallenge reads
+  t.info = { ...t.info, otp1c: { value: remembered.otp1c, type: "" } };
   return false;
 }
 

@@ -60,6 +60,8 @@ export interface ValidatePolicies {
   forceChallengeResponse: boolean;
   /** `reset_all_user_tokens`: a success resets the fail counters of every token checked. */
   resetAllUserTokens: boolean;
+  /** `resync_via_multichallenge`: an OTP in the sync window asks for the next one. */
+  resyncViaMultichallenge: boolean;
   /** `last_auth` (e.g. `10h`, `7d`, `1y`). */
   lastAuth?: string;
   /** `tokentype` (authorization): allowed token types after success. */
@@ -117,6 +119,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   increaseFailcounterOnChallenge: false,
   forceChallengeResponse: false,
   resetAllUserTokens: false,
+  resyncViaMultichallenge: false,
   addUserInResponse: false,
   addResolverInResponse: false,
   applicationTokentype: false,
@@ -254,6 +257,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     out.increaseFailcounterOnChallenge = first("increase_failcounter_on_challenge") !== undefined;
     out.forceChallengeResponse = first("force_challenge_response") !== undefined;
     out.resetAllUserTokens = first("reset_all_user_tokens") !== undefined;
+    out.resyncViaMultichallenge = first("resync_via_multichallenge") !== undefined;
 
     const cr = m.valuesNow("challenge_response");
     note(cr.policies);
@@ -390,6 +394,7 @@ const AUTHENTICATION_ACTIONS = [
   "increase_failcounter_on_challenge",
   "force_challenge_response",
   "reset_all_user_tokens",
+  "resync_via_multichallenge",
   "challenge_response",
   "disabled_token_types",
   "challenge_text",
