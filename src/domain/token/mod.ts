@@ -25,6 +25,7 @@ import { generatePassword, lostTokenPool } from "../../lib/char_policy.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 import { pinHashOf } from "./pin.ts";
+import { checkEnrolmentPin, checkPinPolicy, type PinPolicyScope } from "./pin_policy.ts";
 import { checkSerial, generateSerial } from "./serial.ts";
 import * as store from "./token_store.ts";
 import type { PendingCommits } from "../../db/direct.ts";
@@ -43,6 +44,13 @@ export {
   pinHashOf,
   splitPinPass,
 } from "./pin.ts";
+export {
+  checkPinPolicy,
+  type PinPolicyOptions,
+  type PinPolicyScope,
+  pinRules,
+  randomPin,
+} from "./pin_policy.ts";
 export { type ImportedToken, type ImportOutcome, writeImportedToken } from "./imported.ts";
 export { checkSerial, generateSerial } from "./serial.ts";
 export {
@@ -265,6 +273,8 @@ export async function initToken(
     caller?: { role: "admin" | "user"; username: string; realm: string };
     /** The request's `Origin` header (WebAuthn registration). */
     origin?: string;
+    /** The caller's PIN policies (`enrollpin`, `otp_pin_*`); absent: not checked. */
+    pinPolicy?: PinPolicyScope;
   } = {},
 ): Promise<InitResult> {
   const type = (str(params, "type") || "hotp").toLowerCase();
@@ -304,6 +314,8 @@ export async function initToken(
   if (existing?.rolloutState === "clientwait" && str(params, "otpkey")) {
     return await finishTwoStep(deps, existing, str(params, "otpkey")!);
   }
+  // privacyIDEA's order: enrollpin, then the PIN rules, before anything is made
+  if (options.pinPolicy) await checkEnrolmentPin(deps, params, { ...options.pinPolicy, type });
   const wantsTwoStep = (policies.twoStep === "force" ||
     (policies.twoStep === "allow" && isTrueParam(str(params, "2stepinit")))) &&
     (type === "hotp" || type === "totp");
@@ -722,9 +734,20 @@ export async function forEachSerial(
 }
 
 /** Sets the PIN of the selected tokens; returns the count. */
-export async function setPin(deps: Deps, sel: TokenSelector, pin: string): Promise<number> {
+export async function setPin(
+  deps: Deps,
+  sel: TokenSelector,
+  pin: string,
+  options: { pinPolicy?: PinPolicyScope } = {},
+): Promise<number> {
   const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
+  if (options.pinPolicy) {
+    // each type's own rules (spass_otp_pin_*), else the generic ones
+    for (const type of new Set(tokens.map((t) => t.type))) {
+      await checkPinPolicy(deps, pin, { ...options.pinPolicy, type });
+    }
+  }
   let n = 0;
   await deps.db.transaction().execute(async (trx) => {
     for (const t of tokens) {
@@ -863,11 +886,15 @@ export async function assignToken(
   deps: Deps,
   serial: string,
   user: UserRef,
-  options: { pin?: string; isUserCaller?: boolean } = {},
+  options: { pin?: string; isUserCaller?: boolean; pinPolicy?: PinPolicyScope } = {},
 ): Promise<boolean> {
   const t = await getTokenBySerial(deps, serial);
   requireUnlocked([t]);
   if (!t.owner) await checkTokenLimits(deps, { user, type: t.type, serial });
+  // an assign without a PIN is checked as "" (privacyIDEA's check_otp_pin)
+  if (options.pinPolicy) {
+    await checkPinPolicy(deps, options.pin, { ...options.pinPolicy, type: t.type });
+  }
   if (t.owner) {
     if (options.isUserCaller) {
       throw new TokenAdminError("Token already assigned to another user.", 1103);

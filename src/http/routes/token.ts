@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import type { AppEnv, RequestTarget } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
-import { requestRightValue, requestRightValues, visibleRealms } from "../rights.ts";
+import { requestRightValue, requestRightValues, rightContextOf, visibleRealms } from "../rights.ts";
 import { missingParameter, UserError } from "../../errors.ts";
 import {
   assignToken,
@@ -16,6 +16,7 @@ import {
   listTokens,
   lostToken,
   parseTokenState,
+  type PinPolicyScope,
   resetTokens,
   resyncToken,
   revokeTokens,
@@ -56,6 +57,25 @@ function isUserCaller(c: C): boolean {
   return c.get("identity")?.role === "user";
 }
 
+/**
+ * The caller and policy context of the request's PIN policies (`enrollpin`, `otp_pin_*`): for
+ * an admin the user the request names, else its token, else the realm a new token goes to.
+ */
+function pinPolicyOf(c: C): PinPolicyScope | undefined {
+  const identity = c.get("identity");
+  if (!identity) return undefined;
+  const target = targetOf(c);
+  const base = rightContextOf(c);
+  const u = target.user;
+  const context = u
+    ? { ...base, user: u.login, realm: u.realm, resolver: u.resolver }
+    : target.placeRealm !== undefined && target.tokens.length === 0
+    ? { ...base, realm: target.placeRealm }
+    : base;
+  const { role, username, realm, resolver } = identity;
+  return { caller: { role, username, realm, resolver }, context };
+}
+
 tokenRoutes.post("/init", async (c) => {
   const p = c.get("params");
   const identity = c.get("identity");
@@ -68,6 +88,7 @@ tokenRoutes.post("/init", async (c) => {
       : undefined,
     // a WebAuthn registration is bound to the origin the browser saw (spec 11 §4.3)
     origin: c.req.header("Origin"),
+    pinPolicy: pinPolicyOf(c),
   });
   const audit = c.get("audit");
   audit.serial = res.serial;
@@ -150,6 +171,7 @@ tokenRoutes.post("/assign", async (c) => {
     await assignToken(c.get("deps"), serial, user, {
       pin: stringParam(p, "pin"),
       isUserCaller: isUserCaller(c),
+      pinPolicy: pinPolicyOf(c),
     }),
   );
 });
@@ -213,7 +235,7 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
     const pin = stringParam(p, "otppin") ?? stringParam(p, "userpin") ??
       stringParam(p, "sopin");
     if (pin === undefined) throw missingParameter("otppin");
-    return ok(c, await setPin(c.get("deps"), selectorOf(c), pin));
+    return ok(c, await setPin(c.get("deps"), selectorOf(c), pin, { pinPolicy: pinPolicyOf(c) }));
   });
 }
 
