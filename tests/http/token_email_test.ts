@@ -5,6 +5,7 @@
  * send failure.
  */
 import assert from "node:assert/strict";
+import { actionTest } from "../policy_actions/_registry.ts";
 import { jsonOf, type TestApp } from "../test_app.ts";
 import { mailBody, startSmtpSink, type SunkMail } from "../domain/event/_helpers.ts";
 import {
@@ -221,35 +222,50 @@ Deno.test("email: fail counter: wrong answers count up to maxfail, then the toke
   await done(t, sink);
 });
 
-Deno.test("email: subject, body with tags, challenge text and validity from policy and config", async () => {
-  const { t, sink, serial } = await setup();
-  await addPolicy(t, "mailtext", {
-    scope: "authentication",
-    action: {
-      emailsubject: "Code for {user}",
-      // "\\," is a literal comma in a policy value
-      emailtext:
-        "Hello {givenname} {surname} ({username}@{userrealm})\\, your {tokentype} code: {otp} (<serial>)",
-      email_challenge_text: "Look into your mailbox",
-    },
-  });
-  await setConfig(t, { "email.validtime": "60" });
-  const res = await check(t, { user: "alice", pass: "pin" });
-  const { tid } = challengeOf(res.body);
-  assert.equal(res.body.detail.message, "Look into your mailbox");
-  const text = mailBody(sink.mails[0].data);
-  assert.match(sink.mails[0].data, /^Subject: Code for Alice$/m);
-  const code = codeOf(sink.mails[0]);
-  assert.equal(
-    text,
-    `Hello Alice Anders (alice@realm1), your email code: ${code} (${serial})`,
-  );
-  // 60 s validity: after 61 s the code no longer answers the transaction
-  t.clock.advance(61_000);
-  const late = await check(t, { user: "alice", transaction_id: tid, pass: code });
-  assert.equal(late.body.result.value, false);
-  await done(t, sink);
-});
+actionTest(
+  "authentication",
+  [
+    "emailsubject",
+    "emailtext",
+    "email_challenge_text",
+  ],
+  "email: subject, body with tags, challenge text (and validity from config)",
+  async () => {
+    const { t, sink, serial } = await setup();
+    // without the policies: privacyIDEA's defaults
+    const plain = await check(t, { user: "alice", pass: "pin" });
+    assert.equal(plain.body.detail.message, "Enter the OTP from the Email");
+    assert.match(sink.mails[0].data, /^Subject: Your OTP$/m);
+    assert.equal(mailBody(sink.mails[0].data), codeOf(sink.mails[0]));
+    sink.mails.length = 0;
+    await addPolicy(t, "mailtext", {
+      scope: "authentication",
+      action: {
+        emailsubject: "Code for {user}",
+        // "\\," is a literal comma in a policy value
+        emailtext:
+          "Hello {givenname} {surname} ({username}@{userrealm})\\, your {tokentype} code: {otp} (<serial>)",
+        email_challenge_text: "Look into your mailbox",
+      },
+    });
+    await setConfig(t, { "email.validtime": "60" });
+    const res = await check(t, { user: "alice", pass: "pin" });
+    const { tid } = challengeOf(res.body);
+    assert.equal(res.body.detail.message, "Look into your mailbox");
+    const text = mailBody(sink.mails[0].data);
+    assert.match(sink.mails[0].data, /^Subject: Code for Alice$/m);
+    const code = codeOf(sink.mails[0]);
+    assert.equal(
+      text,
+      `Hello Alice Anders (alice@realm1), your email code: ${code} (${serial})`,
+    );
+    // 60 s validity: after 61 s the code no longer answers the transaction
+    t.clock.advance(61_000);
+    const late = await check(t, { user: "alice", transaction_id: tid, pass: code });
+    assert.equal(late.body.result.value, false);
+    await done(t, sink);
+  },
+);
 
 Deno.test("email: dynamic_email sends to the user's email attribute; a bad tag or an unreachable server fails cleanly", async () => {
   const { t, sink, serial } = await setup({ email: "", dynamic_email: "1" });

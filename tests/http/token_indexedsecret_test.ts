@@ -5,6 +5,7 @@
  * policy and tokeninfo.
  */
 import assert from "node:assert/strict";
+import { actionTest } from "../policy_actions/_registry.ts";
 import { type Json, jsonOf } from "../test_app.ts";
 import {
   acceptedOfParallel,
@@ -104,24 +105,40 @@ Deno.test("indexedsecret: fail counter locks the token at maxfail", async () => 
   await t.close();
 });
 
-Deno.test("indexedsecret: indexedsecret_count and the challenge text from policy", async () => {
-  const { t } = await setup();
-  await addPolicy(t, "ix", {
-    scope: "authentication",
-    action: {
-      indexedsecret_count: "4",
-      indexedsecret_challenge_text: "Characters {0!s} please",
-    },
-  });
-  const res = await check(t, { user: "alice", pass: "pin" });
-  const { tid, entry } = challengeOf(res.body);
-  const positions = entry.attributes.random_positions as number[];
-  assert.equal(positions.length, 4);
-  assert.equal(res.body.detail.message, `Characters ${positions.join(",")} please`);
-  const ok = await check(t, { user: "alice", transaction_id: tid, pass: answerOf(entry) });
-  assert.equal(ok.body.result.value, true);
-  await t.close();
-});
+actionTest(
+  "authentication",
+  [
+    "indexedsecret_count",
+    "indexedsecret_challenge_text",
+  ],
+  "indexedsecret: the number of positions and the challenge text from policy",
+  async () => {
+    const { t } = await setup();
+    // without the policies: two positions and privacyIDEA's text
+    const plain = challengeOf((await check(t, { user: "alice", pass: "pin" })).body);
+    const two = plain.entry.attributes.random_positions as number[];
+    assert.equal(two.length, 2);
+    assert.equal(
+      plain.entry.message,
+      `Please enter the positions ${two.join(",")} from your secret.`,
+    );
+    await addPolicy(t, "ix", {
+      scope: "authentication",
+      action: {
+        indexedsecret_count: "4",
+        indexedsecret_challenge_text: "Characters {0!s} please",
+      },
+    });
+    const res = await check(t, { user: "alice", pass: "pin" });
+    const { tid, entry } = challengeOf(res.body);
+    const positions = entry.attributes.random_positions as number[];
+    assert.equal(positions.length, 4);
+    assert.equal(res.body.detail.message, `Characters ${positions.join(",")} please`);
+    const ok = await check(t, { user: "alice", transaction_id: tid, pass: answerOf(entry) });
+    assert.equal(ok.body.result.value, true);
+    await t.close();
+  },
+);
 
 Deno.test("indexedsecret: tokeninfo multichallenge asks one position per round", async () => {
   const { t, serial } = await setup();
@@ -150,32 +167,37 @@ Deno.test("indexedsecret: tokeninfo multichallenge asks one position per round",
   await t.close();
 });
 
-Deno.test("indexedsecret: indexedsecret_force_attribute makes a user attribute the secret; a generated secret otherwise", async () => {
-  const t = await appWithAlice();
-  const generated = await enrolOk(t, { type: "indexedsecret" });
-  assert.match(generated.detail.otpkey.value, /^seed:\/\/[0-9a-f]{40}$/);
-  await addPolicy(t, "force", {
-    scope: "admin",
-    action: "*, indexedsecret_force_attribute=mobile",
-  });
-  const forced = await enrolOk(t, {
-    type: "indexedsecret",
-    otpkey: "ignored",
-    pin: "pin",
-    user: "alice",
-    realm: "realm1",
-  });
-  assert.equal(forced.detail.otpkey.value, `seed://${ALICE.mobile}`);
-  const { tid, entry } = challengeOf(
-    (await check(t, { serial: forced.detail.serial, pass: "pin" })).body,
-  );
-  const ok = await check(t, {
-    serial: forced.detail.serial,
-    transaction_id: tid,
-    pass: answerOf(entry, ALICE.mobile),
-  });
-  assert.equal(ok.body.result.value, true);
-  const noUser = await init(t, { type: "indexedsecret" });
-  assert.equal(noUser.status, 400);
-  await t.close();
-});
+actionTest(
+  "admin",
+  "indexedsecret_force_attribute",
+  "indexedsecret: a user attribute becomes the secret; a generated secret otherwise",
+  async () => {
+    const t = await appWithAlice();
+    const generated = await enrolOk(t, { type: "indexedsecret" });
+    assert.match(generated.detail.otpkey.value, /^seed:\/\/[0-9a-f]{40}$/);
+    await addPolicy(t, "force", {
+      scope: "admin",
+      action: "*, indexedsecret_force_attribute=mobile",
+    });
+    const forced = await enrolOk(t, {
+      type: "indexedsecret",
+      otpkey: "ignored",
+      pin: "pin",
+      user: "alice",
+      realm: "realm1",
+    });
+    assert.equal(forced.detail.otpkey.value, `seed://${ALICE.mobile}`);
+    const { tid, entry } = challengeOf(
+      (await check(t, { serial: forced.detail.serial, pass: "pin" })).body,
+    );
+    const ok = await check(t, {
+      serial: forced.detail.serial,
+      transaction_id: tid,
+      pass: answerOf(entry, ALICE.mobile),
+    });
+    assert.equal(ok.body.result.value, true);
+    const noUser = await init(t, { type: "indexedsecret" });
+    assert.equal(noUser.status, 400);
+    await t.close();
+  },
+);

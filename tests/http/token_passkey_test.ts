@@ -7,6 +7,7 @@
  * handle, a credential already registered, missing policies).
  */
 import assert from "node:assert/strict";
+import { actionTest } from "../policy_actions/_registry.ts";
 import { type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { addPolicy, appWithAlice, auditRows, challengeOf, listed } from "./_challenge_types.ts";
 import {
@@ -481,40 +482,49 @@ Deno.test("passkey: UV required by policy; a credential registered twice is refu
   await t.close();
 });
 
-Deno.test("passkey: a PIN triggers a challenge only with passkey_trigger_by_pin (flat extras); the failcounter stays", async () => {
-  const t = await setup();
-  const auth = await SoftAuthenticator.create(PI_PASSKEY);
-  const { serial } = await enrol(t, auth, { pin: "pin" });
-  const without = await checkAs(t, { user: "alice", pass: "pin" });
-  assert.equal(without.body.result.value, false);
-  assert.equal(without.body.detail.multi_challenge, undefined);
-  const wrong = await checkAs(t, { user: "alice", pass: "nope" });
-  assert.equal(wrong.body.result.value, false);
-  assert.equal((await stateOf(t, serial)).failcount, 0, "a passkey's failcounter is never raised");
-  const trig0 = await jsonOf(
-    await t.asAdmin("POST", "/validate/triggerchallenge", {
-      body: { user: "alice", realm: "realm1" },
-    }),
-  );
-  assert.equal(trig0.body.result.value, 0);
+actionTest(
+  "authentication",
+  "passkey_trigger_by_pin",
+  "passkey: a PIN triggers a challenge only with the policy (flat extras); the failcounter stays",
+  async () => {
+    const t = await setup();
+    const auth = await SoftAuthenticator.create(PI_PASSKEY);
+    const { serial } = await enrol(t, auth, { pin: "pin" });
+    const without = await checkAs(t, { user: "alice", pass: "pin" });
+    assert.equal(without.body.result.value, false);
+    assert.equal(without.body.detail.multi_challenge, undefined);
+    const wrong = await checkAs(t, { user: "alice", pass: "nope" });
+    assert.equal(wrong.body.result.value, false);
+    assert.equal(
+      (await stateOf(t, serial)).failcount,
+      0,
+      "a passkey's failcounter is never raised",
+    );
+    const trig0 = await jsonOf(
+      await t.asAdmin("POST", "/validate/triggerchallenge", {
+        body: { user: "alice", realm: "realm1" },
+      }),
+    );
+    assert.equal(trig0.body.result.value, 0);
 
-  await addPolicy(t, "bypin", {
-    scope: "authentication",
-    action: { passkey_trigger_by_pin: true },
-  });
-  const res = await checkAs(t, { user: "alice", pass: "pin" });
-  const { tid, entry } = challengeOf(res.body);
-  assert.equal(entry.type, "passkey");
-  assert.equal(entry.client_mode, "webauthn");
-  assert.equal(entry.message, "Please authenticate with your passkey!");
-  assert.equal(entry.rpId, RP_ID);
-  assert.equal(entry.userVerification, "preferred");
-  assert.equal(entry.attributes, undefined);
-  const a = await auth.assert({ challenge: entry.challenge, origin: ORIGIN, rpId: RP_ID });
-  const ok = await checkAs(t, { ...answer(tid, a), user: "alice" });
-  assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
-  await t.close();
-});
+    await addPolicy(t, "bypin", {
+      scope: "authentication",
+      action: { passkey_trigger_by_pin: true },
+    });
+    const res = await checkAs(t, { user: "alice", pass: "pin" });
+    const { tid, entry } = challengeOf(res.body);
+    assert.equal(entry.type, "passkey");
+    assert.equal(entry.client_mode, "webauthn");
+    assert.equal(entry.message, "Please authenticate with your passkey!");
+    assert.equal(entry.rpId, RP_ID);
+    assert.equal(entry.userVerification, "preferred");
+    assert.equal(entry.attributes, undefined);
+    const a = await auth.assert({ challenge: entry.challenge, origin: ORIGIN, rpId: RP_ID });
+    const ok = await checkAs(t, { ...answer(tid, a), user: "alice" });
+    assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+    await t.close();
+  },
+);
 
 /** Logs in with `auth` through `/validate/initialize` and `/validate/check` without a user. */
 async function passkeyLogin(t: TestApp, auth: SoftAuthenticator) {

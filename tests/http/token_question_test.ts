@@ -4,6 +4,7 @@
  * asks several in a row.
  */
 import assert from "node:assert/strict";
+import { actionTest } from "../policy_actions/_registry.ts";
 import {
   acceptedOfParallel,
   addPolicy,
@@ -111,22 +112,35 @@ Deno.test("question: fail counter locks the token at maxfail", async () => {
   await t.close();
 });
 
-Deno.test("question: question_number asks that many different questions in a row", async () => {
-  const { t } = await setup();
-  await addPolicy(t, "qn", { scope: "authentication", action: "question_number=3" });
-  let res = await check(t, { user: "alice", pass: "pin" });
-  const asked: string[] = [];
-  for (let round = 1; round <= 3; round++) {
+actionTest(
+  "authentication",
+  "question_number",
+  "question: asks that many different questions in a row",
+  async () => {
+    const { t } = await setup();
+    // without the policy one right answer authenticates
+    const one = await check(t, { user: "alice", pass: "pin" });
+    const first = await check(t, {
+      user: "alice",
+      transaction_id: challengeOf(one.body).tid,
+      pass: QUESTIONS[one.body.detail.message],
+    });
+    assert.equal(first.body.result.value, true);
+    await addPolicy(t, "qn", { scope: "authentication", action: "question_number=3" });
+    let res = await check(t, { user: "alice", pass: "pin" });
+    const asked: string[] = [];
+    for (let round = 1; round <= 3; round++) {
+      const { tid } = challengeOf(res.body);
+      asked.push(res.body.detail.message);
+      res = await check(t, { user: "alice", transaction_id: tid, pass: QUESTIONS[asked.at(-1)!] });
+    }
+    assert.equal(res.body.result.value, true);
+    assert.deepEqual([...asked].sort(), Object.keys(QUESTIONS).sort(), "no question twice");
+    // a wrong intermediate answer ends the series
+    res = await check(t, { user: "alice", pass: "pin" });
     const { tid } = challengeOf(res.body);
-    asked.push(res.body.detail.message);
-    res = await check(t, { user: "alice", transaction_id: tid, pass: QUESTIONS[asked.at(-1)!] });
-  }
-  assert.equal(res.body.result.value, true);
-  assert.deepEqual([...asked].sort(), Object.keys(QUESTIONS).sort(), "no question twice");
-  // a wrong intermediate answer ends the series
-  res = await check(t, { user: "alice", pass: "pin" });
-  const { tid } = challengeOf(res.body);
-  const second = await check(t, { user: "alice", transaction_id: tid, pass: "nope" });
-  assert.equal(second.body.result.authentication, "REJECT");
-  await t.close();
-});
+    const second = await check(t, { user: "alice", transaction_id: tid, pass: "nope" });
+    assert.equal(second.body.result.authentication, "REJECT");
+    await t.close();
+  },
+);

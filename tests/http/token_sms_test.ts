@@ -5,6 +5,7 @@
  * `sms_gateways`, `smstext`, phone mangling and send failures.
  */
 import assert from "node:assert/strict";
+import { actionTest } from "../policy_actions/_registry.ts";
 import { jsonOf, type TestApp } from "../test_app.ts";
 import { HTTP_PROVIDER, SCRIPT_PROVIDER } from "../../src/domain/smsgateway/mod.ts";
 import {
@@ -141,40 +142,53 @@ Deno.test("sms: fail counter reaches maxfail; a locked token sends no SMS", asyn
   await t.close();
 });
 
-Deno.test("sms: POST as JSON, smstext with tags, REGEXP on the number, dynamic_phone", async () => {
-  const { t, sink, serial } = await setup(
-    {
-      "option.HTTP_METHOD": "POST",
-      "option.SEND_DATA_AS_JSON": "yes",
-      "option.REGEXP": "/[\\+ ]//",
-      "option.msg": "{otp}",
-      "option.text": undefined,
-    },
-    { phone: "", dynamic_phone: "1" },
-  );
-  assert.equal((await listed(t, serial)).info.dynamic_phone, "True");
-  await addPolicy(t, "smstext", {
-    scope: "authentication",
-    action: { smstext: "{user}: your code is {otp}", sms_challenge_text: "Check your phone" },
-  });
-  const res = await check(t, { user: "alice", pass: "pin" });
-  assert.equal(res.body.detail.message, "Check your phone");
-  const req = sink.requests[0];
-  assert.equal(req.method, "POST");
-  assert.equal(req.headers.get("content-type"), "application/json");
-  const sent = JSON.parse(req.body);
-  assert.equal(sent.to, 491701234567, "the mangled mobile number parses as JSON (spec)");
-  const code = sent.msg.match(/\d{6}$/)[0];
-  assert.equal(sent.msg, `Alice: your code is ${code}`);
-  const ok = await check(t, {
-    user: "alice",
-    transaction_id: res.body.detail.transaction_id,
-    pass: code,
-  });
-  assert.equal(ok.body.result.value, true);
-  await sink.close();
-  await t.close();
-});
+actionTest(
+  "authentication",
+  [
+    "smstext",
+    "sms_challenge_text",
+  ],
+  "sms: POST as JSON, smstext with tags, REGEXP on the number, dynamic_phone",
+  async () => {
+    const { t, sink, serial } = await setup(
+      {
+        "option.HTTP_METHOD": "POST",
+        "option.SEND_DATA_AS_JSON": "yes",
+        "option.REGEXP": "/[\\+ ]//",
+        "option.msg": "{otp}",
+        "option.text": undefined,
+      },
+      { phone: "", dynamic_phone: "1" },
+    );
+    assert.equal((await listed(t, serial)).info.dynamic_phone, "True");
+    // without the policies: the default challenge text, and the SMS is the code alone
+    const plain = await check(t, { user: "alice", pass: "pin" });
+    assert.equal(plain.body.detail.message, "Enter the OTP from the SMS:");
+    assert.match(String(JSON.parse(sink.requests[0].body).msg), /^\d+$/, "the code alone");
+    sink.requests.length = 0;
+    await addPolicy(t, "smstext", {
+      scope: "authentication",
+      action: { smstext: "{user}: your code is {otp}", sms_challenge_text: "Check your phone" },
+    });
+    const res = await check(t, { user: "alice", pass: "pin" });
+    assert.equal(res.body.detail.message, "Check your phone");
+    const req = sink.requests[0];
+    assert.equal(req.method, "POST");
+    assert.equal(req.headers.get("content-type"), "application/json");
+    const sent = JSON.parse(req.body);
+    assert.equal(sent.to, 491701234567, "the mangled mobile number parses as JSON (spec)");
+    const code = sent.msg.match(/\d{6}$/)[0];
+    assert.equal(sent.msg, `Alice: your code is ${code}`);
+    const ok = await check(t, {
+      user: "alice",
+      transaction_id: res.body.detail.transaction_id,
+      pass: code,
+    });
+    assert.equal(ok.body.result.value, true);
+    await sink.close();
+    await t.close();
+  },
+);
 
 Deno.test("sms: a gateway error or a missing success marker fails the send; no challenge is stored", async () => {
   for (const sinkOptions of [{ status: 500 }, { reply: "ERROR" }]) {
@@ -191,39 +205,44 @@ Deno.test("sms: a gateway error or a missing success marker fails the send; no c
   }
 });
 
-Deno.test("sms: sms.identifier at enrolment needs an sms_gateways policy naming the gateway", async () => {
-  const { t, sink } = await setup();
-  const refused = await init(t, {
-    type: "sms",
-    phone: PHONE,
-    "sms.identifier": "gw",
-    user: "alice",
-    realm: "realm1",
-  });
-  assert.equal(refused.status, 403);
-  assert.equal(
-    refused.body.result.error.message,
-    "The requested sms.identifier is not allowed to be enrolled.",
-  );
-  await addPolicy(t, "gateways", { scope: "admin", action: "*, sms_gateways=gw other" });
-  const allowed = await init(t, {
-    type: "sms",
-    phone: PHONE,
-    "sms.identifier": "gw",
-    user: "alice",
-    realm: "realm1",
-  });
-  assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
-  assert.equal((await listed(t, allowed.body.detail.serial)).info["sms.identifier"], "gw");
-  const other = await init(t, { type: "sms", phone: PHONE, "sms.identifier": "nope" });
-  assert.equal(other.status, 403);
-  const missing = await init(t, { type: "sms", user: "alice", realm: "realm1" });
-  assert.equal(missing.body.result.error.message, "ERR905: Missing parameter: 'phone'");
-  const bad = await init(t, { type: "sms", phone: "-rf /" });
-  assert.equal(bad.status, 400);
-  await sink.close();
-  await t.close();
-});
+actionTest(
+  "admin",
+  "sms_gateways",
+  "sms: sms.identifier at enrolment needs a policy naming the gateway",
+  async () => {
+    const { t, sink } = await setup();
+    const refused = await init(t, {
+      type: "sms",
+      phone: PHONE,
+      "sms.identifier": "gw",
+      user: "alice",
+      realm: "realm1",
+    });
+    assert.equal(refused.status, 403);
+    assert.equal(
+      refused.body.result.error.message,
+      "The requested sms.identifier is not allowed to be enrolled.",
+    );
+    await addPolicy(t, "gateways", { scope: "admin", action: "*, sms_gateways=gw other" });
+    const allowed = await init(t, {
+      type: "sms",
+      phone: PHONE,
+      "sms.identifier": "gw",
+      user: "alice",
+      realm: "realm1",
+    });
+    assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+    assert.equal((await listed(t, allowed.body.detail.serial)).info["sms.identifier"], "gw");
+    const other = await init(t, { type: "sms", phone: PHONE, "sms.identifier": "nope" });
+    assert.equal(other.status, 403);
+    const missing = await init(t, { type: "sms", user: "alice", realm: "realm1" });
+    assert.equal(missing.body.result.error.message, "ERR905: Missing parameter: 'phone'");
+    const bad = await init(t, { type: "sms", phone: "-rf /" });
+    assert.equal(bad.status, 400);
+    await sink.close();
+    await t.close();
+  },
+);
 
 Deno.test("sms: the script provider runs a script of sms.script_dir with the number and the text on stdin", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tessera-sms-scripts-" });
