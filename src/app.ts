@@ -44,6 +44,7 @@ import { ttypeRoutes } from "./http/routes/ttype.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createMetrics, metricsHandler, type MetricsPeers } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
+import { configRoutes } from "./http/routes/config.ts";
 import { compressAnswers } from "./http/compress.ts";
 
 const MAX_INFO = 900;
@@ -65,6 +66,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   const trusted = deps.config.server.trustedProxies
     .map(parseNetwork)
     .filter((n): n is Network => n !== undefined);
+  const remoteUserHeader = deps.config.server.remoteUserHeader;
 
   // Prometheus metrics, counted only when switched on (metrics.enabled)
   const metrics = deps.config.metrics.enabled
@@ -84,6 +86,11 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
     const clientIp = clientAddress(peer, c.req.header("x-forwarded-for"), trusted);
     c.set("userAgent", userAgent);
     c.set("clientIp", clientIp);
+    // only a proxy of server.trusted_proxies names the user it authenticated
+    const remoteUser = remoteUserHeader && isTrustedPeer(peer, trusted)
+      ? c.req.header(remoteUserHeader)?.trim()
+      : undefined;
+    c.set("remoteUser", remoteUser || undefined);
     const audit: RequestAudit = newAuditEntry(
       deps.clock.now(),
       `${c.req.method} ${c.req.path}`,
@@ -112,7 +119,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
       audit.durationMs = performance.now() - started;
       audit.info = audit.info.slice(0, MAX_INFO);
       delete audit.outcome;
-      // the web interface's static files are not audited (isUnaudited, set by ui.ts)
+      // the web interface's static files and its /config are not audited (isUnaudited)
       if (!audit.isUnaudited) {
         // the row is committed before the answer leaves (with the request's writes where they
         // share the commit); a database that cannot take it holds the answer at most this long.
@@ -155,6 +162,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/smsgateway", smsgatewayRoutes);
   app.route("/privacyideaserver", privacyideaserverRoutes);
   app.route("/ttype", ttypeRoutes);
+  app.route("/config", configRoutes);
   app.get("/metrics", metricsHandler(metrics));
   // generated from the route table above (and the rights table), never written by hand
   let openApi: string | undefined;

@@ -15,6 +15,11 @@ export interface Config {
     port: number;
     nodeName: string;
     trustedProxies: string[];
+    /**
+     * The header a proxy of `trustedProxies` names the user it authenticated in (privacyIDEA's
+     * REMOTE_USER); `""`: none is believed.
+     */
+    remoteUserHeader: string;
     bodyLimit: number;
     /** Processes `serve` starts on the same port (SO_REUSEPORT, Linux); 1 = one process. */
     workers: number;
@@ -93,6 +98,9 @@ interface KeySpec {
   doc: string;
 }
 
+// an HTTP field name (RFC 9110 token)
+const HEADER_NAME_REGEXP = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 /** Largest `server.workers` / `serve --workers`. */
 export const MAX_WORKERS = 256;
 
@@ -112,6 +120,13 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
       type: "string[]",
       default: [],
       doc: "proxies (IP/CIDR) whose X-Forwarded-For is believed",
+    },
+    remote_user_header: {
+      type: "string",
+      default: "",
+      check: (v: string) =>
+        v === "" || HEADER_NAME_REGEXP.test(v) ? undefined : "must be an HTTP header name",
+      doc: "header in which a trusted proxy names the user it authenticated (REMOTE_USER)",
     },
     body_limit: {
       type: "int",
@@ -397,6 +412,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
       port: raw.server.port as number,
       nodeName: raw.server.node_name as string,
       trustedProxies: raw.server.trusted_proxies as string[],
+      remoteUserHeader: raw.server.remote_user_header as string,
       bodyLimit: raw.server.body_limit as number,
       workers: raw.server.workers as number,
     },

@@ -109,3 +109,14 @@ Deno.test("the Deno version is pinned once and the README uses it", () => {
   assert.ok(ci.includes(".deno-version"));
   assert.equal(Deno.version.deno, pin);
 });
+
+Deno.test("server.remote_user_header takes an HTTP header name or nothing", () => {
+  assert.equal(loadConfig().server.remoteUserHeader, "");
+  const c = loadConfig({ fileText: '[server]\nremote_user_header = "X-Remote-User"\n' });
+  assert.equal(c.server.remoteUserHeader, "X-Remote-User");
+  assert.throws(
+    () => loadConfig({ fileText: '[server]\nremote_user_header = "X Remote: User"\n' }),
+    (err: Error) =>
+      err instanceof ConfigError && /remote_user_header.*header name/.test(err.message),
+  );
+});

@@ -74,6 +74,11 @@ export type AppEnv = {
     audit: RequestAudit;
     clientIp: string;
     userAgent: string;
+    /**
+     * The user a trusted proxy authenticated (`server.remote_user_header`, privacyIDEA's
+     * REMOTE_USER); undefined when none or when the header is not believed.
+     */
+    remoteUser: string | undefined;
     /** The request's objects, resolved and checked (see {@link RequestTarget}). */
     target: RequestTarget;
     /** Set by /validate and /auth: envelope id 2 with result.authentication. */

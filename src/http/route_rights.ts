@@ -113,6 +113,9 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   // with its session's JWT, as any client does
   "GET /": PUBLIC,
   "GET /ui/:file": PUBLIC,
+  // the login page's configuration, public as in privacyIDEA: nobody is logged in yet; it
+  // reveals only what the webui policies put on a login page (docs/webui.md)
+  "GET /config": PUBLIC,
   // --- validation: public (the credentials are the request), except triggering challenges
   "GET /validate/check": PUBLIC,
   "POST /validate/check": PUBLIC,

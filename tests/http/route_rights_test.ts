@@ -57,6 +57,8 @@ Deno.test("admin-only routes refuse a user JWT; public ones need none", async ()
     assert.equal(res.body.result.error.code, 4306, path);
   }
   assert.equal((await jsonOf(await t.get("/healthz/"))).status, 200);
+  // the login page's configuration is read before anyone logs in
+  assert.equal((await jsonOf(await t.get("/config"))).status, 200);
   // no JWT needed: the answer is about the credentials, not about authorization
   const check = await jsonOf(await t.get("/validate/check?user=x&pass=y"));
   assert.notEqual(check.status, 401);

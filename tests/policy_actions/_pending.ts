@@ -90,14 +90,6 @@ export const PENDING: readonly string[] = [
   "enrollment:{type}_challenge_text",
   "enrollment:passkey_attestation_conveyance_preference",
   "enrollment:yubikey_access_code",
-  // --- webui
-  "webui:login_text",
-  "webui:remote_user",
-  "webui:custom_menu",
-  "webui:custom_baseline",
-  "webui:privacy_statement_link",
-  "webui:realm_dropdown",
-  "webui:passkey_login",
   // --- token
   "token:require_description_on_edit",
   "token:hide_specific_error_message_for_ttype",

@@ -492,3 +492,239 @@ actionTest(
     }
   },
 );
+
+// --- the login page: GET /config ------------------------------------------------------------
+
+/** `GET /config`'s value, as a browser before the login gets it. */
+async function loginPage(t: TestApp, options: Parameters<TestApp["get"]>[1] = {}): Promise<Json> {
+  const res = await jsonOf(await t.get("/config", options));
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.result.value;
+}
+
+/** One login-page key: its default and the value a policy gives it. */
+const PAGE_SETTINGS: SettingCase[] = [
+  {
+    action: "login_text",
+    policyAction: "login_text=Use your ACME account and password",
+    key: "login_text",
+    who: "admin",
+    before: "",
+    after: "Use your ACME account and password",
+  },
+  {
+    action: "custom_menu",
+    policyAction: "custom_menu=static/customize/menu.html",
+    key: "customization_menu_file",
+    who: "admin",
+    before: "templates/menu.html",
+    after: "static/customize/menu.html",
+  },
+  {
+    action: "custom_baseline",
+    policyAction: "custom_baseline=static/customize/baseline.html",
+    key: "customization_baseline_file",
+    who: "admin",
+    before: "templates/baseline.html",
+    after: "static/customize/baseline.html",
+  },
+  {
+    action: "privacy_statement_link",
+    policyAction: "privacy_statement_link=https://example.com/privacy",
+    key: "gdpr_link",
+    who: "admin",
+    before: "",
+    after: "https://example.com/privacy",
+  },
+  {
+    action: "passkey_login",
+    policyAction: "passkey_login=hide",
+    key: "passkey_login",
+    who: "admin",
+    before: "show",
+    after: "hide",
+  },
+  {
+    action: "show_node",
+    policyAction: "show_node",
+    key: "show_node",
+    who: "admin",
+    before: "",
+    after: "test-node",
+  },
+];
+
+for (const c of PAGE_SETTINGS) {
+  actionTest(
+    "webui",
+    c.action,
+    `GET /config answers ${c.key} ${shown(c.after)} (default ${shown(c.before)})`,
+    async () => {
+      const t = await setup();
+      try {
+        assert.deepEqual((await loginPage(t))[c.key], c.before);
+        // nobody is logged in: a policy limited to a realm or a user applies all the same
+        await policy(t, "pol", { scope: "webui", action: c.policyAction, realm: "realm1" });
+        assert.deepEqual((await loginPage(t))[c.key], c.after);
+      } finally {
+        await t.close();
+      }
+    },
+  );
+}
+
+actionTest(
+  "webui",
+  "realm_dropdown",
+  "GET /config offers the realms of every realm_dropdown policy, joined with commas",
+  async () => {
+    const t = await setup();
+    try {
+      await createUsers(t.deps, { realm: "realm2", users: [{ login: "carol", password: "x" }] });
+      await createUsers(t.deps, { realm: "hidden", users: [{ login: "dave", password: "x" }] });
+      assert.equal((await loginPage(t)).realms, "");
+      await policy(t, "a", { scope: "webui", action: "realm_dropdown=realm1 realm2" });
+      assert.equal((await loginPage(t)).realms, "realm1,realm2");
+      // a realm no policy names stays unknown to the login page
+      assert.doesNotMatch(JSON.stringify(await loginPage(t)), /hidden/);
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+actionTest(
+  "webui",
+  "login_text",
+  "a login_text policy for other clients leaves the default; client 10.0.0.0/8 gets the text",
+  async () => {
+    const t = await setup();
+    try {
+      await policy(t, "pol", { scope: "webui", action: "login_text=Hello", client: "10.0.0.0/8" });
+      assert.equal((await loginPage(t)).login_text, "");
+      assert.equal((await loginPage(t, { remoteAddr: "10.1.2.3" })).login_text, "Hello");
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+/** A server behind a proxy at 10.0.0.1 that names the user it authenticated. */
+const PROXIED = '[server]\ntrusted_proxies = ["10.0.0.1"]\nremote_user_header = "X-Remote-User"\n';
+
+async function proxiedSetup(): Promise<TestApp> {
+  const t = await createTestApp({ configText: PROXIED });
+  await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "alicepw" }] });
+  await t.adminToken();
+  return t;
+}
+
+/** A password-less login the proxy vouches for. */
+async function proxiedLogin(
+  t: TestApp,
+  username: string,
+  options: { remoteUser?: string; from?: string } = {},
+) {
+  return await jsonOf(
+    await t.post("/auth", { username }, {
+      remoteAddr: options.from ?? "10.0.0.1",
+      headers: { "X-Remote-User": options.remoteUser ?? username },
+    }),
+  );
+}
+
+actionTest(
+  "webui",
+  "remote_user",
+  "allowed: the user the trusted proxy names logs in without a password; disable (default): refused",
+  async () => {
+    const t = await proxiedSetup();
+    try {
+      const refused = await proxiedLogin(t, "alice@realm1");
+      assert.equal(refused.status, 401, JSON.stringify(refused.body));
+      assert.equal(refused.body.result.error.message, "Authentication failure. Wrong credentials");
+      await policy(t, "pol", { scope: "webui", action: "remote_user=allowed", realm: "realm1" });
+      const ok = await proxiedLogin(t, "alice@realm1");
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.equal(ok.body.result.value.role, "user");
+      assert.equal(ok.body.result.value.username, "alice");
+      const claims = JSON.parse(atob(ok.body.result.value.token.split(".")[1]));
+      assert.equal(claims.authtype, "remote_user ");
+      // the JWT works
+      const me = await jsonOf(await t.get("/token/", { token: ok.body.result.value.token }));
+      assert.equal(me.status, 200);
+      // a name other than the proxy's, a client that is not the proxy, a missing header: no
+      for (
+        const res of [
+          await proxiedLogin(t, "alice@realm1", { remoteUser: "bob@realm1" }),
+          await proxiedLogin(t, "alice@realm1", { from: "10.0.0.2" }),
+          await jsonOf(
+            await t.post("/auth", { username: "alice@realm1" }, {
+              remoteAddr: "10.0.0.1",
+            }),
+          ),
+        ]
+      ) {
+        assert.equal(res.status, 401, JSON.stringify(res.body));
+      }
+      // a name that is nobody is refused as a wrong password is
+      await policy(t, "pol", { scope: "webui", action: "remote_user=allowed" });
+      const nobody = await proxiedLogin(t, "nobody@realm1");
+      assert.equal(nobody.status, 401);
+      assert.equal(nobody.body.result.error.message, "Authentication failure. Wrong credentials");
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+actionTest(
+  "webui",
+  "remote_user",
+  "a local admin named by the proxy logs in as admin; login_mode=disable still refuses a realm user",
+  async () => {
+    const t = await proxiedSetup();
+    try {
+      assert.equal((await proxiedLogin(t, "admin")).status, 401);
+      await policy(t, "pol", { scope: "webui", action: "remote_user=force" });
+      const admin = await proxiedLogin(t, "admin");
+      assert.equal(admin.status, 200, JSON.stringify(admin.body));
+      assert.equal(admin.body.result.value.role, "admin");
+      assert.equal(admin.body.result.value.realm, "");
+      await policy(t, "off", { scope: "webui", action: "login_mode=disable", realm: "realm1" });
+      const disabled = await proxiedLogin(t, "alice@realm1");
+      assert.equal(disabled.status, 403);
+      assert.equal(disabled.body.result.error.message, "The login for this user is disabled.");
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+actionTest(
+  "webui",
+  "remote_user",
+  "GET /config: remote_user is the proxy's user unless disable; force_remote_user for force",
+  async () => {
+    const t = await proxiedSetup();
+    try {
+      const fromProxy = { remoteAddr: "10.0.0.1", headers: { "X-Remote-User": "alice@realm1" } };
+      let page = await loginPage(t, fromProxy);
+      assert.equal(page.remote_user, "");
+      assert.equal(page.force_remote_user, false);
+      await policy(t, "pol", { scope: "webui", action: "remote_user=allowed" });
+      page = await loginPage(t, fromProxy);
+      assert.equal(page.remote_user, "alice@realm1");
+      assert.equal(page.force_remote_user, false);
+      await policy(t, "pol", { scope: "webui", action: "remote_user=force" });
+      page = await loginPage(t, fromProxy);
+      assert.equal(page.remote_user, "alice@realm1");
+      assert.equal(page.force_remote_user, true);
+      // the same header from anyone but the proxy is not believed
+      page = await loginPage(t, { ...fromProxy, remoteAddr: "10.0.0.2" });
+      assert.equal(page.remote_user, "");
+    } finally {
+      await t.close();
+    }
+  },
+);

@@ -14,9 +14,14 @@ import {
   ValidateError,
 } from "../../errors.ts";
 import { Stopwatch } from "../../lib/stopwatch.ts";
-import { verifyAdminLogin, verifyDummyAdminPassword } from "../admin/mod.ts";
+import {
+  adminCredentialVersion,
+  verifyAdminLogin,
+  verifyDummyAdminPassword,
+} from "../admin/mod.ts";
 import { checkUserPassword, realmExists, resolveUser, splitUser } from "../user/mod.ts";
-import { webuiSettings } from "../policy/mod.ts";
+import { type ConditionData, webuiSettings } from "../policy/mod.ts";
+import { remoteUserMode } from "../webui/mod.ts";
 import { checkPasskeyLogin, type FidoAnswer, validateCheck } from "../validate/mod.ts";
 import { beginLogin } from "./_login_limits.ts";
 
@@ -26,8 +31,11 @@ export interface LoginResult {
   realm: string;
   resolver: string;
   role: "admin" | "user";
-  /** `pi` after a passkey login (privacyIDEA's value), else `password`. */
-  authtype: "password" | "pi";
+  /**
+   * `pi` after a passkey login, `remote_user ` (with privacyIDEA's trailing space) after a
+   * login by the web server's REMOTE_USER, else `password`.
+   */
+  authtype: "password" | "pi" | "remote_user ";
   /** Local admins only: the credential version their JWT carries. */
   credentialVersion?: string;
   /** The passkey a passkey login used (audit). */
@@ -47,6 +55,13 @@ export interface LoginRequest {
    * the assertion answering a `/validate/initialize?type=passkey` transaction.
    */
   passkey?: { transactionId?: string; answer: FidoAnswer };
+  /**
+   * The user a trusted proxy authenticated (privacyIDEA's REMOTE_USER): when it equals
+   * `username` and policy `remote_user` allows it, no password is checked.
+   */
+  remoteUser?: string;
+  /** Request headers and environment for the `remote_user` policy's conditions. */
+  conditions?: ConditionData;
 }
 
 const WRONG_CREDENTIALS = "Authentication failure. Wrong credentials";
@@ -74,7 +89,9 @@ export async function login(deps: Deps, req: LoginRequest): Promise<LoginResult>
   let failed = false;
   try {
     // a failed passkey counts against the address's limits as a wrong password does
-    return req.passkey ? await checkPasskey(deps, req, req.passkey) : await checkLogin(deps, req);
+    if (req.passkey) return await checkPasskey(deps, req, req.passkey);
+    const byProxy = await checkRemoteUser(deps, req);
+    return byProxy ?? await checkLogin(deps, req);
   } catch (err) {
     if (err instanceof AuthError) {
       failed = true;
@@ -147,6 +164,54 @@ async function checkLogin(deps: Deps, req: LoginRequest): Promise<LoginResult> {
       : "no local admin or realm user of that name",
   });
   throw new AuthError(WRONG_CREDENTIALS, 4031);
+}
+
+/**
+ * A login by the web server in front (privacyIDEA's REMOTE_USER): when the user a trusted proxy
+ * authenticated is the `username` of the request and policy `remote_user` is `allowed` or
+ * `force`, the name is all it takes: a local admin of that name, else the realm user it names
+ * (who must exist). Undefined when this is no such login (the password is checked then).
+ * Unlike privacyIDEA, `login_mode=disable` refuses such a realm user too.
+ */
+async function checkRemoteUser(
+  deps: Deps,
+  req: LoginRequest,
+): Promise<LoginResult | undefined> {
+  if (req.remoteUser === undefined || req.remoteUser !== req.username) return undefined;
+  const ctx = { client: req.clientIp, userAgent: req.userAgent, conditions: req.conditions };
+  if (await remoteUserMode(deps, req.remoteUser, ctx) === "disable") return undefined;
+  const credentialVersion = await adminCredentialVersion(deps, req.username);
+  if (credentialVersion !== undefined) {
+    return {
+      username: req.username,
+      realm: "",
+      resolver: "",
+      role: "admin",
+      authtype: "remote_user ",
+      credentialVersion,
+    };
+  }
+  const explicitRealm = (req.realm ?? "").trim();
+  if (explicitRealm !== "" && !(await realmExists(deps, explicitRealm))) {
+    throw new AuthError(`Authentication failure. Unknown realm: ${explicitRealm}.`, 4031);
+  }
+  const { login: userLogin, realm } = await splitUser(deps, req.username, req.realm);
+  const ref = await resolveUser(deps, userLogin, realm);
+  if (!ref) {
+    deps.log.info("Login failed", {
+      username: req.username,
+      realm,
+      reason: "the proxy's REMOTE_USER is no local admin and no realm user",
+    });
+    throw new AuthError(WRONG_CREDENTIALS, 4031);
+  }
+  const { loginMode } = await webuiSettings(
+    deps,
+    { username: ref.login, realm: ref.realm, resolver: ref.resolver },
+    { client: req.clientIp, userAgent: req.userAgent },
+  );
+  if (loginMode === "disable") throw new PolicyError("The login for this user is disabled.");
+  return { ...realmUserLogin(deps, ref), authtype: "remote_user " };
 }
 
 const PASSKEY_NOT_REGISTERED = "Authentication failure. The passkey is not registered.";

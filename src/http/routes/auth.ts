@@ -30,6 +30,7 @@ authRoutes.post("/", async (c) => {
     c.get("audit").user = tried.user.slice(0, AUDIT_FIELD_MAX);
     c.get("audit").realm = tried.realm.slice(0, AUDIT_FIELD_MAX);
   }
+  const web = webuiRequest(c);
   const result = await login(deps, {
     username,
     password: stringParam(p, "password") ?? "",
@@ -40,6 +41,8 @@ authRoutes.post("/", async (c) => {
       transactionId: stringParam(p, "transaction_id") || undefined,
       answer,
     },
+    remoteUser: c.get("remoteUser"),
+    conditions: web.conditions,
   });
   const rights = await rightsOf(deps, result, {
     client: c.get("clientIp"),
@@ -47,13 +50,13 @@ authRoutes.post("/", async (c) => {
   });
   // webui policies: JWT lifetime (jwt_validity) and the web interface's settings (after the
   // login, as privacyIDEA's last post-step: a conflict of two values fails the login)
-  const web = await webuiSettings(deps, result, {
+  const { jwtValidity } = await webuiSettings(deps, result, {
     client: c.get("clientIp"),
     userAgent: c.get("userAgent"),
   });
-  const settings = await loginSettings(deps, result, webuiRequest(c));
+  const settings = await loginSettings(deps, result, web);
   addAuditPolicies(c, settings.policies);
-  const { token } = await issueJwt(deps, { ...result, rights }, web.jwtValidity);
+  const { token } = await issueJwt(deps, { ...result, rights }, jwtValidity);
   const audit = c.get("audit");
   audit.user = result.username;
   audit.realm = result.realm;
