@@ -49,9 +49,6 @@ export const PENDING: readonly string[] = [
   "authorization:auth_max_fail",
   "authorization:webauthn_authenticator_selection_list",
   // --- enrollment
-  "enrollment:max_token_per_realm",
-  "enrollment:max_token_per_user",
-  "enrollment:max_active_token_per_user",
   "enrollment:otp_pin_random",
   "enrollment:registration.length",
   "enrollment:pw.length",
@@ -68,8 +65,6 @@ export const PENDING: readonly string[] = [
   "enrollment:verify_enrollment",
   "enrollment:change_pin_on_first_use",
   "enrollment:encrypt_pin",
-  "enrollment:{type}_max_token_per_user",
-  "enrollment:{type}_max_active_token_per_user",
   "enrollment:{type}_2step_clientsize",
   "enrollment:{type}_2step_serversize",
   "enrollment:{type}_2step_difficulty",
