@@ -13,6 +13,7 @@ import { createUsers } from "../fixtures/users.ts";
 import { enroll, enrollHotp, hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { issueApiKey, issueJwt } from "../../src/http/jwt.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
+import { SoftAuthenticator } from "../http/_soft_authenticator.ts";
 
 /** realm1 with alice (HOTP, PIN 1234) and bob (no token). */
 async function setup(): Promise<{ t: TestApp; serial: string }> {
@@ -526,6 +527,196 @@ actionTest(
       // a wrong OTP outside the sync window stays a plain failure
       res = await check(t, { ...alice, pass: "1234000000" });
       assert.equal(res.body.detail.message, "wrong otp value");
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+// --- authentication: client_mode_per_user, preferred_client_mode ----------------------------
+
+const RP_ID = "example.com";
+const ORIGIN = "https://login.example.com";
+
+/**
+ * realm1 with alice holding an HOTP token and a WebAuthn token (software authenticator),
+ * both with PIN "pin", both triggered by it: an `interactive` and a `webauthn` challenge.
+ */
+async function aliceWithWebauthn(): Promise<{ t: TestApp; auth: SoftAuthenticator }> {
+  const { t } = await setup();
+  await policy(t, "fido", {
+    scope: "enrollment",
+    action: {
+      webauthn_relying_party_id: RP_ID,
+      webauthn_relying_party_name: "Example",
+      webauthn_authenticator_attestation_level: "none",
+    },
+  });
+  await enroll(t, { type: "hotp", otpkey: SEED_HEX, user: "alice", realm: "realm1", pin: "pin" });
+  const auth = await SoftAuthenticator.create();
+  const init = (body: Record<string, unknown>) =>
+    t.asAdmin("POST", "/token/init", { body, json: true, headers: { Origin: ORIGIN } });
+  const step1 = await jsonOf(
+    await init({ type: "webauthn", user: "alice", realm: "realm1", pin: "pin" }),
+  );
+  const request = step1.body.detail.webAuthnRegisterRequest;
+  const att = await auth.register({ challenge: request.nonce, origin: ORIGIN, rpId: RP_ID });
+  const step2 = await jsonOf(
+    await init({
+      type: "webauthn",
+      serial: step1.body.detail.serial,
+      transaction_id: step1.body.detail.transaction_id,
+      clientdata: att.clientDataJSON,
+      regdata: att.attestationObject,
+    }),
+  );
+  assert.equal(step2.status, 200, JSON.stringify(step2.body));
+  return { t, auth };
+}
+
+/** The PIN from `agent`: the reply with an HOTP and a WebAuthn challenge. */
+async function pinFrom(t: TestApp, agent: string): Promise<Json> {
+  const res = await jsonOf(
+    await t.post("/validate/check", { user: "alice", realm: "realm1", pass: "pin" }, {
+      headers: { "User-Agent": agent, Origin: ORIGIN },
+    }),
+  );
+  assert.equal(res.body.result.authentication, "CHALLENGE", JSON.stringify(res.body));
+  assert.deepEqual(
+    res.body.detail.multi_challenge.map((c: Json) => c.client_mode).sort(),
+    ["interactive", "webauthn"],
+  );
+  return res.body;
+}
+
+/** Logs alice in from `agent` with the WebAuthn token, answering `reply`'s challenge. */
+async function webauthnLogin(t: TestApp, auth: SoftAuthenticator, reply: Json, agent: string) {
+  const entry = reply.detail.multi_challenge.find((c: Json) => c.type === "webauthn");
+  const signRequest = entry.attributes.webAuthnSignRequest;
+  const a = await auth.assert({ challenge: signRequest.challenge, origin: ORIGIN, rpId: RP_ID });
+  const res = await jsonOf(
+    await t.post("/validate/check", {
+      user: "alice",
+      realm: "realm1",
+      pass: "",
+      transaction_id: reply.detail.transaction_id,
+      credentialid: a.credentialId,
+      clientdata: a.clientDataJSON,
+      signaturedata: a.signature,
+      authenticatordata: a.authenticatorData,
+    }, { headers: { "User-Agent": agent, Origin: ORIGIN } }),
+  );
+  assert.equal(res.body.result.value, true, JSON.stringify(res.body));
+}
+
+async function lastUsed(t: TestApp): Promise<Record<string, string>> {
+  const res = await jsonOf(
+    await t.asAdmin("GET", "/user/attribute", { query: { user: "alice", realm: "realm1" } }),
+  );
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return Object.fromEntries(
+    Object.entries(res.body.result.value as Record<string, string>).filter(([k]) =>
+      k.startsWith("last_used_token")
+    ),
+  );
+}
+
+actionTest(
+  "authentication",
+  "client_mode_per_user",
+  "the client mode of the token type the user last logged in with from that agent is preferred",
+  async () => {
+    const { t, auth } = await aliceWithWebauthn();
+    try {
+      const cp = "privacyidea-cp/2.0 Windows/Laptop-1";
+      await policy(t, "cr", { scope: "authentication", action: "challenge_response=hotp" });
+      // baseline: the default order prefers interactive, nothing is remembered
+      let reply = await pinFrom(t, cp);
+      assert.equal(reply.detail.preferred_client_mode, "interactive");
+      await webauthnLogin(t, auth, reply, cp);
+      assert.equal((await pinFrom(t, cp)).detail.preferred_client_mode, "interactive");
+      assert.deepEqual(await lastUsed(t), {});
+
+      await policy(t, "cr", {
+        scope: "authentication",
+        action: "challenge_response=hotp, client_mode_per_user",
+      });
+      reply = await pinFrom(t, cp);
+      assert.equal(reply.detail.preferred_client_mode, "interactive");
+      await webauthnLogin(t, auth, reply, cp);
+      assert.deepEqual(await lastUsed(t), { "last_used_token_privacyidea-cp": "webauthn" });
+      reply = await pinFrom(t, cp);
+      assert.equal(reply.detail.preferred_client_mode, "webauthn");
+      // per agent: another one still gets the policy's order
+      assert.equal((await pinFrom(t, "curl/8.5")).detail.preferred_client_mode, "interactive");
+      // an HOTP login from the same agent switches it back
+      const res = await check(t, {
+        user: "alice",
+        realm: "realm1",
+        pass: hotp(0),
+        transaction_id: reply.detail.transaction_id,
+      }, { "User-Agent": cp });
+      assert.equal(res.body.result.value, true);
+      assert.deepEqual(await lastUsed(t), { "last_used_token_privacyidea-cp": "hotp" });
+      assert.equal((await pinFrom(t, cp)).detail.preferred_client_mode, "interactive");
+      // nobody sets the internal attribute by hand
+      const set = await jsonOf(
+        await t.asAdmin("POST", "/user/attribute", {
+          body: {
+            user: "alice",
+            realm: "realm1",
+            key: "last_used_token_privacyidea-cp",
+            value: "webauthn",
+          },
+        }),
+      );
+      assert.equal(set.status, 400);
+      assert.equal(
+        set.body.result.error.message,
+        "ERR905: Invalid attribute name! The name shall not start with last_used_token. " +
+          "This is an internally used prefix.",
+      );
+      assert.deepEqual(await lastUsed(t), { "last_used_token_privacyidea-cp": "hotp" });
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+actionTest(
+  "authentication",
+  "preferred_client_mode",
+  "detail.preferred_client_mode is the first listed mode a challenge has",
+  async () => {
+    const { t } = await aliceWithWebauthn();
+    try {
+      await policy(t, "cr", { scope: "authentication", action: "challenge_response=hotp" });
+      assert.equal((await pinFrom(t, "curl/8")).detail.preferred_client_mode, "interactive");
+      await policy(t, "cr", {
+        scope: "authentication",
+        action: "challenge_response=hotp, preferred_client_mode=poll webauthn interactive",
+      });
+      assert.equal((await pinFrom(t, "curl/8")).detail.preferred_client_mode, "webauthn");
+      // a list naming no mode of the challenges: interactive
+      await policy(t, "cr", {
+        scope: "authentication",
+        action: "challenge_response=hotp, preferred_client_mode=poll u2f",
+      });
+      assert.equal((await pinFrom(t, "curl/8")).detail.preferred_client_mode, "interactive");
+      // /validate/triggerchallenge too
+      await policy(t, "cr", {
+        scope: "authentication",
+        action: "preferred_client_mode=webauthn interactive",
+      });
+      const res = await jsonOf(
+        await t.asAdmin("POST", "/validate/triggerchallenge", {
+          body: { user: "alice", realm: "realm1" },
+          headers: { Origin: ORIGIN },
+        }),
+      );
+      // alice's three tokens (the HOTP token of every test here has PIN 1234)
+      assert.equal(res.body.result.value, 3, JSON.stringify(res.body));
+      assert.equal(res.body.detail.preferred_client_mode, "webauthn");
     } finally {
       await t.close();
     }

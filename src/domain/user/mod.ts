@@ -170,6 +170,24 @@ export async function customAttributeOrCreate(
   return await attrStore.insertAttributeIfAbsent(deps.db, ref, { key, value: make(), type: "" });
 }
 
+/** Prefixes of the custom attributes the server keeps for itself (privacyIDEA's internal ones). */
+const INTERNAL_ATTRIBUTE_PREFIXES = ["last_used_token"];
+
+/**
+ * Sets a custom attribute the server keeps for itself (type `pi_internal`,
+ * e.g. `last_used_token_<agent>`); no policy applies, and the row is written
+ * only when the value changes.
+ */
+export async function setInternalAttribute(
+  deps: Deps,
+  ref: UserRef,
+  key: string,
+  value: string,
+): Promise<void> {
+  if ((await attrStore.attributesOf(deps.db, ref))[key] === value) return;
+  await attrStore.upsertAttribute(deps.db, ref, { key, value, type: "pi_internal" });
+}
+
 /** Resolves a user or throws 904 as token/user endpoints do. */
 export async function requireUser(
   deps: Deps,
@@ -405,6 +423,13 @@ export async function setCustomAttribute(
 ): Promise<number> {
   if (!ATTR_KEY_REGEXP.test(input.key) || input.value.length > 2000) {
     throw new ParameterError("Cannot set custom attribute: invalid key or value too long");
+  }
+  const internal = INTERNAL_ATTRIBUTE_PREFIXES.find((prefix) => input.key.startsWith(prefix));
+  if (internal !== undefined) {
+    throw new ParameterError(
+      `Invalid attribute name! The name shall not start with ${internal}. ` +
+        "This is an internally used prefix.",
+    );
   }
   const ref = await requireUser(deps, who.user, who);
   const rights = await rightsFor(deps, input.caller, ref);

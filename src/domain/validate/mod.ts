@@ -59,6 +59,7 @@ import {
   splitUser,
 } from "../token/_users.ts";
 import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./policy.ts";
+import { getCustomAttributes, setInternalAttribute } from "../user/mod.ts";
 import {
   infoValue,
   type OtpCheck,
@@ -593,7 +594,68 @@ async function checkAndPost(
   result.user ??= env.user;
   result.login = login || env.user?.login;
   result.realm = realm || env.user?.realm;
-  return await postPolicies(env, result);
+  // the user the request names (privacyIDEA's request.User): none for a serial-only request
+  const requestUser = login !== "" ? env.user : undefined;
+  if (result.value && requestUser && !req.isWebuiLogin) {
+    await rememberLastUsedToken(env, requestUser, result, req.userAgent);
+  }
+  const out = await postPolicies(env, result);
+  await withPreferredClientMode(env, out.detail, { user: requestUser, userAgent: req.userAgent });
+  return out;
+}
+
+/** Custom user attribute `<prefix>_<agent>`: the type of the token the user last logged in with. */
+const LAST_USED_TOKEN = "last_used_token";
+
+/**
+ * privacyIDEA's plugin name of a User-Agent (`privacyidea-cp/2.0 …` →
+ * `privacyidea-cp`): its leading letters, digits, `_` and `-`; "" if none.
+ */
+function pluginNameOf(userAgent: string): string {
+  return userAgent.match(/^[A-Za-z0-9_-]+/)?.[0] ?? "";
+}
+
+/**
+ * `client_mode_per_user`: after a success with one token, the user's
+ * `last_used_token_<agent>` remembers its type (written only when it changes).
+ */
+async function rememberLastUsedToken(
+  env: CheckEnv,
+  user: UserRef,
+  result: CheckResult,
+  userAgent: string,
+): Promise<void> {
+  if (!env.policies.clientModePerUser || !result.tokenType) return;
+  const key = `${LAST_USED_TOKEN}_${pluginNameOf(userAgent)}`;
+  await setInternalAttribute(env.deps, user, key, result.tokenType);
+}
+
+/**
+ * `preferred_client_mode` (and `client_mode_per_user`) on a reply with
+ * challenges: the client mode of the challenge of the token type the user
+ * last logged in with from this agent, else the first mode of the policy's
+ * list that one of the challenges has, else `interactive`.
+ */
+async function withPreferredClientMode(
+  env: CheckEnv,
+  detail: Record<string, unknown>,
+  request: { user?: UserRef; userAgent: string },
+): Promise<void> {
+  const challenges = detail.multi_challenge;
+  if (!Array.isArray(challenges) || challenges.length === 0) return;
+  const entries = challenges as Record<string, unknown>[];
+  const p = env.policies;
+  if (p.clientModePerUser && request.user) {
+    const key = `${LAST_USED_TOKEN}_${pluginNameOf(request.userAgent)}`;
+    const type = (await getCustomAttributes(env.deps, request.user))[key];
+    const last = type === undefined ? undefined : entries.find((c) => c.type === type);
+    if (last) {
+      detail.preferred_client_mode = last.client_mode;
+      return;
+    }
+  }
+  const modes = new Set(entries.map((c) => c.client_mode));
+  detail.preferred_client_mode = p.preferredClientMode.find((m) => modes.has(m)) ?? "interactive";
 }
 
 /**
@@ -1718,6 +1780,10 @@ async function runFido(
     result.user ??= owner;
     result.login = owner?.login;
     result.realm = owner?.realm;
+    // a request that names its user (a WebAuthn login) remembers the type, as privacyIDEA's
+    if (result.value && req.user && owner && !req.isWebuiLogin) {
+      await rememberLastUsedToken(env, owner, result, req.userAgent);
+    }
     return await postPolicies(env, result);
   } finally {
     await env.pending.settle();
@@ -2045,6 +2111,7 @@ export async function triggerChallenge(
   const res = await triggerChallenges(env, tokens, {
     increaseFailcount: policies.increaseFailcounterOnChallenge,
   }).finally(() => env.pending.settle());
+  await withPreferredClientMode(env, res.detail, { user, userAgent: req.userAgent });
   withChallengeTextHeader(policies, res.detail);
   return {
     count: res.count,

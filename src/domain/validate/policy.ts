@@ -92,6 +92,12 @@ export interface ValidatePolicies {
   isApiKeyRequired: boolean;
   /** `preferred_client_mode` order. */
   preferredClientMode: string[];
+  /**
+   * `client_mode_per_user`: remember the token type a user logs in with per user agent and
+   * prefer its client mode. Only with a policy (privacyIDEA also without any authentication
+   * policy, which would cost every successful check a write).
+   */
+  clientModePerUser: boolean;
   /** `enroll_via_multichallenge`: the token type (lower case) enrolled after a success. */
   enrollViaMultichallenge?: string;
   /** `enroll_via_multichallenge_text`. */
@@ -128,7 +134,8 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   noDetailOnFail: false,
   isAccessDenied: false,
   isApiKeyRequired: false,
-  preferredClientMode: ["interactive", "webauthn", "poll"],
+  preferredClientMode: ["interactive", "webauthn", "poll", "u2f"],
+  clientModePerUser: false,
   isEnrollViaMultichallengeOptional: false,
   typeActions: {},
   matched: [],
@@ -258,6 +265,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     out.forceChallengeResponse = first("force_challenge_response") !== undefined;
     out.resetAllUserTokens = first("reset_all_user_tokens") !== undefined;
     out.resyncViaMultichallenge = first("resync_via_multichallenge") !== undefined;
+    out.clientModePerUser = first("client_mode_per_user") !== undefined;
 
     const cr = m.valuesNow("challenge_response");
     note(cr.policies);
@@ -395,6 +403,7 @@ const AUTHENTICATION_ACTIONS = [
   "force_challenge_response",
   "reset_all_user_tokens",
   "resync_via_multichallenge",
+  "client_mode_per_user",
   "challenge_response",
   "disabled_token_types",
   "challenge_text",
