@@ -243,7 +243,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /system/setConfig": { ...ADMIN, action: "configwrite" },
   "GET /system/:key": { ...ADMIN, action: "configread" },
   "DELETE /system/:key": { ...ADMIN, action: "configdelete" },
-  "GET /audit": { ...ADMIN, action: "auditlog" },
+  // a user reads the rows about themselves (privacyIDEA's user right auditlog)
+  "GET /audit": { roles: "any", action: "auditlog" },
   "GET /application": { ...ADMIN, why: "the list of machine applications, no data" },
   // --- policies
   "GET /policy/defs": { ...ADMIN, action: "policyread" },

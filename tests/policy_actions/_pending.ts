@@ -12,17 +12,11 @@
 /** `scope:action` entries without a registered effect test yet. */
 export const PENDING: readonly string[] = [
   // --- admin
-  "admin:auditlog_download",
-  "admin:auditlog_age",
-  "admin:hide_audit_columns",
   "admin:{type}_hashlib",
   "admin:{type}_otplen",
   "admin:{type}_force_server_generate",
   "admin:totp_timestep",
   // --- user
-  "user:auditlog",
-  "user:auditlog_age",
-  "user:hide_audit_columns",
   "user:{type}_hashlib",
   "user:{type}_otplen",
   "user:{type}_force_server_generate",

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { actionTest } from "./_registry.ts";
-import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
+import { createTestApp, type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
@@ -363,4 +363,106 @@ for (const role of ["admin", "user"] as const) {
     assert.ok(await pinWorks(t, "A3", "p3", 1));
     await t.close();
   });
+}
+
+// ---------------------------------------------------------------------------
+// the audit log: auditlog (user), auditlog_age, hide_audit_columns
+
+const DAY = 86_400_000;
+
+/** Failed checks of alice (now − 3 days and now) and of bob (now); returns the JWT to read. */
+async function auditWorld(
+  role: Role,
+): Promise<{ t: TestApp; read: (q?: Record<string, string>) => Promise<Res> }> {
+  const t = await appWithUsers();
+  const check = async (user: string) =>
+    await (await t.post("/validate/check", { user, realm: "r1", pass: "wrong" })).body?.cancel();
+  await check("alice");
+  t.clock.advance(3 * DAY);
+  await check("alice");
+  await check("bob");
+  const token = role === "admin" ? await t.adminToken() : await userJwt(t, "alice");
+  const read = async (query: Record<string, string> = {}) =>
+    await jsonOf(await t.get("/audit/", { token, query: { page_size: "1000", ...query } }));
+  return { t, read };
+}
+
+function checkRows(res: Res): Json[] {
+  ok(res);
+  return res.body.result.value.auditdata.filter((r: Json) => r.action.includes("/validate/check"));
+}
+
+actionTest("user", "auditlog", "a user reads the audit rows about themselves", async () => {
+  const { t, read } = await auditWorld("user");
+  // no user policy: allowed, and only alice's rows, whatever the filters ask for
+  const rows = checkRows(await read({ user: "bob" }));
+  assert.equal(rows.length, 2);
+  assert.ok(rows.every((r) => r.user === "alice" && r.realm === "r1"));
+  // a user policy without auditlog: refused
+  await savePolicy(t.deps, "u", { scope: "user", action: "enable" });
+  refused(await read(), "User actions are defined, but the action auditlog is not allowed!");
+  await savePolicy(t.deps, "u", { scope: "user", action: "enable, auditlog" });
+  assert.equal(checkRows(await read()).length, 2);
+  await t.close();
+});
+
+for (const role of ["admin", "user"] as const) {
+  actionTest(
+    role,
+    "auditlog_age",
+    "only rows younger than the age; it replaces timelimit",
+    async () => {
+      const { t, read } = await auditWorld(role);
+      const all = role === "admin" ? 3 : 2;
+      assert.equal(checkRows(await read()).length, all);
+      assert.equal(checkRows(await read({ timelimit: "1d" })).length, all - 1);
+      await savePolicy(t.deps, "age", { scope: role, action: "auditlog, auditlog_age=2d" });
+      // the client's timelimit cannot widen it
+      assert.equal(checkRows(await read({ timelimit: "1y" })).length, all - 1);
+      // m is minutes, as in privacyIDEA: 3 days and a minute later nothing is left
+      await savePolicy(t.deps, "age", { scope: role, action: "auditlog, auditlog_age=5m" });
+      t.clock.advance(6 * 60_000);
+      assert.equal(checkRows(await read()).length, 0);
+      // a value that is no time span is refused (privacyIDEA: 500)
+      await savePolicy(t.deps, "age", { scope: role, action: "auditlog, auditlog_age=soon" });
+      refused(
+        await read(),
+        'The policy action "auditlog_age" needs a time like 10d, 4h or 30m, got "soon"',
+      );
+      await t.close();
+    },
+  );
+
+  actionTest(
+    role,
+    "hide_audit_columns",
+    "the columns leave the rows and auditcolumns",
+    async () => {
+      const { t, read } = await auditWorld(role);
+      const before = ok(await read()).body.result.value;
+      assert.ok(before.auditcolumns.includes("serial") && before.auditcolumns.includes("info"));
+      assert.ok("info" in before.auditdata[0] && "client" in before.auditdata[0]);
+      // two policies: their columns add up; an unknown name is ignored
+      await savePolicy(t.deps, "h1", {
+        scope: role,
+        action: "auditlog, hide_audit_columns=serial info",
+      });
+      await savePolicy(t.deps, "h2", {
+        scope: role,
+        action: "hide_audit_columns=client nosuchcolumn",
+      });
+      const after = ok(await read()).body.result.value;
+      for (const col of ["serial", "info", "client"]) {
+        assert.ok(!after.auditcolumns.includes(col), col);
+        assert.ok(after.auditdata.every((r: Json) => !(col in r)), col);
+      }
+      assert.deepEqual(
+        after.auditcolumns,
+        before.auditcolumns.filter((c: string) => !["serial", "info", "client"].includes(c)),
+      );
+      assert.equal(after.count, before.count + 1);
+      assert.ok(after.auditdata.every((r: Json) => "action" in r && "user" in r));
+      await t.close();
+    },
+  );
 }

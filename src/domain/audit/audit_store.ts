@@ -135,6 +135,8 @@ export interface AuditScope {
 export interface AuditQuery {
   /** Absent: every row. */
   scope?: AuditScope;
+  /** Only the rows about this user (a user reading the log). */
+  owner?: { user: string; realm: string };
   filters: Partial<Record<(typeof AUDIT_FILTER_COLUMNS)[number], string>>;
   success?: boolean;
   since?: number;
@@ -168,6 +170,10 @@ export async function searchEntries(
 ): Promise<{ rows: AuditRow[]; count: number }> {
   let query = db.selectFrom("audit");
   if (q.scope) query = query.where(scopeCondition(q.scope));
+  if (q.owner) {
+    query = query.where("user", "=", q.owner.user)
+      .where(lowerRealm, "=", q.owner.realm.toLowerCase());
+  }
   for (const [col, value] of Object.entries(q.filters)) {
     if (value === undefined || value === "" || value === "*") continue;
     query = query.where(matchStar(col, value));

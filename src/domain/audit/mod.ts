@@ -9,7 +9,7 @@
  */
 import type { Db } from "../../db/schema.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { ParameterError } from "../../errors.ts";
+import { ParameterError, PolicyError } from "../../errors.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
 import * as store from "./audit_store.ts";
 import { AUDIT_FILTER_COLUMNS, type AuditScope } from "./audit_store.ts";
@@ -481,10 +481,10 @@ export interface AuditItem {
   request_id: string;
 }
 
-/** privacyIDEA's shape of `GET /audit/`. */
+/** privacyIDEA's shape of `GET /audit/`; `hide_audit_columns` leaves columns out. */
 export interface AuditPage {
   auditcolumns: string[];
-  auditdata: AuditItem[];
+  auditdata: Partial<AuditItem>[];
   count: number;
   current: number;
   prev: number | null;
@@ -515,7 +515,8 @@ const AUDIT_COLUMNS = [
 
 const SEARCH_FLUSH_WAIT_MS = 10_000;
 
-const TIMELIMIT_REGEXP = /^(\d+)\s*([smhdy])$/;
+// privacyIDEA's parse_timedelta: [+-]<n><unit>, spaces allowed between the parts
+const TIMELIMIT_REGEXP = /^\s*([+-]?)\s*(\d{1,12})\s*([smhdy])\s*$/;
 const UNIT_MS: Record<string, number> = {
   s: 1e3,
   m: 60e3,
@@ -535,14 +536,34 @@ function intParam(name: string, raw: unknown, fallback: number, max: number): nu
   return n;
 }
 
+/** A time span like privacyIDEA's timelimit (`10d`, `-30m`, `2 y`; m = minutes) in ms. */
+function timelimitMs(text: string): number | undefined {
+  const m = text.match(TIMELIMIT_REGEXP);
+  if (!m) return undefined;
+  return (m[1] === "-" ? -1 : 1) * Number(m[2]) * UNIT_MS[m[3]];
+}
+
+/** Options of {@link searchAudit}: what the caller may read, and the policies' values. */
+export interface AuditSearchOptions {
+  /** An admin's realm limit (see {@link auditScopeOf}); absent: every row. */
+  scope?: AuditScope;
+  /** A user reads only the rows about themselves. */
+  owner?: { user: string; realm: string };
+  /** `auditlog_age`: replaces the client's `timelimit`. */
+  age?: string;
+  /** `hide_audit_columns`: columns left out of rows and `auditcolumns`. */
+  hiddenColumns?: readonly string[];
+}
+
 /**
  * `GET /audit/`: filters (`*` wildcard), `page`, `page_size`, `sortorder`,
- * `timelimit`, within `scope` (see {@link auditScopeOf}); the filters only narrow it.
+ * `timelimit`, within `scope` (see {@link auditScopeOf}) or `owner`; the filters only narrow
+ * it.
  */
 export async function searchAudit(
   deps: { db: Db; audit: AuditWriter; clock: { now(): number } },
   params: Record<string, unknown>,
-  options: { scope?: AuditScope } = {},
+  options: AuditSearchOptions = {},
 ): Promise<AuditPage> {
   // queued rows first; while the database cannot take them, the search does not wait forever
   await deps.audit.flush({ timeoutMs: SEARCH_FLUSH_WAIT_MS });
@@ -577,17 +598,27 @@ export async function searchAudit(
       );}
   }
   let since: number | undefined;
-  if (params.timelimit !== undefined && params.timelimit !== "") {
-    const m = String(params.timelimit).match(TIMELIMIT_REGEXP);
-    if (!m) {
+  if (options.age !== undefined) {
+    const ms = timelimitMs(options.age);
+    if (ms === undefined) {
+      // privacyIDEA fails with an unexpected error here; a clear refusal instead of every row
+      throw new PolicyError(
+        `The policy action "auditlog_age" needs a time like 10d, 4h or 30m, got "${options.age}"`,
+      );
+    }
+    since = deps.clock.now() - ms;
+  } else if (params.timelimit !== undefined && params.timelimit !== "") {
+    const ms = timelimitMs(String(params.timelimit));
+    if (ms === undefined) {
       throw new ParameterError(
         `Cannot parse parameter "timelimit": expected e.g. "2h" or "7d", got "${params.timelimit}"`,
       );
     }
-    since = deps.clock.now() - Number(m[1]) * UNIT_MS[m[2]];
+    since = deps.clock.now() - ms;
   }
   const { rows, count } = await store.searchEntries(deps.db, {
     scope: options.scope,
+    owner: options.owner,
     filters,
     success,
     since,
@@ -595,29 +626,36 @@ export async function searchAudit(
     pageSize,
     ascending: sortorder === "asc",
   });
+  const hidden = new Set(options.hiddenColumns ?? []);
+  const visible = (item: AuditItem): Partial<AuditItem> =>
+    hidden.size === 0 ? item : Object.fromEntries(
+      Object.entries(item).filter(([k]) => !hidden.has(k)),
+    ) as Partial<AuditItem>;
   return {
-    auditcolumns: AUDIT_COLUMNS,
-    auditdata: rows.map((r) => ({
-      number: r.id,
-      date: new Date(r.ts + r.durationMs).toISOString(),
-      startdate: new Date(r.ts).toISOString(),
-      duration: (r.durationMs / 1000).toFixed(6),
-      action: r.action,
-      success: r.success ? 1 : 0,
-      serial: r.serial,
-      token_type: r.tokenType,
-      user: r.user,
-      realm: r.realm,
-      resolver: r.resolver,
-      administrator: r.administrator,
-      action_detail: "",
-      info: r.info,
-      privacyidea_server: r.node,
-      client: r.client,
-      user_agent: r.userAgent,
-      policies: r.policies,
-      request_id: r.requestId,
-    })),
+    auditcolumns: AUDIT_COLUMNS.filter((col) => !hidden.has(col)),
+    auditdata: rows.map((r) =>
+      visible({
+        number: r.id,
+        date: new Date(r.ts + r.durationMs).toISOString(),
+        startdate: new Date(r.ts).toISOString(),
+        duration: (r.durationMs / 1000).toFixed(6),
+        action: r.action,
+        success: r.success ? 1 : 0,
+        serial: r.serial,
+        token_type: r.tokenType,
+        user: r.user,
+        realm: r.realm,
+        resolver: r.resolver,
+        administrator: r.administrator,
+        action_detail: "",
+        info: r.info,
+        privacyidea_server: r.node,
+        client: r.client,
+        user_agent: r.userAgent,
+        policies: r.policies,
+        request_id: r.requestId,
+      })
+    ),
     count,
     current: page,
     prev: page > 1 ? page - 1 : null,

@@ -168,7 +168,7 @@ function adminDefs(): Record<string, ActionDef> {
       "smsgateway_read",
       "managesubscription",
     ], ["config"]),
-    ...bools("system", ["auditlog", "auditlog_download"], ["audit"]),
+    ...bools("system", ["auditlog"], ["audit"]),
     auditlog_age: s("The admin sees only audit entries younger than this (e.g. 10d, 4h).", {
       group: "system",
       mainmenu: ["audit"],
@@ -511,6 +511,11 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
     actions: () => ({
       admin: bools("service ID", ["serviceid_list", "serviceid_add", "serviceid_delete"]),
     }),
+  },
+  auditdownload: {
+    description: "the audit log as a CSV file (GET /audit/<file>.csv)",
+    isBuilt: false,
+    actions: () => ({ admin: bools("system", ["auditlog_download"], ["audit"]) }),
   },
   periodictasks: {
     description: "periodic tasks",
