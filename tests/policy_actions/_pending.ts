@@ -28,7 +28,6 @@ export const PENDING: readonly string[] = [
   "authentication:hide_specific_error_message",
   "authentication:enroll_via_multichallenge",
   "authentication:enroll_via_multichallenge_text",
-  "authentication:passthru_assign",
   "authentication:mangle",
   "authentication:{type}_challenge_text",
   "authentication:webauthn_user_verification_requirement",

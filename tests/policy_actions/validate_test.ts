@@ -14,6 +14,8 @@ import { enroll, enrollHotp, hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { issueApiKey, issueJwt } from "../../src/http/jwt.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
 import { SoftAuthenticator } from "../http/_soft_authenticator.ts";
+import { startResponder } from "../radius/responder.ts";
+import { setRadiusServer } from "../../src/domain/radius/mod.ts";
 
 /** realm1 with alice (HOTP, PIN 1234) and bob (no token). */
 async function setup(): Promise<{ t: TestApp; serial: string }> {
@@ -722,3 +724,114 @@ actionTest(
     }
   },
 );
+
+// --- authentication: passthru_assign --------------------------------------------------------
+
+const OTHER_SEED = "3132333435363738393031323334353637383931";
+
+actionTest(
+  "authentication",
+  "passthru_assign",
+  "after the RADIUS server accepts a user without tokens, the realm's unassigned token the OTP part matches becomes theirs",
+  async () => {
+    const { t } = await setup();
+    const up = await startResponder(
+      "pt-secret",
+      (req) =>
+        req.attributes["User-Name"] === "bob"
+          ? { code: "Access-Accept" }
+          : { code: "Access-Reject" },
+    );
+    try {
+      await setRadiusServer(t.deps, "up", {
+        server: "127.0.0.1",
+        port: up.port,
+        secret: "pt-secret",
+        timeout: 1,
+        retries: 1,
+      });
+      const spare = (await enroll(t, { type: "hotp", otpkey: OTHER_SEED })).serial;
+      const realm = await jsonOf(
+        await t.asAdmin("POST", `/token/realm/${spare}`, { body: { realms: "realm1" } }),
+      );
+      assert.equal(realm.status, 200, JSON.stringify(realm.body));
+      await policy(t, "pt", { scope: "authentication", action: "passthru=up" });
+      const bob = { user: "bob", realm: "realm1" };
+      // baseline: RADIUS accepts, nothing is assigned
+      let res = await check(t, { ...bob, pass: hotp(0, OTHER_SEED) + "test" });
+      assert.equal(res.body.result.value, true);
+      assert.equal(res.body.detail.message, "against RADIUS server up due to 'pt'");
+      assert.equal((await getTokenBySerial(t.deps, spare)).owner, undefined);
+
+      // a value with one part assigns nothing; an unreadable length is refused
+      await policy(t, "assign", { scope: "authentication", action: "passthru_assign=6" });
+      res = await check(t, { ...bob, pass: hotp(0, OTHER_SEED) + "test" });
+      assert.equal(res.body.detail.message, "against RADIUS server up due to 'pt'");
+      await policy(t, "assign", { scope: "authentication", action: "passthru_assign=PIN:6" });
+      assertPolicyError(
+        await check(t, { ...bob, pass: hotp(0, OTHER_SEED) + "test" }),
+        'Cannot parse the passthru_assign value "PIN:6": expected pin:<length>[:<window>] or <length>:pin[:<window>]',
+      );
+      assert.equal((await getTokenBySerial(t.deps, spare)).owner, undefined);
+
+      // OTP first, then the PIN; window 10: an OTP 20 steps ahead matches no token
+      await policy(t, "assign", { scope: "authentication", action: "passthru_assign=6:pin:10" });
+      res = await check(t, { ...bob, pass: hotp(20, OTHER_SEED) + "test" });
+      assert.equal(res.body.detail.message, "against RADIUS server up due to 'pt'");
+      res = await check(t, { ...bob, pass: hotp(3, OTHER_SEED) + "test" });
+      assert.equal(res.body.result.value, true);
+      assert.equal(
+        res.body.detail.message,
+        `auto-assigned ${spare},against RADIUS server up due to 'pt'`,
+      );
+      const token = await getTokenBySerial(t.deps, spare);
+      assert.equal(token.owner?.login, "bob");
+      assert.equal(token.count, 4);
+      // bob now logs in with that token and the PIN "test" (no RADIUS: he has a token)
+      res = await check(t, { ...bob, pass: "test" + hotp(4, OTHER_SEED) });
+      assert.equal(res.body.result.value, true);
+      assert.equal(res.body.detail.serial, spare);
+    } finally {
+      await up.close();
+      await t.close();
+    }
+  },
+);
+
+Deno.test("passthru_assign=pin:6: the PIN comes first, the OTP is the end of the password", async () => {
+  const { t } = await setup();
+  const up = await startResponder("s", () => ({ code: "Access-Accept" }));
+  try {
+    await setRadiusServer(t.deps, "up", {
+      server: "127.0.0.1",
+      port: up.port,
+      secret: "s",
+      timeout: 1,
+      retries: 1,
+    });
+    const spare = (await enroll(t, { type: "hotp", otpkey: OTHER_SEED })).serial;
+    await t.asAdmin("POST", `/token/realm/${spare}`, { body: { realms: "realm1" } });
+    await policy(t, "pt", {
+      scope: "authentication",
+      action: "passthru=up, passthru_assign=pin:6",
+    });
+    const res = await check(t, {
+      user: "bob",
+      realm: "realm1",
+      pass: "s3cret" + hotp(0, OTHER_SEED),
+    });
+    assert.equal(
+      res.body.detail.message,
+      `auto-assigned ${spare},against RADIUS server up due to 'pt'`,
+    );
+    const ok = await check(t, {
+      user: "bob",
+      realm: "realm1",
+      pass: "s3cret" + hotp(1, OTHER_SEED),
+    });
+    assert.equal(ok.body.result.value, true);
+  } finally {
+    await up.close();
+    await t.close();
+  }
+});

@@ -17,6 +17,7 @@ import {
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import {
   advanceTokenCounter,
+  assignToken,
   checkContext,
   checkImportedPin,
   checkPin,
@@ -68,7 +69,12 @@ import {
   type TypeChallengeContext,
   type TypeCheckContext,
 } from "../token/types/mod.ts";
-import { countAuthAttempts, deleteUsedToken, realmsOfToken } from "./validate_store.ts";
+import {
+  countAuthAttempts,
+  deleteUsedToken,
+  realmsOfToken,
+  unassignedSerialsInRealm,
+} from "./validate_store.ts";
 import {
   AUTH_CACHE_MESSAGE,
   isInAuthCache,
@@ -722,12 +728,77 @@ async function checkUser(
     } else if (passthru) {
       // passthru=<RADIUS server definition>: anything but Access-Accept falls through
       if (await radiusPassthru(deps, passthru.value, { login: user.login, pass: req.pass })) {
-        return ok(`against RADIUS server ${passthru.value} due to '${passthru.policy}'`);
+        const assigned = await passthruAssign(env, user, req.pass);
+        const against = `against RADIUS server ${passthru.value} due to '${passthru.policy}'`;
+        return ok(assigned ? `auto-assigned ${assigned},${against}` : against);
       }
     }
     return { value: false, detail: { message: "The user has no tokens assigned" } };
   }
   return await checkTokenList(env, tokens, req.pass, req.transactionId);
+}
+
+/**
+ * `passthru_assign` after the RADIUS server accepted a user without tokens:
+ * `pass` is split into PIN and OTP (`pin:<length>[:<window>]`: the OTP is
+ * the last `<length>` characters; `<length>:pin[:<window>]`: the first), and
+ * the first unassigned token of the user's realm whose OTP check (within
+ * `<window>` steps, default 100) succeeds becomes the user's, with that PIN.
+ * Returns its serial.
+ */
+async function passthruAssign(
+  env: CheckEnv,
+  user: UserRef,
+  pass: string,
+): Promise<string | undefined> {
+  const value = env.policies.passthruAssign;
+  if (value === undefined) return undefined;
+  const parts = value.split(":");
+  if (parts.length < 2) {
+    env.deps.log.warn("passthru_assign needs pin:<length>[:<window>] or <length>:pin[:<window>]", {
+      value: value.slice(0, 100),
+    });
+    return undefined;
+  }
+  const isPinFirst = parts[0] === "pin";
+  const length = policyInteger(value, isPinFirst ? parts[1] : parts[0]);
+  const window = parts.length === 3 ? policyInteger(value, parts[2]) : 100;
+  const otp = isPinFirst ? pass.slice(-length) : pass.slice(0, length);
+  const pin = isPinFirst ? pass.slice(0, Math.max(0, pass.length - length)) : pass.slice(length);
+  for (const serial of await unassignedSerialsInRealm(env.deps.db, user.realm)) {
+    const found = await findTokenBySerial(env.deps, serial, { withRealms: false });
+    const module = found && tokenTypeOf(found.type);
+    if (!found || found.owner || !module?.authenticates || module.pinOnly) continue;
+    if (stateProblems(env, found).length > 0) continue;
+    const t = { ...found, countWindow: window };
+    const check = await module.checkOtp(checkContext(env.deps, env.system, t), otp);
+    if (!check.isValid || !(await applyOtpCheck(env, t, check))) continue;
+    try {
+      await assignToken(env.deps, serial, user, { pin });
+    } catch (err) {
+      // a token limit (or a parallel assignment) keeps the token; the RADIUS answer stands
+      if (!(err instanceof PolicyError || err instanceof TokenAdminError)) throw err;
+      env.deps.log.info("passthru_assign did not assign the token", {
+        serial,
+        reason: (err as Error).message,
+      });
+      return undefined;
+    }
+    return serial;
+  }
+  return undefined;
+}
+
+/** A whole positive number of a policy value; PolicyError (403) naming the value otherwise. */
+function policyInteger(value: string, text: string | undefined): number {
+  if (text === undefined || !/^\d{1,6}$/.test(text) || Number(text) === 0) {
+    // privacyIDEA fails with an unexpected error here
+    throw new PolicyError(
+      `Cannot parse the passthru_assign value "${value}": expected pin:<length>[:<window>] ` +
+        "or <length>:pin[:<window>]",
+    );
+  }
+  return Number(text);
 }
 
 function ok(message: string): CheckResult {

@@ -38,6 +38,8 @@ export interface ValidatePolicies {
   otppin: "tokenpin" | "userstore" | "none";
   /** `passthru`: policy name and value ("userstore" or a RADIUS server name). */
   passthru?: { policy: string; value: string };
+  /** `passthru_assign`: `pin:<length>[:<window>]` or `<length>:pin[:<window>]`. */
+  passthruAssign?: string;
   /**
    * `auth_cache`: the policy and its value (`4h`, `4h/5m`, `2d/3`); the name is
    * audited only when the cache decides.
@@ -259,6 +261,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     if (authCache.values.length > 0) {
       out.authCache = { policy: authCache.policies[0], value: authCache.values[0] };
     }
+    out.passthruAssign = unique("passthru_assign");
     out.passOnNoToken = first("passOnNoToken");
     out.passOnNoUser = first("passOnNoUser");
     out.increaseFailcounterOnChallenge = first("increase_failcounter_on_challenge") !== undefined;
@@ -397,6 +400,7 @@ const AUTHENTICATION_ACTIONS = [
   "otppin",
   "auth_cache",
   "passthru",
+  "passthru_assign",
   "passOnNoToken",
   "passOnNoUser",
   "increase_failcounter_on_challenge",

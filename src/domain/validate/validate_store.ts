@@ -138,3 +138,15 @@ export async function addAuthCacheEntry(
     }).execute();
   });
 }
+
+/** Serials of the tokens without owner that have `realm` among their token realms, oldest first. */
+export async function unassignedSerialsInRealm(db: Db, realm: string): Promise<string[]> {
+  const rows = await db.selectFrom("token")
+    .innerJoin("token_realm", "token_realm.token_id", "token.id")
+    .select(["token.serial"])
+    .where("token.user_id", "=", "")
+    .where("token_realm.realm", "=", realm)
+    .orderBy("token.id")
+    .execute();
+  return rows.map((r) => r.serial);
+}
