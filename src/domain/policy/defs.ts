@@ -329,7 +329,12 @@ function enrollmentDefs(ctx: DefsContext): Record<string, ActionDef> {
       value: types,
       multiple: true,
     }),
-    pinhandling: s("Module that handles random PINs."),
+    pinhandling: s(
+      "Handler the random PIN of otp_pin_random is given to (logs that one was set).",
+      {
+        value: ["privacyidea.lib.pinhandling.base.PinHandler"],
+      },
+    ),
     change_pin_every: s("The user must change the PIN after this period (e.g. 180d)."),
     tokenlabel: s("Label of enrolled smartphone tokens (<u>, <r>, <s>, <i>)."),
     tokenissuer: s("Issuer of enrolled smartphone tokens."),
@@ -783,8 +788,15 @@ function tokenTypeDefs(ctx: DefsContext): Record<Scope, Record<string, ActionDef
       out.enrollment[prefix(t.type, "2step_difficulty")] = n(
         `Key derivation rounds of two-step ${t.type} tokens.`,
       );
-      out.enrollment[prefix(t.type, "force_app_pin")] = b(`${T} apps must use a PIN.`);
-      out.enrollment[prefix(t.type, "app_force_unlock")] = s(`${T} apps must be unlocked.`);
+    }
+    if (t.type === "hotp" || t.type === "totp" || t.type === "daypassword") {
+      out.enrollment[prefix(t.type, "force_app_pin")] = b(
+        `The privacyIDEA Authenticator must protect ${t.type} tokens with a PIN (pin=True).`,
+      );
+      out.enrollment[prefix(t.type, "app_force_unlock")] = s(
+        `How the privacyIDEA Authenticator must unlock ${t.type} tokens.`,
+        { value: ["any", "biometric", "pin"] },
+      );
     }
     if (t.type === "spass") {
       for (const scope of ["admin", "user"] as const) {

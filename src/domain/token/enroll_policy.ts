@@ -1,12 +1,16 @@
 /**
- * The one place where enrolment reads policy: `verify_enrollment`,
- * `<type>_2step_clientsize|difficulty` and the type's own enrolment values
- * (`tantoken_count`; enrollment scope, matched on the token owner), and
- * `<type>_2step` and the type's own admin/user values (`sms_gateways`,
- * `daypassword_*`, `indexedsecret_force_attribute`; the caller's scope).
- * Without policies these are privacyIDEA's defaults (no verification,
- * two-step dropped); tests may inject values per `deps` with
- * {@link setEnrollPolicyOverride}.
+ * The one place where enrolment reads policy: the enrollment scope, matched
+ * on the token owner and the client (`verify_enrollment`,
+ * `<type>_2step_clientsize|serversize|difficulty`, `tokenlabel`,
+ * `tokenissuer`, `appimageurl`, `<type>_force_app_pin`,
+ * `<type>_app_force_unlock`, `registration.*`, `pw.*`, `papertoken_count`,
+ * `otp_pin_random`, `pinhandling`, `encrypt_pin`, `require_description` and
+ * the type's own values such as `tantoken_count`), and the caller's admin or
+ * user scope (`<type>_2step`, `otp_pin_contents` for a random PIN, and the
+ * type's own values: `sms_gateways`, `daypassword_*`,
+ * `indexedsecret_force_attribute`). Without policies these are privacyIDEA's
+ * defaults (no verification, two-step dropped); tests may inject values per
+ * `deps` with {@link setEnrollPolicyOverride}.
  *
  * @module
  */
@@ -22,6 +26,8 @@ export interface EnrollPolicyContext {
   user?: UserRef;
   realm?: string;
   caller?: { role: "admin" | "user"; username: string; realm: string };
+  /** The request's client address. */
+  client?: string;
 }
 
 /** Enrolment policy values. */
@@ -30,11 +36,28 @@ export interface EnrollPolicies {
   verifyEnrollment: string[];
   /** `<type>_2step` for this type. */
   twoStep: "none" | "allow" | "force";
-  /** `<type>_2step_clientsize`, `_serversize`, `_difficulty`. */
-  twoStepClientSize: number;
-  twoStepDifficulty: number;
+  /** `<type>_2step_clientsize`, `_serversize`, `_difficulty`, when a policy sets them. */
+  twoStepClientSize?: number;
+  twoStepServerSize?: number;
+  twoStepDifficulty?: number;
   /** The type's own policy values (see {@link TYPE_ENROLL_ACTIONS}): action → value. */
   typeActions: Readonly<Record<string, string>>;
+  /**
+   * Init parameters the policies set, replacing the client's (privacyIDEA
+   * writes them into the request): `tokenlabel`, `tokenissuer`,
+   * `appimageurl`, `force_app_pin`, `app_force_unlock`, `papertoken_count`.
+   */
+  initParams: Readonly<Record<string, string>>;
+  /** `otp_pin_random`: length of a random PIN replacing the client's. */
+  randomPinLength?: number;
+  /** `<type>_otp_pin_contents` or `otp_pin_contents` (caller's scope) for the random PIN. */
+  randomPinContents?: string;
+  /** `pinhandling`: the handlers a random PIN is given to. */
+  pinHandlers: string[];
+  /** `encrypt_pin`: the PIN is stored encrypted instead of hashed. */
+  encryptPin: boolean;
+  /** `require_description`: token types that need a description. */
+  requireDescription: string[];
 }
 
 /** Enrolment actions of both FIDO types (spec 11 §4.1, §5.1). */
@@ -60,6 +83,14 @@ export const TYPE_ENROLL_ACTIONS: Readonly<
   Record<string, { enrollment?: string[]; caller?: string[]; multi?: string[]; bool?: string[] }>
 > = {
   tan: { enrollment: ["tantoken_count"] },
+  hotp: {
+    caller: ["hotp_hashlib", "hotp_otplen", "hotp_force_server_generate"],
+    bool: ["hotp_force_server_generate"],
+  },
+  totp: {
+    caller: ["totp_hashlib", "totp_otplen", "totp_timestep", "totp_force_server_generate"],
+    bool: ["totp_force_server_generate"],
+  },
   sms: { caller: ["sms_gateways"], multi: ["sms_gateways"] },
   indexedsecret: { caller: ["indexedsecret_force_attribute"] },
   webauthn: {
@@ -90,10 +121,21 @@ export const TYPE_ENROLL_ACTIONS: Readonly<
 export const DEFAULT_ENROLL_POLICIES: Readonly<EnrollPolicies> = Object.freeze({
   verifyEnrollment: [],
   twoStep: "none",
-  twoStepClientSize: 8,
-  twoStepDifficulty: 10000,
   typeActions: {},
+  initParams: {},
+  pinHandlers: [],
+  encryptPin: false,
+  requireDescription: [],
 });
+
+/** Bounds of two-step sizes (bytes) and PBKDF2 rounds, from a policy or the client. */
+export const TWO_STEP_BOUNDS = Object.freeze(
+  {
+    clientsize: [1, 128],
+    serversize: [10, 128],
+    difficulty: [1, 1_000_000],
+  } as const,
+);
 
 /** An injected policy source. */
 export type EnrollPolicyOverride =
@@ -140,6 +182,7 @@ async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<Enr
   const out: EnrollPolicies = { ...DEFAULT_ENROLL_POLICIES, verifyEnrollment: [] };
   const own = TYPE_ENROLL_ACTIONS[type] ?? {};
   const typeActions: Record<string, string> = {};
+  const initParams: Record<string, string> = {};
   const read = async (m: PolicyMatcher, action: string) => {
     if (own.multi?.includes(action)) {
       const { values } = await m.values(action);
@@ -152,15 +195,46 @@ async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<Enr
     }
   };
   if (hasEnrollment) {
-    const m = set.matcher({ ...owner, scope: "enrollment" });
+    const m = set.matcher({ ...owner, scope: "enrollment", client: ctx.client || null });
     out.verifyEnrollment = (await m.values("verify_enrollment")).values.map((v) => v.toLowerCase());
-    const int = async (action: string, fallback: number) => {
-      const n = Number.parseInt((await m.value(action)) ?? "", 10);
-      return Number.isInteger(n) && n > 0 ? n : fallback;
+    const int = async (action: string, min: number, max: number) => {
+      const v = (await m.values(action, { unique: true })).values[0];
+      return v === undefined ? undefined : policyInt(action, v, min, max);
     };
-    out.twoStepClientSize = await int(`${type}_2step_clientsize`, out.twoStepClientSize);
-    out.twoStepDifficulty = await int(`${type}_2step_difficulty`, out.twoStepDifficulty);
+    const b = TWO_STEP_BOUNDS;
+    out.twoStepClientSize = await int(`${type}_2step_clientsize`, ...b.clientsize);
+    out.twoStepServerSize = await int(`${type}_2step_serversize`, ...b.serversize);
+    out.twoStepDifficulty = await int(`${type}_2step_difficulty`, ...b.difficulty);
     for (const action of own.enrollment ?? []) await read(m, action);
+    // init_tokenlabel: label, issuer, app image, app PIN / unlock (privacyIDEA 3.13)
+    for (const action of ["tokenlabel", "tokenissuer", "appimageurl"]) {
+      const v = await m.value(action);
+      if (v !== undefined) initParams[action] = v;
+    }
+    if ((await m.bool(`${type}_force_app_pin`)).length > 0) {
+      initParams.force_app_pin = "True";
+      initParams.app_force_unlock = "pin";
+    }
+    const unlock = (await m.values(`${type}_app_force_unlock`, { unique: true })).values[0];
+    if (unlock !== undefined) initParams.app_force_unlock = unlock;
+    // generated codes and passwords: the policy, else the type's default (never the client's)
+    if (type === "registration" || type === "pw") {
+      const length = await int(`${type}.length`, 1, 128);
+      if (length !== undefined) typeActions[`${type}.length`] = String(length);
+      const contents = (await m.values(`${type}.contents`, { unique: true })).values[0];
+      if (contents !== undefined) typeActions[`${type}.contents`] = contents;
+    }
+    if (type === "paper") {
+      const count = await int("papertoken_count", 1, 1000);
+      if (count !== undefined) initParams.papertoken_count = String(count);
+    }
+    out.randomPinLength = await int("otp_pin_random", 1, 128);
+    if (out.randomPinLength !== undefined) {
+      out.pinHandlers = (await m.values("pinhandling")).values;
+    }
+    out.encryptPin = (await m.bool("encrypt_pin")).length > 0;
+    out.requireDescription = (await m.values("require_description")).values
+      .map((v) => v.toLowerCase());
   }
   if (hasCaller && caller) {
     const isAdmin = caller.role === "admin";
@@ -171,12 +245,21 @@ async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<Enr
       user: isAdmin ? owner.user : caller.username,
       realm: isAdmin ? owner.realm : caller.realm,
       resolver: isAdmin ? owner.resolver : null,
+      client: ctx.client || null,
       conditions: false,
     });
-    const twoStep = await m.value(`${type}_2step`);
+    const twoStep = (await m.values(`${type}_2step`, { unique: true })).values[0];
     if (twoStep === "allow" || twoStep === "force") out.twoStep = twoStep;
+    else if (twoStep !== undefined) {
+      throw new PolicyError(`Unknown 2step policy setting: ${twoStep}`);
+    }
     for (const action of own.caller ?? []) await read(m, action);
+    if (out.randomPinLength !== undefined) {
+      out.randomPinContents = (await m.values(`${type}_otp_pin_contents`, { unique: true }))
+        .values[0] ?? (await m.values("otp_pin_contents", { unique: true })).values[0];
+    }
   }
+  out.initParams = initParams;
   out.typeActions = typeActions;
   return out;
 }
@@ -249,4 +332,45 @@ export async function lostTokenSettings(
   const valid = await m.value("losttoken_valid");
   if (valid !== undefined) out.validDays = policyInt("losttoken_valid", valid, 1, 3650);
   return out;
+}
+
+/** What setting a PIN does to `next_pin_change`: set it `days` from now, or clear it. */
+export interface PinChange {
+  days?: number;
+  clear: boolean;
+}
+
+/**
+ * `change_pin_on_first_use` and `change_pin_every` after a PIN was set
+ * (privacyIDEA's post-step `save_pin_change`, matched on the token: its owner,
+ * else its realm): an admin's request under `change_pin_on_first_use` makes
+ * the PIN due now, whether it set one or not; a user's request that set a PIN
+ * clears the due date and, under `change_pin_every` (`90d` or `90`), sets it
+ * that many days ahead.
+ */
+export async function pinChangeAfterSet(
+  deps: Deps,
+  token: EnrollmentSubject,
+  request: { role?: "admin" | "user"; isPinSet: boolean },
+): Promise<PinChange> {
+  if (request.role === undefined) return { clear: false };
+  if (request.role === "user" && !request.isPinSet) return { clear: false };
+  const m = await enrollmentMatcher(deps, token);
+  if (request.role === "admin") {
+    const due = m !== undefined && (await m.bool("change_pin_on_first_use")).length > 0;
+    return due ? { days: 0, clear: false } : { clear: false };
+  }
+  const every = m === undefined
+    ? undefined
+    : (await m.values("change_pin_every", { unique: true })).values[0];
+  if (every === undefined) return { clear: true };
+  // privacyIDEA: lower-cased, surrounding "d"s stripped, whole days
+  const days = every.toLowerCase().replace(/^d+|d+$/g, "");
+  return { days: policyInt("change_pin_every", days, 0, 36500), clear: true };
+}
+
+/** `encrypt_pin`: PINs set for `subject` are stored encrypted instead of hashed. */
+export async function isPinEncrypted(deps: Deps, subject: EnrollmentSubject): Promise<boolean> {
+  const m = await enrollmentMatcher(deps, subject);
+  return m !== undefined && (await m.bool("encrypt_pin")).length > 0;
 }

@@ -16,21 +16,30 @@ import {
   UserError,
 } from "../../errors.ts";
 import { decryptSecret, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
-import type { OtpHash } from "../../lib/otp.ts";
+import { keySizeOf, type OtpHash } from "../../lib/otp.ts";
 import { fromHex, randomString, toHex } from "../../lib/random.ts";
 import { pbkdf2 } from "node:crypto";
 import { checkTokenLimits } from "./token_limits.ts";
-import { enrollPolicies, lostTokenSettings } from "./enroll_policy.ts";
+import {
+  type EnrollPolicies,
+  enrollPolicies,
+  isPinEncrypted,
+  lostTokenSettings,
+  type PinChange,
+  pinChangeAfterSet,
+  TWO_STEP_BOUNDS,
+} from "./enroll_policy.ts";
 import { generatePassword, lostTokenPool } from "../../lib/char_policy.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
-import { pinHashOf } from "./pin.ts";
-import { checkEnrolmentPin, checkPinPolicy, type PinPolicyScope } from "./pin_policy.ts";
+import { encryptedPinOf, pinHashOf } from "./pin.ts";
+import { checkEnrolmentPin, checkPinPolicy, type PinPolicyScope, randomPin } from "./pin_policy.ts";
 import { checkSerial, generateSerial } from "./serial.ts";
 import * as store from "./token_store.ts";
 import type { PendingCommits } from "../../db/direct.ts";
 import { type InitParams, tokenTypeOf, type TypeCheckContext } from "./types/mod.ts";
-import { realmExists, resolveUser, splitUser } from "./_users.ts";
+import { usesOwnerNames } from "./types/_oath.ts";
+import { getUserInfo, realmExists, resolveUser, splitUser } from "./_users.ts";
 import { deleteChallengesOf } from "../challenge/mod.ts";
 
 export type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
@@ -273,6 +282,8 @@ export async function initToken(
     caller?: { role: "admin" | "user"; username: string; realm: string };
     /** The request's `Origin` header (WebAuthn registration). */
     origin?: string;
+    /** The request's client address (policy matching). */
+    client?: string;
     /** The caller's PIN policies (`enrollpin`, `otp_pin_*`); absent: not checked. */
     pinPolicy?: PinPolicyScope;
   } = {},
@@ -300,7 +311,15 @@ export async function initToken(
     user: options.user ?? existing?.owner,
     realm: options.realm,
     caller: options.caller,
+    client: options.client,
   });
+  // require_description: a new token (not the second step of one) needs a description
+  if (
+    policies.requireDescription.includes(type) && !str(params, "description") &&
+    existing?.rolloutState !== "verify" && existing?.rolloutState !== "clientwait"
+  ) {
+    throw new PolicyError(`Description required for ${type} token.`);
+  }
   await checkTokenLimits(deps, {
     user: options.user ?? existing?.owner,
     realm: options.realm,
@@ -314,35 +333,61 @@ export async function initToken(
   if (existing?.rolloutState === "clientwait" && str(params, "otpkey")) {
     return await finishTwoStep(deps, existing, str(params, "otpkey")!);
   }
-  // privacyIDEA's order: enrollpin, then the PIN rules, before anything is made
-  if (options.pinPolicy) await checkEnrolmentPin(deps, params, { ...options.pinPolicy, type });
-  const wantsTwoStep = (policies.twoStep === "force" ||
-    (policies.twoStep === "allow" && isTrueParam(str(params, "2stepinit")))) &&
-    (type === "hotp" || type === "totp");
+  // enrollment policies set init parameters (label, issuer, app image, code lengths, …)
+  params = { ...params, ...policies.initParams };
+  // otp_pin_random replaces the client's PIN; privacyIDEA's order: enrollpin (on what the
+  // client sent), then the PIN rules (on the random PIN), before anything is made
+  const randomPinValue = policies.randomPinLength === undefined
+    ? undefined
+    : randomPin(deps.random, policies.randomPinLength, policies.randomPinContents);
+  if (options.pinPolicy) {
+    const checked = randomPinValue === undefined ? params : { ...params, otppin: randomPinValue };
+    await checkEnrolmentPin(deps, checked, { ...options.pinPolicy, type });
+  }
+  if (randomPinValue !== undefined) {
+    params = { ...params, pin: randomPinValue };
+    checkPinHandlers(policies.pinHandlers);
+  }
+  const twoStep = twoStepOf(params, policies, existing, type);
+  const newOwner = options.user ?? existing?.owner;
   const typed = await module.init({
     deps,
     system,
     serial,
     // the server part of a two-step key is always generated
-    params: wantsTwoStep ? { ...params, otpkey: undefined, genkey: "1" } : params,
+    params: twoStep
+      ? {
+        ...params,
+        otpkey: undefined,
+        genkey: "1",
+        "2stepinit": "1",
+        "2step_clientsize": String(twoStep.clientsize),
+        "2step_difficulty": String(twoStep.difficulty),
+        ...(twoStep.serversize === undefined ? {} : { keysize: String(twoStep.serversize) }),
+      }
+      : params,
     existing,
-    owner: options.user ?? existing?.owner,
+    owner: newOwner,
+    ownerInfo: newOwner &&
+        (usesOwnerNames(str(params, "tokenlabel")) || usesOwnerNames(str(params, "tokenissuer")))
+      ? await getUserInfo(deps, newOwner)
+      : undefined,
     policies: policies.typeActions,
     origin: options.origin,
   });
-  if (wantsTwoStep) {
+  if (twoStep) {
     typed.active = false;
     typed.rolloutState = "clientwait";
     typed.detail = {
       ...typed.detail,
-      "2step_salt": policies.twoStepClientSize,
-      "2step_difficulty": policies.twoStepDifficulty,
-      "2step_output": typed.secret?.length ?? 20,
+      "2step_salt": twoStep.clientsize,
+      "2step_output": keySizeOf((typed.info?.hashlib ?? "sha1") as OtpHash),
+      "2step_difficulty": twoStep.difficulty,
     };
     typed.info = {
       ...typed.info,
-      "2step_clientsize": String(policies.twoStepClientSize),
-      "2step_difficulty": String(policies.twoStepDifficulty),
+      "2step_clientsize": String(twoStep.clientsize),
+      "2step_difficulty": String(twoStep.difficulty),
     };
   } else if (
     policies.verifyEnrollment.includes(type) && module.authenticates && !module.pinOnly &&
@@ -395,7 +440,22 @@ export async function initToken(
     // a new key starts counting from zero (a WebAuthn credential from its sign count)
     fields.count = typed.counter ?? 0;
   }
-  if (pin !== undefined) fields.pin_hash = pinHashOf(deps, pin);
+  if (pin !== undefined) {
+    // encrypt_pin: stored reversibly encrypted instead of hashed
+    fields.pin_hash = policies.encryptPin ? encryptedPinOf(deps, pin) : pinHashOf(deps, pin);
+  }
+  // change_pin_on_first_use (admin) / change_pin_every (user setting a PIN)
+  const pinChange = await pinChangeAfterSet(deps, {
+    user: owner,
+    realm: owner ? undefined : options.realm,
+    client: options.client,
+  }, { role: options.caller?.role, isPinSet: !!(str(params, "otppin") || pin) });
+  if (pinChange.days !== undefined) {
+    info.next_pin_change = {
+      value: validityStamp(deps.clock.now() + pinChange.days * 86_400_000),
+      type: "",
+    };
+  }
   const newDescription = description ?? typed.description;
   if (newDescription !== undefined) fields.description = newDescription.slice(0, MAX_DESCRIPTION);
   if (options.user) {
@@ -415,6 +475,9 @@ export async function initToken(
         id = await store.insertToken(trx, newTokenRow(system, serial, type, now, fields));
       }
       await store.setInfo(trx, id, info);
+      if (existing && pinChange.clear && pinChange.days === undefined) {
+        await store.deleteInfo(trx, id, ["next_pin_change"]);
+      }
       if (existing && typed.ownsInfo) {
         const stale = Object.entries(existing.info)
           .filter(([k, e]) => !(k in info) && typed.ownsInfo!(k, e)).map(([k]) => k);
@@ -433,8 +496,86 @@ export async function initToken(
     }
     throw err;
   }
+  if (randomPinValue !== undefined) {
+    handOverRandomPin(deps, policies.pinHandlers, { serial, type, owner, caller: options.caller });
+  }
   const rolloutState = fields.rollout_state!;
   return { serial, type, detail: { serial, rollout_state: rolloutState, ...typed.detail } };
+}
+
+/** PIN handlers `pinhandling` may name (privacyIDEA's only built-in one). */
+export const PIN_HANDLERS = ["privacyidea.lib.pinhandling.base.PinHandler"] as const;
+
+/** Refuses a `pinhandling` value naming no known handler (before anything is written). */
+function checkPinHandlers(handlers: readonly string[]): void {
+  for (const h of handlers) {
+    if (!(PIN_HANDLERS as readonly string[]).includes(h)) {
+      throw new PolicyError(`Unknown PIN handler "${h}" in policy action pinhandling`);
+    }
+  }
+}
+
+/**
+ * `pinhandling`: hands a random enrolment PIN to the handlers. privacyIDEA's
+ * base handler logs the PIN; Tessera's records that a random PIN was set,
+ * never the PIN (no secret in logs).
+ */
+function handOverRandomPin(
+  deps: Deps,
+  handlers: readonly string[],
+  what: {
+    serial: string;
+    type: string;
+    owner?: UserRef;
+    caller?: { username: string; realm: string };
+  },
+): void {
+  for (const _ of new Set(handlers)) {
+    deps.log.info("A random PIN was set at enrolment", {
+      serial: what.serial,
+      type: what.type,
+      user: what.owner ? `${what.owner.login}@${what.owner.realm}` : "",
+      enrolledBy: what.caller ? `${what.caller.username}@${what.caller.realm}` : "",
+    });
+  }
+}
+
+/** The two-step sizes of an enrolment, or undefined when it is a one-step one. */
+function twoStepOf(
+  params: InitParams,
+  policies: EnrollPolicies,
+  existing: TokenWithInfo | undefined,
+  type: string,
+): { clientsize: number; serversize?: number; difficulty: number } | undefined {
+  if (type !== "hotp" && type !== "totp") return undefined;
+  let isTwoStep = isTrueParam(str(params, "2stepinit"));
+  // without <type>_2step the client's 2stepinit is dropped; force sets it on new tokens
+  if (policies.twoStep === "none") isTwoStep = false;
+  else if (
+    policies.twoStep === "force" &&
+    (!existing || (isTrueParam(str(params, "rollover")) && existing.rolloutState !== "clientwait"))
+  ) {
+    isTwoStep = true;
+  }
+  if (!isTwoStep) return undefined;
+  // a policy value wins over the client's parameter
+  const size = (name: keyof typeof TWO_STEP_BOUNDS, policy: number | undefined) => {
+    if (policy !== undefined) return policy;
+    const given = str(params, `2step_${name}`);
+    if (given === undefined || given === "") return undefined;
+    const [min, max] = TWO_STEP_BOUNDS[name];
+    if (!/^\d{1,9}$/.test(given) || Number(given) < min || Number(given) > max) {
+      throw new ParameterError(
+        `Cannot parse parameter "2step_${name}": expected an integer from ${min} to ${max}, got "${given}"`,
+      );
+    }
+    return Number(given);
+  };
+  return {
+    clientsize: size("clientsize", policies.twoStepClientSize) ?? 8,
+    serversize: size("serversize", policies.twoStepServerSize),
+    difficulty: size("difficulty", policies.twoStepDifficulty) ?? 10000,
+  };
 }
 
 function isTrueParam(v: string | undefined): boolean {
@@ -477,8 +618,16 @@ async function finishTwoStep(
   }
   const server = tokenSecret(deps, token);
   const difficulty = Number(token.info["2step_difficulty"]?.value ?? "10000") || 10000;
+  const clientSize = Number(token.info["2step_clientsize"]?.value ?? "8") || 8;
+  if (clean.length / 2 !== clientSize) {
+    throw new ParameterError(
+      `Client Secret Size is expected to be ${clientSize}, but is ${clean.length / 2}`,
+    );
+  }
+  // the key has the hash's size, whatever the size of the server part (2step_serversize)
+  const keyLength = keySizeOf((token.info.hashlib?.value ?? "sha1") as OtpHash);
   const key = await new Promise<Uint8Array>((resolve, reject) =>
-    pbkdf2(toHex(server), fromHex(clean), difficulty, server.length, "sha1", (err, out) => {
+    pbkdf2(toHex(server), fromHex(clean), difficulty, keyLength, "sha1", (err, out) => {
       if (err) reject(err);
       else resolve(new Uint8Array(out));
     })
@@ -738,7 +887,7 @@ export async function setPin(
   deps: Deps,
   sel: TokenSelector,
   pin: string,
-  options: { pinPolicy?: PinPolicyScope } = {},
+  options: { pinPolicy?: PinPolicyScope; pinChange?: PinSetBy } = {},
 ): Promise<number> {
   const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
@@ -748,14 +897,39 @@ export async function setPin(
       await checkPinPolicy(deps, pin, { ...options.pinPolicy, type });
     }
   }
+  // encrypt_pin and change_pin_* are matched per token (its owner, else its realms)
+  const plans: { t: Token; encrypt: boolean; change: PinChange }[] = [];
+  for (const t of tokens) {
+    const subject = t.owner ? { user: t.owner } : {};
+    const client = options.pinChange?.client;
+    const encrypt = await isPinEncrypted(deps, { ...subject, client });
+    const change = await pinChangeAfterSet(deps, { ...subject, client }, {
+      role: options.pinChange?.role,
+      isPinSet: pin !== "",
+    });
+    plans.push({ t, encrypt, change });
+  }
   let n = 0;
   await deps.db.transaction().execute(async (trx) => {
-    for (const t of tokens) {
-      await store.updateToken(trx, t.id, { pin_hash: pinHashOf(deps, pin) });
+    for (const { t, encrypt, change } of plans) {
+      const pinHash = encrypt ? encryptedPinOf(deps, pin) : pinHashOf(deps, pin);
+      await store.updateToken(trx, t.id, { pin_hash: pinHash });
+      if (change.days !== undefined) {
+        const due = validityStamp(deps.clock.now() + change.days * 86_400_000);
+        await store.setInfo(trx, t.id, plainInfo({ next_pin_change: due }));
+      } else if (change.clear) {
+        await store.deleteInfo(trx, t.id, ["next_pin_change"]);
+      }
       n++;
     }
   });
   return n;
+}
+
+/** Who sets a PIN (for `change_pin_on_first_use` / `change_pin_every`) and from where. */
+export interface PinSetBy {
+  role: "admin" | "user";
+  client?: string;
 }
 
 /** Sets the description of the selected tokens (truncated to 80). */
@@ -886,7 +1060,12 @@ export async function assignToken(
   deps: Deps,
   serial: string,
   user: UserRef,
-  options: { pin?: string; isUserCaller?: boolean; pinPolicy?: PinPolicyScope } = {},
+  options: {
+    pin?: string;
+    isUserCaller?: boolean;
+    pinPolicy?: PinPolicyScope;
+    client?: string;
+  } = {},
 ): Promise<boolean> {
   const t = await getTokenBySerial(deps, serial);
   requireUnlocked([t]);
@@ -908,7 +1087,10 @@ export async function assignToken(
     resolver: user.resolver,
     failcount: 0,
   };
-  if (options.pin !== undefined) fields.pin_hash = pinHashOf(deps, options.pin);
+  if (options.pin !== undefined) {
+    const encrypt = await isPinEncrypted(deps, { user, client: options.client });
+    fields.pin_hash = encrypt ? encryptedPinOf(deps, options.pin) : pinHashOf(deps, options.pin);
+  }
   await deps.db.transaction().execute(async (trx) => {
     // only the first of two parallel assigns wins
     const n = await store.updateTokens(trx, [t.id], fields, (eb) => eb("user_id", "=", ""));
@@ -963,14 +1145,14 @@ export async function resyncToken(
 export async function setRandomPin(
   deps: Deps,
   sel: TokenSelector,
-  options: { length?: number } = {},
+  options: { length?: number; pinChange?: PinSetBy } = {},
 ): Promise<{ count: number; pin: string }> {
   const length = options.length;
   if (length === undefined || !Number.isInteger(length) || length < 1 || length > 128) {
     throw new TokenAdminError("You need to specify a policy 'otp_pin_set_random' in scope admin.");
   }
   const pin = randomString(deps.random, length, BASE58);
-  const count = await setPin(deps, sel, pin);
+  const count = await setPin(deps, sel, pin, { pinChange: options.pinChange });
   return { count, pin };
 }
 

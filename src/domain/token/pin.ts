@@ -7,7 +7,14 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import { hashPin, safeEqual, verifyPin } from "../../lib/crypto.ts";
+import {
+  decryptSecretText,
+  encryptSecret,
+  hashPin,
+  isEncrypted,
+  safeEqual,
+  verifyPin,
+} from "../../lib/crypto.ts";
 import { QueueFullError, verifyPasslibHash } from "../../lib/passlib.ts";
 import { createHash } from "node:crypto";
 import { fromHex, toHex } from "../../lib/random.ts";
@@ -18,9 +25,31 @@ export function pinHashOf(deps: Deps, pin: string): string {
   return pin === "" ? "" : hashPin(deps.keys.pinPepper, pin, deps.random);
 }
 
+/**
+ * The stored form of `pin` under the enrollment policy `encrypt_pin`: AES-256-GCM
+ * under the token key (reversible, like privacyIDEA's `@@` PINs) instead of a hash.
+ */
+export function encryptedPinOf(deps: Deps, pin: string): string {
+  return pin === "" ? "" : encryptSecret(deps.keys.token, pin, deps.random);
+}
+
+/** True for a PIN stored encrypted ({@link encryptedPinOf}). */
+export function isEncryptedPin(stored: string): boolean {
+  return isEncrypted(stored);
+}
+
 /** True if `pin` matches the stored hash (Tessera's own forms; see {@link checkImportedPin}). */
 export function checkPin(deps: Deps, stored: string, pin: string): boolean {
   if (stored === "") return pin === "";
+  if (isEncrypted(stored)) {
+    let plain: string;
+    try {
+      plain = decryptSecretText(deps.keys.token, stored);
+    } catch {
+      return false;
+    }
+    return safeEqual(plain, pin);
+  }
   return verifyPin(deps.keys.pinPepper, stored, pin);
 }
 

@@ -17,6 +17,7 @@ import {
   lostToken,
   parseTokenState,
   type PinPolicyScope,
+  type PinSetBy,
   resetTokens,
   resyncToken,
   revokeTokens,
@@ -76,6 +77,12 @@ function pinPolicyOf(c: C): PinPolicyScope | undefined {
   return { caller: { role, username, realm, resolver }, context };
 }
 
+/** Who sets a PIN in this request (the enrollment policies change_pin_*). */
+function pinSetBy(c: C): PinSetBy | undefined {
+  const role = c.get("identity")?.role;
+  return role ? { role, client: c.get("clientIp") } : undefined;
+}
+
 tokenRoutes.post("/init", async (c) => {
   const p = c.get("params");
   const identity = c.get("identity");
@@ -88,6 +95,7 @@ tokenRoutes.post("/init", async (c) => {
       : undefined,
     // a WebAuthn registration is bound to the origin the browser saw (spec 11 §4.3)
     origin: c.req.header("Origin"),
+    client: c.get("clientIp"),
     pinPolicy: pinPolicyOf(c),
   });
   const audit = c.get("audit");
@@ -171,6 +179,7 @@ tokenRoutes.post("/assign", async (c) => {
     await assignToken(c.get("deps"), serial, user, {
       pin: stringParam(p, "pin"),
       isUserCaller: isUserCaller(c),
+      client: c.get("clientIp"),
       pinPolicy: pinPolicyOf(c),
     }),
   );
@@ -235,7 +244,13 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
     const pin = stringParam(p, "otppin") ?? stringParam(p, "userpin") ??
       stringParam(p, "sopin");
     if (pin === undefined) throw missingParameter("otppin");
-    return ok(c, await setPin(c.get("deps"), selectorOf(c), pin, { pinPolicy: pinPolicyOf(c) }));
+    return ok(
+      c,
+      await setPin(c.get("deps"), selectorOf(c), pin, {
+        pinPolicy: pinPolicyOf(c),
+        pinChange: pinSetBy(c),
+      }),
+    );
   });
 }
 
@@ -244,6 +259,7 @@ for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
     const length = await requestRightValue(c, "otp_pin_set_random");
     const res = await setRandomPin(c.get("deps"), selectorOf(c), {
       length: length === undefined ? undefined : Number(length),
+      pinChange: pinSetBy(c),
     });
     return ok(c, res.count, { detail: { pin: res.pin } });
   });

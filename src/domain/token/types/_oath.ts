@@ -118,35 +118,132 @@ export function qrImg(text: string): string {
   return `<img width=250 src="data:image/svg+xml;base64,${btoa(svg)}"/>`;
 }
 
-/** The enrolment URLs and seed of an OATH token (spec 02 §4 HOTP). */
-export function oathDetail(
+/**
+ * Python's `urllib.parse.quote` (safe `/`) of the UTF-8 bytes of `text`:
+ * unlike `encodeURIComponent` it also escapes `!'()*` and keeps `/`.
+ */
+export function pyQuote(text: string): string {
+  return encodeURIComponent(text)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replaceAll("%2F", "/");
+}
+
+const FORMAT_REGEXP = /\{\{|\}\}|\{([^{}]*)\}|[{}]/g;
+
+/**
+ * Python's `str.format` with named values only: `{name}` is replaced, `{{`/`}}`
+ * stand for braces; an unknown name or any other brace use gives undefined.
+ */
+function formatTags(
+  template: string,
+  values: Readonly<Record<string, string>>,
+): string | undefined {
+  let failed = false;
+  const out = template.replace(FORMAT_REGEXP, (m, name: string | undefined) => {
+    if (m === "{{") return "{";
+    if (m === "}}") return "}";
+    if (name !== undefined && Object.hasOwn(values, name)) return values[name];
+    failed = true;
+    return "";
+  });
+  return failed ? undefined : out;
+}
+
+/** Tags a label or issuer may use: `{serial}`, `{user}`, `{realm}`, `{givenname}`, `{surname}`. */
+export const LABEL_TAGS = ["serial", "user", "realm", "givenname", "surname"] as const;
+
+/** True when `text` names the owner's given name or surname (their lookup is needed). */
+export function usesOwnerNames(text: string | undefined): boolean {
+  return text !== undefined && /\{(givenname|surname)\}/.test(text);
+}
+
+/**
+ * The extra URL parameters of an enrolment, in privacyIDEA's order: the
+ * two-step ones, `image` (`appimageurl`), `pin=True` (`force_app_pin`) and
+ * `app_force_unlock`.
+ */
+function extraParams(ctx: TypeInitContext, hash: OtpHash): [string, string][] {
+  const out: [string, string][] = [];
+  if (isTrue(param(ctx, "2stepinit"))) {
+    out.push(["2step_salt", param(ctx, "2step_clientsize") ?? "8"]);
+    out.push(["2step_output", String(keySizeOf(hash))]);
+    out.push(["2step_difficulty", param(ctx, "2step_difficulty") ?? "10000"]);
+  }
+  const image = param(ctx, "appimageurl");
+  if (image) out.push(["image", image]);
+  if (isTrue(param(ctx, "force_app_pin"))) out.push(["pin", "True"]);
+  const unlock = param(ctx, "app_force_unlock");
+  if (unlock) out.push(["app_force_unlock", unlock]);
+  return out;
+}
+
+/**
+ * The enrolment URLs of an OATH-based token (privacyIDEA's
+ * `create_google_authenticator_url` and `create_oathtoken_url`): the label
+ * (`tokenlabel`, default `<s>`) with the tags `<s>`, `<u>`, `<r>` and then
+ * {@link LABEL_TAGS}, cut to what fits a QR code; the issuer (`tokenissuer`,
+ * default `privacyIDEA`) with the same tags. An unknown tag leaves both URLs
+ * out, as there.
+ */
+function enrolmentUrls(
   ctx: TypeInitContext,
-  opts: { type: "hotp" | "totp"; key: Uint8Array; hash: OtpHash; otplen: number; period?: number },
-): Record<string, unknown> {
+  opts: { type: string; key: Uint8Array; hash: OtpHash; otplen: number; period?: number },
+): { googleurl: string; oathurl: string } | undefined {
   const serial = ctx.serial;
-  const label = (param(ctx, "tokenlabel") ?? "<s>").replaceAll("<s>", serial)
-    .replaceAll("<u>", param(ctx, "user") ?? "").replaceAll("<r>", param(ctx, "realm") ?? "");
-  const issuer = (param(ctx, "tokenissuer") ?? "privacyIDEA").replaceAll("<s>", serial);
+  const login = ctx.owner?.login ?? "";
+  const realm = ctx.owner?.realm ?? "";
+  const template = param(ctx, "tokenlabel") ?? "<s>";
+  const legacy = template.replaceAll("<s>", serial).replaceAll("<u>", login)
+    .replaceAll("<r>", realm);
+  const values = {
+    serial,
+    user: login,
+    realm,
+    givenname: ctx.ownerInfo?.givenname ?? "",
+    surname: ctx.ownerInfo?.surname ?? "",
+  };
+  const label = formatTags(legacy, values);
+  const issuer = formatTags(param(ctx, "tokenissuer") ?? "privacyIDEA", values);
+  if (label === undefined || issuer === undefined) return undefined;
   const b32 = base32Encode(opts.key);
+  const room = MAX_QRCODE_LEN - `otpauth://${opts.type}/?secret=${b32}&counter=1`.length;
+  const shortLabel = [...label].slice(0, Math.max(0, room)).join("");
   const q = [`secret=${b32}`];
   if (opts.type === "hotp") q.push("counter=1");
-  if (opts.type === "totp") q.push(`period=${opts.period ?? 30}`);
   if (opts.hash !== "sha1") q.push(`algorithm=${opts.hash.toUpperCase()}`);
-  q.push(`digits=${opts.otplen}`, "creator=privacyidea", `issuer=${encodeURIComponent(issuer)}`);
-  q.push(`serial=${encodeURIComponent(serial)}`);
-  const googleurl = `otpauth://${opts.type}/${encodeURIComponent(label)}?${q.join("&")}`;
+  if (opts.period !== undefined) q.push(`period=${opts.period}`);
+  q.push(`digits=${opts.otplen}`, "creator=privacyidea", `issuer=${pyQuote(issuer)}`);
+  q.push(`serial=${pyQuote(serial)}`);
+  const extra = extraParams(ctx, opts.hash).map(([k, v]) => `&${pyQuote(k)}=${pyQuote(v)}`)
+    .join("");
+  const googleurl = `otpauth://${opts.type}/${pyQuote(shortLabel)}?${q.join("&")}${extra}`;
+  const oathurl = `oathtoken:///addToken?name=${pyQuote(legacy)}&lockdown=true&key=${
+    toHex(opts.key)
+  }${opts.type === "totp" ? "&timeBased=true" : ""}${extra}`;
+  return { googleurl, oathurl };
+}
+
+// privacyIDEA's MAX_QRCODE_LEN: the label gets what is left of it
+const MAX_QRCODE_LEN = 180;
+
+/** The enrolment URLs and seed of an OATH-based token (spec 02 §4 HOTP, spec 15 §5.9–5.11). */
+export function oathDetail(
+  ctx: TypeInitContext,
+  opts: { type: string; key: Uint8Array; hash: OtpHash; otplen: number; period?: number },
+): Record<string, unknown> {
+  const b32 = base32Encode(opts.key);
   const hex = toHex(opts.key);
-  const oathurl =
-    `oathtoken:///addToken?name=${encodeURIComponent(label)}&lockdown=true&key=${hex}` +
-    (opts.type === "totp" ? `&timeBased=true` : "");
+  const otpkey = { description: "OTP seed", value: `seed://${hex}`, value_b32: b32, img: "" };
+  const urls = enrolmentUrls(ctx, opts);
+  if (urls === undefined) return { otpkey };
   // only the URL enrolment apps scan gets an image: QR generation costs milliseconds
   return {
     googleurl: {
       description: "URL for google Authenticator",
-      value: googleurl,
-      img: qrImg(googleurl),
+      value: urls.googleurl,
+      img: qrImg(urls.googleurl),
     },
-    oathurl: { description: "URL for OATH token", value: oathurl, img: "" },
-    otpkey: { description: "OTP seed", value: `seed://${hex}`, value_b32: b32, img: "" },
+    oathurl: { description: "URL for OATH token", value: urls.oathurl, img: "" },
+    otpkey,
   };
 }

@@ -8,11 +8,10 @@
  * @module
  */
 import { ParameterError } from "../../../errors.ts";
-import { base32Encode, hotpAt, otpEqual } from "../../../lib/otp.ts";
-import { toHex } from "../../../lib/random.ts";
-import { hashOf, otpKeyOf, otplenOf, param, qrImg } from "./_oath.ts";
+import { hotpAt, otpEqual } from "../../../lib/otp.ts";
+import { hashOf, oathDetail, otpKeyOf, otplenOf, param } from "./_oath.ts";
 import { tokenHash } from "./hotp.ts";
-import { infoValue, type OtpCheck, type TokenType, type TypeInitContext } from "./token_type.ts";
+import { infoValue, type OtpCheck, type TokenType } from "./token_type.ts";
 
 const UNIT_SECONDS: Record<string, number> = {
   s: 1,
@@ -30,36 +29,6 @@ export function parseTimeStep(text: string): number | undefined {
   if (!m) return undefined;
   const seconds = Number(m[1]) * UNIT_SECONDS[(m[2] || "s").toLowerCase()];
   return seconds > 0 && seconds <= MAX_STEP ? seconds : undefined;
-}
-
-/** The enrolment detail: `otpauth://daypassword/…` (spec 11 §11) and the seed. */
-function dayDetail(
-  ctx: TypeInitContext,
-  opts: { key: Uint8Array; hash: string; otplen: number; period: number },
-): Record<string, unknown> {
-  const serial = ctx.serial;
-  const label = (param(ctx, "tokenlabel") ?? "<s>").replaceAll("<s>", serial)
-    .replaceAll("<u>", param(ctx, "user") ?? "").replaceAll("<r>", param(ctx, "realm") ?? "");
-  const issuer = (param(ctx, "tokenissuer") ?? "privacyIDEA").replaceAll("<s>", serial);
-  const b32 = base32Encode(opts.key);
-  const q = [`secret=${b32}`];
-  if (opts.hash !== "sha1") q.push(`algorithm=${opts.hash.toUpperCase()}`);
-  q.push(`period=${opts.period}`, `digits=${opts.otplen}`, "creator=privacyidea");
-  q.push(`issuer=${encodeURIComponent(issuer)}`, `serial=${encodeURIComponent(serial)}`);
-  const googleurl = `otpauth://daypassword/${encodeURIComponent(label)}?${q.join("&")}`;
-  return {
-    googleurl: {
-      description: "URL for google Authenticator",
-      value: googleurl,
-      img: qrImg(googleurl),
-    },
-    otpkey: {
-      description: "OTP seed",
-      value: `seed://${toHex(opts.key)}`,
-      value_b32: b32,
-      img: "",
-    },
-  };
 }
 
 /** The `daypassword` type. */
@@ -96,7 +65,7 @@ export const DAYPASSWORD: TokenType = {
       secret: key,
       otplen,
       info: { hashlib: hash, tokenkind: "software", timeStep: stepText.trim() },
-      detail: dayDetail(c, { key, hash, otplen, period }),
+      detail: oathDetail(c, { type: "daypassword", key, hash, otplen, period }),
     };
   },
   checkOtp(ctx, otp): OtpCheck {

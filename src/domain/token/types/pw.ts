@@ -5,7 +5,8 @@
  */
 import { otpEqual } from "../../../lib/otp.ts";
 import { randomString } from "../../../lib/random.ts";
-import { ParameterError } from "../../../errors.ts";
+import { ParameterError, PolicyError } from "../../../errors.ts";
+import { passwordFromContents } from "../../../lib/char_policy.ts";
 import { param } from "./_oath.ts";
 import type { TokenType, TypeCheckContext, TypeInitContext } from "./token_type.ts";
 
@@ -17,28 +18,28 @@ function checkStatic(ctx: TypeCheckContext, otp: string) {
   return { isValid: stored !== "" && otpEqual(stored, otp) };
 }
 
-function contentsAlphabet(contents: string | undefined): string {
-  if (!contents) return LETTERS_DIGITS;
-  let out = "";
-  if (contents.includes("c")) out += "abcdefghijklmnopqrstuvwxyz";
-  if (contents.includes("C")) out += "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  if (contents.includes("n")) out += "0123456789";
-  if (contents.includes("s")) out += "!#$%&()*+,-./:;<=>?@[]^_";
-  return out || LETTERS_DIGITS;
+/**
+ * A generated password or registration code: length and contents from the
+ * enrollment policies `<type>.length` and `<type>.contents` (privacyIDEA's
+ * contents grammar), else `defaultLength` letters and digits. Client-sent
+ * `<type>.length`/`<type>.contents` are ignored, as privacyIDEA overwrites them.
+ */
+function generated(ctx: TypeInitContext, type: string, defaultLength: number): string {
+  const length = Number(ctx.policies?.[`${type}.length`] ?? defaultLength);
+  const contents = ctx.policies?.[`${type}.contents`];
+  if (contents === undefined) return randomString(ctx.deps.random, length, LETTERS_DIGITS);
+  const out = passwordFromContents(ctx.deps.random, contents, length);
+  if (out === undefined) {
+    throw new PolicyError(
+      `The policy action "${type}.contents" has an unknown character specifier: "${contents}"`,
+    );
+  }
+  return out;
 }
 
 function initPw(ctx: TypeInitContext) {
   let password = param(ctx, "otpkey") ?? "";
-  if (password === "") {
-    const lenParam = param(ctx, "pw.length") ?? "12";
-    const len = Number(lenParam);
-    if (!Number.isInteger(len) || len < 4 || len > 128) {
-      throw new ParameterError(
-        `Cannot parse parameter "pw.length": expected an integer from 4 to 128, got "${lenParam}"`,
-      );
-    }
-    password = randomString(ctx.deps.random, len, contentsAlphabet(param(ctx, "pw.contents")));
-  }
+  if (password === "") password = generated(ctx, "pw", 12);
   if (password.length > MAX_PASSWORD) {
     throw new ParameterError(`Cannot parse parameter "otpkey": longer than ${MAX_PASSWORD}`);
   }
@@ -71,7 +72,8 @@ export const REGISTRATION: TokenType = {
   challenge: false,
   deleteAfterSuccess: true,
   init(ctx) {
-    const code = randomString(ctx.deps.random, 24, LETTERS_DIGITS);
+    // always generated, never given
+    const code = generated(ctx, "registration", 24);
     return {
       secret: new TextEncoder().encode(code),
       otplen: code.length,

@@ -22,6 +22,11 @@ export interface TypeInitContext {
   /** The owner of the token after enrolment, if any. */
   owner?: UserRef;
   /**
+   * The owner's user attributes, when the enrolment URL's label or issuer
+   * names `{givenname}` or `{surname}`.
+   */
+  ownerInfo?: Readonly<Record<string, string>>;
+  /**
    * Type-specific enrolment policy values that apply (`tantoken_count`,
    * `daypassword_timestep`, `sms_gateways`, …): action → value.
    */
