@@ -12,15 +12,7 @@
 /** `scope:action` entries without a registered effect test yet. */
 export const PENDING: readonly string[] = [
   // --- admin
-  "admin:{type}_hashlib",
-  "admin:{type}_otplen",
-  "admin:{type}_force_server_generate",
-  "admin:totp_timestep",
   // --- user
-  "user:{type}_hashlib",
-  "user:{type}_otplen",
-  "user:{type}_force_server_generate",
-  "user:totp_timestep",
   // --- authentication
   "authentication:change_pin_via_validate",
   "authentication:enroll_via_multichallenge_optional",

@@ -13,6 +13,8 @@ import { hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
 import { findTokenBySerial } from "../../src/domain/token/mod.ts";
 import { issueJwt } from "../../src/http/jwt.ts";
+import { hotpAt } from "../../src/lib/otp.ts";
+import { fromHex } from "../../src/lib/random.ts";
 
 type Res = Awaited<ReturnType<typeof jsonOf>>;
 type Role = "admin" | "user";
@@ -465,4 +467,124 @@ for (const role of ["admin", "user"] as const) {
       await t.close();
     },
   );
+}
+
+// ---------------------------------------------------------------------------
+// <type>_hashlib, <type>_otplen, <type>_force_server_generate, <type>_timestep
+
+const OATH_TYPES = ["hotp", "totp", "daypassword"] as const;
+
+/** Enrols `serial` of `type` as `role` with the client's own values; returns the stored token. */
+async function enrolOath(
+  t: TestApp,
+  role: Role,
+  type: string,
+  serial: string,
+  extra: Record<string, unknown> = {},
+) {
+  ok(await call(t, role, "POST", "/token/init", { type, serial, otpkey: SEED_HEX, ...extra }));
+  return (await findTokenBySerial(t.deps, serial))!;
+}
+
+for (const role of ["admin", "user"] as const) {
+  const rights = (extra: string) => ({
+    scope: role,
+    action: `enrollHOTP, enrollTOTP, enrollDAYPASSWORD, ${extra}`,
+  });
+  actionTest(
+    role,
+    "{type}_hashlib",
+    "the policy's hash replaces the client's",
+    async () => {
+      const t = await appWithUsers();
+      for (const type of OATH_TYPES) {
+        await savePolicy(t.deps, "rights", rights(`${type}_otplen=6`));
+        const before = await enrolOath(t, role, type, `${type}0`, { hashlib: "sha1" });
+        assert.equal(before.info.hashlib?.value, "sha1", type);
+        await savePolicy(t.deps, "rights", rights(`${type}_hashlib=sha256`));
+        const after = await enrolOath(t, role, type, `${type}1`, { hashlib: "sha1" });
+        assert.equal(after.info.hashlib?.value, "sha256", type);
+      }
+      // the token computes with it: the RFC 4226 seed's first HOTP under SHA-256
+      const check = await jsonOf(
+        await t.post("/validate/check", {
+          serial: "hotp1",
+          pass: hotpAt(fromHex(SEED_HEX), 0, 6, "sha256"),
+        }),
+      );
+      assert.equal(check.body.result.value, true);
+      await t.close();
+    },
+    { types: OATH_TYPES },
+  );
+
+  actionTest(
+    role,
+    "{type}_otplen",
+    "the policy's OTP length replaces the client's",
+    async () => {
+      const t = await appWithUsers();
+      for (const type of OATH_TYPES) {
+        await savePolicy(t.deps, "rights", rights(`${type}_hashlib=sha1`));
+        assert.equal((await enrolOath(t, role, type, `${type}0`, { otplen: 6 })).otplen, 6);
+        await savePolicy(t.deps, "rights", rights(`${type}_otplen=8`));
+        assert.equal((await enrolOath(t, role, type, `${type}1`, { otplen: 6 })).otplen, 8, type);
+      }
+      await t.close();
+    },
+    { types: OATH_TYPES },
+  );
+
+  actionTest(
+    role,
+    "{type}_force_server_generate",
+    "the server makes the key; the client's otpkey is ignored",
+    async () => {
+      const t = await appWithUsers();
+      for (const type of OATH_TYPES) {
+        await savePolicy(t.deps, "rights", rights(`${type}_otplen=6`));
+        const given = await call(t, role, "POST", "/token/init", {
+          type,
+          serial: `${type}0`,
+          otpkey: SEED_HEX,
+        });
+        ok(given);
+        assert.equal(given.body.detail.otpkey?.value, `seed://${SEED_HEX}`, type);
+        await savePolicy(t.deps, "rights", rights(`${type}_force_server_generate`));
+        const forced = ok(
+          await call(t, role, "POST", "/token/init", {
+            type,
+            serial: `${type}1`,
+            otpkey: SEED_HEX,
+          }),
+        );
+        // a generated key, handed out in the enrolment answer
+        assert.match(String(forced.body.detail.otpkey?.value), /^seed:\/\/[0-9a-f]{40}$/, type);
+        assert.notEqual(forced.body.detail.otpkey.value, `seed://${SEED_HEX}`);
+      }
+      // the client's key does not work, the generated one does
+      assert.ok(await pinWorks(t, "hotp0", "", 0));
+      assert.ok(!(await pinWorks(t, "hotp1", "", 0)));
+      await t.close();
+    },
+    { types: OATH_TYPES },
+  );
+
+  for (const [type, value, client] of [["totp", "60", "30"], ["daypassword", "12h", "1d"]]) {
+    actionTest(
+      role,
+      `${type}_timestep`,
+      "the policy's time step replaces the client's",
+      async () => {
+        const t = await appWithUsers();
+        await savePolicy(t.deps, "rights", rights(`${type}_otplen=6`));
+        const before = await enrolOath(t, role, type, `${type}0`, { timeStep: client });
+        assert.equal(before.info.timeStep?.value, client);
+        await savePolicy(t.deps, "rights", rights(`${type}_timestep=${value}`));
+        const after = await enrolOath(t, role, type, `${type}1`, { timeStep: client });
+        assert.equal(after.info.timeStep?.value, value);
+        await t.close();
+      },
+    );
+  }
 }

@@ -19,6 +19,25 @@ export function tokenHash(ctx: TypeCheckContext): OtpHash {
   return infoValue(ctx.token.info, "hashlib", "sha1") as OtpHash;
 }
 
+/**
+ * The init parameters under the caller's `<type>_hashlib`, `_otplen`, `_timestep` and
+ * `_force_server_generate` (admin or user scope): their values replace the client's, as
+ * privacyIDEA's init_token_defaults writes them into the request.
+ */
+export function withCallerDefaults(ctx: TypeInitContext, type: "hotp" | "totp"): TypeInitContext {
+  const pol = ctx.policies ?? {};
+  const params = { ...ctx.params };
+  if (pol[`${type}_hashlib`]) params.hashlib = pol[`${type}_hashlib`];
+  if (pol[`${type}_otplen`]) params.otplen = pol[`${type}_otplen`];
+  if (pol[`${type}_timestep`]) params.timeStep = pol[`${type}_timestep`];
+  if (pol[`${type}_force_server_generate`]) {
+    // the server makes the key; a key the client sent is ignored
+    params.otpkey = undefined;
+    params.genkey = "1";
+  }
+  return { ...ctx, params };
+}
+
 /** Enrols an HOTP-like token (shared with paper). */
 export function initHotp(ctx: TypeInitContext): TypeInitResult {
   const hash = hashOf(ctx, "hotp.hashlib");
@@ -69,7 +88,7 @@ export const HOTP: TokenType = {
   description: "HOTP: event based One Time Passwords",
   authenticates: true,
   challenge: true,
-  init: initHotp,
+  init: (ctx) => initHotp(withCallerDefaults(ctx, "hotp")),
   checkOtp: checkHotp,
   resync: resyncHotp,
   findInSyncWindow: findHotpInSyncWindow,

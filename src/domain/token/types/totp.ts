@@ -6,7 +6,7 @@
 import { hotpAt, otpEqual, searchHotp } from "../../../lib/otp.ts";
 import { ParameterError } from "../../../errors.ts";
 import { hashOf, oathDetail, otpKeyOf, otplenOf, param } from "./_oath.ts";
-import { tokenHash } from "./hotp.ts";
+import { tokenHash, withCallerDefaults } from "./hotp.ts";
 import { infoValue, type OtpCheck, type TokenType, type TypeCheckContext } from "./token_type.ts";
 
 function settings(ctx: TypeCheckContext): { step: number; window: number; shift: number } {
@@ -30,7 +30,8 @@ export const TOTP: TokenType = {
   description: "TOTP: time based One Time Passwords",
   authenticates: true,
   challenge: true,
-  init(ctx) {
+  init(given) {
+    const ctx = withCallerDefaults(given, "totp");
     const hash = hashOf(ctx, "totp.hashlib");
     const otplen = otplenOf(ctx);
     const stepParam = param(ctx, "timeStep") ?? ctx.existing?.info.timeStep?.value ??
