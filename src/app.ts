@@ -9,7 +9,8 @@ import type { AppEnv, RequestAudit } from "./http/context.ts";
 import type { Deps } from "./deps.ts";
 import { errorEnvelope } from "./http/envelope.ts";
 import { readParams } from "./http/params.ts";
-import { AppError, DatabaseUnavailableError, HttpError } from "./errors.ts";
+import { AppError, AuthError, DatabaseUnavailableError, HttpError } from "./errors.ts";
+import { hiddenAuthError } from "./http/auth.ts";
 import { newAuditEntry } from "./domain/audit/mod.ts";
 import { beginRequest } from "./db/direct.ts";
 import { isTransientDbError } from "./db/transient_error.ts";
@@ -187,6 +188,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
     } else if (c.get("audit")) {
       c.get("audit").info ||= err.message;
     }
+    if (err instanceof AuthError) err = await hiddenAuthError(c, err);
     return await errorEnvelope(c, err);
   });
 

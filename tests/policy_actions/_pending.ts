@@ -17,7 +17,6 @@ export const PENDING: readonly string[] = [
   "authentication:change_pin_via_validate",
   "authentication:enroll_via_multichallenge_optional",
   "authentication:enroll_via_multichallenge_passkey_offline",
-  "authentication:hide_specific_error_message",
   "authentication:enroll_via_multichallenge",
   "authentication:enroll_via_multichallenge_text",
   "authentication:mangle",
@@ -49,6 +48,4 @@ export const PENDING: readonly string[] = [
   "enrollment:yubikey_access_code",
   // --- token
   "token:require_description_on_edit",
-  "token:hide_specific_error_message_for_ttype",
-  "token:hide_specific_error_message_for_offline_refill",
 ];

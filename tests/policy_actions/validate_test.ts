@@ -16,6 +16,7 @@ import { getTokenBySerial } from "../../src/domain/token/mod.ts";
 import { SoftAuthenticator } from "../http/_soft_authenticator.ts";
 import { startResponder } from "../radius/responder.ts";
 import { setRadiusServer } from "../../src/domain/radius/mod.ts";
+import type { Deps } from "../../src/deps.ts";
 
 /** realm1 with alice (HOTP, PIN 1234) and bob (no token). */
 async function setup(): Promise<{ t: TestApp; serial: string }> {
@@ -835,3 +836,187 @@ Deno.test("passthru_assign=pin:6: the PIN comes first, the OTP is the end of the
     await t.close();
   }
 });
+
+// --- hide_specific_error_message (authentication), _for_ttype, _for_offline_refill (token) --
+
+actionTest(
+  "authentication",
+  "hide_specific_error_message",
+  "a rejection and an authentication error say only 'Authentication failed.'; the audit keeps the reason",
+  async () => {
+    const { t, serial } = await setup();
+    try {
+      const alice = { user: "alice", realm: "realm1" };
+      const login = async (password: string) =>
+        await jsonOf(await t.post("/auth", { username: "alice", realm: "realm1", password }));
+      const brokenJwt = async () =>
+        await jsonOf(await t.get("/token/", { headers: { Authorization: "not.a.jwt" } }));
+      // baseline: the specific reasons
+      let res = await check(t, { ...alice, pass: "1234000000" });
+      assert.equal(res.body.result.authentication, "REJECT");
+      assert.equal(res.body.detail.message, "wrong otp value");
+      assert.equal(res.body.detail.serial, serial);
+      res = await login("wrong");
+      assert.equal(res.status, 401);
+      assert.equal(res.body.result.error.message, "Authentication failure. Wrong credentials");
+      res = await brokenJwt();
+      assert.equal(res.status, 401);
+      assert.match(res.body.result.error.message, /^Authentication failure. Error decoding/);
+
+      await policy(t, "hide", { scope: "authentication", action: "hide_specific_error_message" });
+      res = await check(t, { ...alice, pass: "1234000001" });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.result.authentication, "REJECT");
+      const { threadid: _, ...detail } = res.body.detail;
+      assert.deepEqual(detail, { message: "Authentication failed." });
+      // unknown users look the same
+      res = await check(t, { user: "nobody", realm: "realm1", pass: "1234000001" });
+      assert.equal(res.status, 400, "an unknown user stays an error (ERR904), as in privacyIDEA");
+      res = await login("wrong");
+      assert.equal(res.status, 401);
+      assert.equal(res.body.result.error.code, 4031);
+      assert.equal(res.body.result.error.message, "Authentication failed.");
+      assert.equal(res.body.detail.message, "Authentication failed.");
+      res = await brokenJwt();
+      assert.equal(res.status, 401);
+      assert.equal(res.body.result.error.message, "Authentication failed.");
+      // a challenge and a success are not touched
+      await policy(t, "cr", { scope: "authentication", action: "challenge_response=hotp" });
+      res = await check(t, { ...alice, pass: "1234" });
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      assert.equal(res.body.detail.message, "please enter otp: ");
+      res = await check(t, { ...alice, pass: "1234" + hotp(0) });
+      assert.equal(res.body.detail.message, "matching 1 tokens");
+      // the audit keeps the reason
+      await t.deps.audit.flush();
+      const rows = await t.deps.db.selectFrom("audit").select(["action", "info"])
+        .orderBy("id").execute();
+      assert.ok(
+        rows.some((r) => r.action.endsWith("/validate/check") && r.info === "wrong otp value"),
+      );
+      assert.ok(
+        rows.some((r) =>
+          r.action === "POST /auth" && r.info.includes("Authentication failure. Wrong credentials")
+        ),
+      );
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+Deno.test("hide_specific_error_message matches on the user: a policy for bob leaves alice's reasons", async () => {
+  const { t } = await setup();
+  try {
+    await policy(t, "hide", {
+      scope: "authentication",
+      action: "hide_specific_error_message",
+      user: "bob",
+    });
+    const res = await check(t, { user: "alice", realm: "realm1", pass: "1234000000" });
+    assert.equal(res.body.detail.message, "wrong otp value");
+  } finally {
+    await t.close();
+  }
+});
+
+actionTest(
+  "token",
+  "hide_specific_error_message_for_offline_refill",
+  "an offline refill's error becomes 'Failed offline token refill', code 401, same status",
+  async () => {
+    const { t, serial } = await setup();
+    try {
+      const refill = async (body: Record<string, unknown>) =>
+        await jsonOf(await t.post("/validate/offlinerefill", body));
+      const body = { serial, refilltoken: "a".repeat(80), pass: "1234" + hotp(0) };
+      let res = await refill(body);
+      assert.equal(res.status, 400);
+      assert.equal(res.body.result.error.code, 905);
+      const specific = res.body.result.error.message;
+      assert.notEqual(specific, "Failed offline token refill");
+
+      await policy(t, "hide", {
+        scope: "token",
+        action: "hide_specific_error_message_for_offline_refill",
+      });
+      res = await refill(body);
+      assert.equal(res.status, 400);
+      assert.equal(res.body.result.status, false);
+      assert.equal(res.body.result.error.code, 401);
+      assert.equal(res.body.result.error.message, "Failed offline token refill");
+      // a missing parameter is no refill error: it stays as it is
+      res = await refill({ serial, refilltoken: "x" });
+      assert.equal(res.body.result.error.message, "ERR905: Missing parameter: pass");
+      // the audit keeps the reason
+      await t.deps.audit.flush();
+      const rows = await t.deps.db.selectFrom("audit").select(["info"])
+        .where("action", "=", "POST /validate/offlinerefill").orderBy("id").execute();
+      const reason = specific.replace(/^ERR905: /, "");
+      assert.deepEqual(rows.map((r) => r.info).slice(0, 2), [reason, reason]);
+      assert.equal((await getTokenBySerial(t.deps, serial)).count, 0);
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+/** `db` whose reads of the tables starting with `prefix` fail (an unreadable table). */
+function failingReads(db: Deps["db"], prefix: string): Deps["db"] {
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === "selectFrom") {
+        return (from: unknown) => {
+          if (String(from).startsWith(prefix)) throw new Error(`cannot read ${String(from)}`);
+          return target.selectFrom(from as never);
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+actionTest(
+  "token",
+  "hide_specific_error_message_for_ttype",
+  "an error of /ttype/yubikey becomes 'Failed special token function', code -311, same status",
+  async () => {
+    const { t } = await setup();
+    try {
+      await t.asAdmin("POST", "/system/setConfig", {
+        body: { "yubikey.apiid.1": btoa("0123456789abcdef0123") },
+      });
+      await policy(t, "hide", {
+        scope: "token",
+        action: "hide_specific_error_message_for_ttype",
+        active: false,
+      });
+      const otp = "vvvvvvvvvvvv" + "c".repeat(32);
+      const ask = async () => {
+        const db = t.deps.db;
+        // the token lookup fails inside the token type's function
+        t.deps.db = failingReads(db, "token");
+        try {
+          return await jsonOf(
+            await t.get(`/ttype/yubikey?id=1&otp=${otp}&nonce=abcdefghijklmnop`),
+          );
+        } finally {
+          t.deps.db = db;
+        }
+      };
+      let res = await ask();
+      assert.equal(res.status, 500);
+      assert.equal(res.body.result.error.code, -500);
+      assert.equal(res.body.result.error.message, "An internal server error occurred");
+      await t.asAdmin("POST", "/policy/enable/hide");
+      res = await ask();
+      assert.equal(res.status, 500);
+      assert.equal(res.body.result.error.code, -311);
+      assert.equal(res.body.result.error.message, "Failed special token function");
+    } finally {
+      await t.close();
+    }
+  },
+);

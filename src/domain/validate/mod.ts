@@ -113,6 +113,8 @@ export type { FidoAnswer } from "../token/types/_fido.ts";
 export type { PasskeyRegistration } from "./_enrol_passkey.ts";
 export {
   DEFAULT_VALIDATE_POLICIES,
+  type FlagContext,
+  isPolicyFlagSet,
   setValidatePolicyOverride,
   type ValidatePolicies,
   validatePolicies,
@@ -238,6 +240,8 @@ export interface CheckResult {
   realm?: string;
   /** Names of the authentication/authorization policies that applied (audit). */
   policies?: string[];
+  /** The audit's info when the detail does not tell it (a message hidden from the client). */
+  auditInfo?: string;
 }
 
 /** Everything one check request needs, loaded once. */
@@ -1692,8 +1696,18 @@ async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckRe
     result.detail = {};
   }
   withChallengeTextHeader(p, result.detail);
+  const challenges = result.detail.multi_challenge;
+  const isChallenge = Array.isArray(challenges) && challenges.length > 0;
+  if (!result.value && !isChallenge && p.hideSpecificErrorMessage) {
+    // privacyIDEA 3.13: a rejection says nothing about why (the audit still does)
+    result.auditInfo ??= String(result.detail.message ?? "");
+    result.detail = { message: AUTHENTICATION_FAILED };
+  }
   return result;
 }
+
+/** The one message of a rejection under `hide_specific_error_message`. */
+export const AUTHENTICATION_FAILED = "Authentication failed.";
 
 /**
  * `challenge_text_header` (and `_footer`, only with a header): a reply with

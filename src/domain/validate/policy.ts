@@ -60,6 +60,8 @@ export interface ValidatePolicies {
   increaseFailcounterOnChallenge: boolean;
   /** `force_challenge_response`: OTP together with the PIN is refused. */
   forceChallengeResponse: boolean;
+  /** `hide_specific_error_message`: a rejected authentication says only "Authentication failed.". */
+  hideSpecificErrorMessage: boolean;
   /** `reset_all_user_tokens`: a success resets the fail counters of every token checked. */
   resetAllUserTokens: boolean;
   /** `resync_via_multichallenge`: an OTP in the sync window asks for the next one. */
@@ -126,6 +128,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   challengeResponse: [],
   increaseFailcounterOnChallenge: false,
   forceChallengeResponse: false,
+  hideSpecificErrorMessage: false,
   resetAllUserTokens: false,
   resyncViaMultichallenge: false,
   addUserInResponse: false,
@@ -171,6 +174,41 @@ export async function validatePolicies(
   if (override === undefined) return fromEngine;
   const values = typeof override === "function" ? await override(ctx) : override;
   return { ...fromEngine, ...values };
+}
+
+/** Who a request outside `/validate/check` is about, for {@link isPolicyFlagSet}. */
+export interface FlagContext {
+  /** The user's login and realm when the request names one; none: policies of any user match. */
+  user?: string;
+  realm?: string;
+  resolver?: string;
+  clientIp: string;
+  userAgent: string;
+}
+
+/**
+ * Whether a matching active policy of `scope` sets the boolean `action`
+ * (error paths: `hide_specific_error_message` and its token-scope variants).
+ */
+export async function isPolicyFlagSet(
+  deps: Deps,
+  scope: "authentication" | "token",
+  action: string,
+  ctx: FlagContext,
+): Promise<boolean> {
+  const set = await loadPolicySet(deps);
+  if (!set.hasActivePolicies(scope)) return false;
+  const names = await set.actionBool({
+    scope,
+    action,
+    user: ctx.user || null,
+    realm: ctx.realm || null,
+    resolver: ctx.resolver || null,
+    client: ctx.clientIp || null,
+    userAgent: userAgentName(ctx.userAgent),
+    conditions: {},
+  });
+  return names.length > 0;
 }
 
 /**
@@ -266,6 +304,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     out.passOnNoUser = first("passOnNoUser");
     out.increaseFailcounterOnChallenge = first("increase_failcounter_on_challenge") !== undefined;
     out.forceChallengeResponse = first("force_challenge_response") !== undefined;
+    out.hideSpecificErrorMessage = first("hide_specific_error_message") !== undefined;
     out.resetAllUserTokens = first("reset_all_user_tokens") !== undefined;
     out.resyncViaMultichallenge = first("resync_via_multichallenge") !== undefined;
     out.clientModePerUser = first("client_mode_per_user") !== undefined;
@@ -405,6 +444,7 @@ const AUTHENTICATION_ACTIONS = [
   "passOnNoUser",
   "increase_failcounter_on_challenge",
   "force_challenge_response",
+  "hide_specific_error_message",
   "reset_all_user_tokens",
   "resync_via_multichallenge",
   "client_mode_per_user",

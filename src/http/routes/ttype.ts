@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { yubikeyValidate } from "../../domain/ttype/mod.ts";
+import { hiddenTokenError } from "../auth.ts";
 
 /** `/ttype/`: protocol endpoints of token types (spec 11 §6.4). */
 export const ttypeRoutes = new Hono<AppEnv>();
@@ -15,12 +16,24 @@ function stringParams(c: Context<AppEnv>): Record<string, string> {
   return out;
 }
 
+/** Token policy `hide_specific_error_message_for_ttype`: privacyIDEA's generic error. */
+const HIDDEN_TTYPE_ERROR = {
+  action: "hide_specific_error_message_for_ttype",
+  message: "Failed special token function",
+  code: -311,
+};
+
 async function yubikey(c: Context<AppEnv>): Promise<Response> {
-  const answer = await yubikeyValidate(c.get("deps"), {
-    params: stringParams(c),
-    clientIp: c.get("clientIp"),
-    userAgent: c.get("userAgent"),
-  });
+  let answer;
+  try {
+    answer = await yubikeyValidate(c.get("deps"), {
+      params: stringParams(c),
+      clientIp: c.get("clientIp"),
+      userAgent: c.get("userAgent"),
+    });
+  } catch (err) {
+    throw await hiddenTokenError(c, err, HIDDEN_TTYPE_ERROR);
+  }
   const audit = c.get("audit");
   audit.serial = answer.serial ?? "";
   audit.tokenType = "yubikey";

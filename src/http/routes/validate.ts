@@ -83,7 +83,7 @@ function auditCheck(c: C, r: CheckResult): void {
   audit.user = r.login ?? r.user?.login ?? audit.user;
   audit.realm = r.realm ?? r.user?.realm ?? audit.realm;
   audit.resolver = r.user?.resolver ?? audit.resolver;
-  audit.info = String(r.detail.message ?? "");
+  audit.info = r.auditInfo ?? String(r.detail.message ?? "");
   audit.outcome = r.value;
   if (r.policies) audit.policies = r.policies.join(",").slice(0, 1000);
 }
