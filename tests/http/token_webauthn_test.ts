@@ -12,6 +12,7 @@
  * broken or expired chain and a missing anchor store are refused.
  */
 import assert from "node:assert/strict";
+import { actionTest } from "../policy_actions/_registry.ts";
 import { type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { addPolicy, appWithAlice, auditRows, challengeOf, listed } from "./_challenge_types.ts";
 import { b64url, fromB64url, SoftAuthenticator } from "./_soft_authenticator.ts";
@@ -1150,62 +1151,71 @@ Deno.test("webauthn: two enrolments racing with one credential: exactly one toke
   await t.close();
 });
 
-Deno.test("webauthn: the selection list limits which authenticators register (enrollment) and log in (authorization)", async () => {
-  const aaguid = Uint8Array.from({ length: 16 }, (_, i) => 0xa0 + i);
-  const dashed = "a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf";
-  const t = await setup({
-    webauthn_authenticator_selection_list: "00112233445566778899aabbccddeeff",
-  });
-  const auth = await SoftAuthenticator.create({ aaguid });
-  const { serial, tid, request } = await requestRegistration(t);
-  assert.deepEqual(request.authenticatorSelectionList, ["00112233445566778899aabbccddeeff"]);
-  const att = await auth.register({ challenge: request.nonce, origin: ORIGIN, rpId: RP_ID });
-  const step2 = {
-    type: "webauthn",
-    serial,
-    transaction_id: tid,
-    clientdata: att.clientDataJSON,
-    regdata: att.attestationObject,
-  };
-  const refused = await initAs(t, step2);
-  assert.equal(refused.status, 403);
-  assert.equal(
-    refused.body.result.error.message,
-    "The WebAuthn token is not allowed to be registered due to a policy restriction.",
-  );
-  assert.equal((await stateOf(t, serial)).rollout, "clientwait");
-  await addPolicy(t, "fido", {
-    scope: "enrollment",
-    action: {
-      webauthn_relying_party_id: RP_ID,
-      webauthn_relying_party_name: "Example",
-      webauthn_authenticator_attestation_level: "none",
-      webauthn_authenticator_selection_list: dashed,
-    },
-  });
-  assert.equal((await initAs(t, step2)).status, 200);
-  assert.equal((await listed(t, serial)).info.aaguid, "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf");
+actionTest(
+  ["enrollment", "authorization"],
+  "webauthn_authenticator_selection_list",
+  "webauthn: the selection list limits which authenticators register (enrollment) and log in (authorization)",
+  async () => {
+    const aaguid = Uint8Array.from({ length: 16 }, (_, i) => 0xa0 + i);
+    const dashed = "a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf";
+    const t = await setup({
+      webauthn_authenticator_selection_list: "00112233445566778899aabbccddeeff",
+    });
+    const auth = await SoftAuthenticator.create({ aaguid });
+    const { serial, tid, request } = await requestRegistration(t);
+    assert.deepEqual(request.authenticatorSelectionList, ["00112233445566778899aabbccddeeff"]);
+    const att = await auth.register({ challenge: request.nonce, origin: ORIGIN, rpId: RP_ID });
+    const step2 = {
+      type: "webauthn",
+      serial,
+      transaction_id: tid,
+      clientdata: att.clientDataJSON,
+      regdata: att.attestationObject,
+    };
+    const refused = await initAs(t, step2);
+    assert.equal(refused.status, 403);
+    assert.equal(
+      refused.body.result.error.message,
+      "The WebAuthn token is not allowed to be registered due to a policy restriction.",
+    );
+    assert.equal((await stateOf(t, serial)).rollout, "clientwait");
+    await addPolicy(t, "fido", {
+      scope: "enrollment",
+      action: {
+        webauthn_relying_party_id: RP_ID,
+        webauthn_relying_party_name: "Example",
+        webauthn_authenticator_attestation_level: "none",
+        webauthn_authenticator_selection_list: dashed,
+      },
+    });
+    assert.equal((await initAs(t, step2)).status, 200);
+    assert.equal((await listed(t, serial)).info.aaguid, "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf");
 
-  await addPolicy(t, "authz", {
-    scope: "authorization",
-    action: { webauthn_authenticator_selection_list: "00112233445566778899aabbccddeeff" },
-  });
-  const c = await challenge(t);
-  const a = await auth.assert({ challenge: c.signRequest.challenge, origin: ORIGIN, rpId: RP_ID });
-  const denied = await checkAs(t, answer(c.tid, a));
-  assert.equal(denied.status, 403);
-  assert.equal(
-    denied.body.result.error.message,
-    "The WebAuthn token is not allowed to authenticate due to a policy restriction.",
-  );
-  assert.equal((await stateOf(t, serial)).count, 1, "nothing moved");
-  await addPolicy(t, "authz", {
-    scope: "authorization",
-    action: { webauthn_authenticator_selection_list: dashed },
-  });
-  assert.equal((await checkAs(t, answer(c.tid, a))).body.result.value, true);
-  await t.close();
-});
+    await addPolicy(t, "authz", {
+      scope: "authorization",
+      action: { webauthn_authenticator_selection_list: "00112233445566778899aabbccddeeff" },
+    });
+    const c = await challenge(t);
+    const a = await auth.assert({
+      challenge: c.signRequest.challenge,
+      origin: ORIGIN,
+      rpId: RP_ID,
+    });
+    const denied = await checkAs(t, answer(c.tid, a));
+    assert.equal(denied.status, 403);
+    assert.equal(
+      denied.body.result.error.message,
+      "The WebAuthn token is not allowed to authenticate due to a policy restriction.",
+    );
+    assert.equal((await stateOf(t, serial)).count, 1, "nothing moved");
+    await addPolicy(t, "authz", {
+      scope: "authorization",
+      action: { webauthn_authenticator_selection_list: dashed },
+    });
+    assert.equal((await checkAs(t, answer(c.tid, a))).body.result.value, true);
+    await t.close();
+  },
+);
 
 Deno.test("webauthn offline: the item carries the credential id as hex (privacyIDEA's otpkey), the COSE key and the RP id", async () => {
   const t = await setup();

@@ -21,7 +21,8 @@
  *
  * - `scope` and `action` are exactly as `/policy/defs` lists them. One test may show several
  *   actions of a scope (`["passOnNoToken", "passOnNoUser"]`) when it shows each one's effect
- *   against its own baseline.
+ *   against its own baseline; one action of several scopes likewise (`["enrollment",
+ *   "authorization"]`).
  * - Actions generated per token type are registered by a pattern: `{type}` stands for the
  *   lower-case type, `{TYPE}` for the upper-case one (`"{type}_otplen"`, `"enroll{TYPE}"`).
  *   A pattern needs `types`: the token types the test exercises (`{ types: ["hotp", "totp"] }`)
@@ -69,14 +70,17 @@ const ACTION_RE = /^(?:[A-Za-z0-9_.\-]|\{type\}|\{TYPE\})+$/;
  * it as a `Deno.test` named `policy <scope>:<action> — <name>`.
  */
 export function actionTest(
-  scope: string,
+  scope: string | readonly string[],
   action: string | readonly string[],
   name: string,
   fn: (t: Deno.TestContext) => void | Promise<void>,
   options: ActionTestOptions = {},
 ): void {
   const actions = typeof action === "string" ? [action] : [...action];
-  if (!SCOPE_RE.test(scope)) throw new Error(`actionTest: bad scope "${scope}"`);
+  const scopes = typeof scope === "string" ? [scope] : [...scope];
+  for (const sc of scopes) {
+    if (!SCOPE_RE.test(sc)) throw new Error(`actionTest: bad scope "${sc}"`);
+  }
   if (actions.length === 0) throw new Error(`actionTest ${scope}: no action`);
   if (name.trim() === "") throw new Error(`actionTest ${scope}:${actions}: the test needs a name`);
   const { types, ...testOptions } = options;
@@ -90,11 +94,17 @@ export function actionTest(
   if (!hasPattern && types !== undefined) {
     throw new Error(`actionTest ${scope}:${actions}: types only go with a {type} pattern`);
   }
-  for (const a of actions) {
-    const isPattern = a.includes("{type}") || a.includes("{TYPE}");
-    registrations.push({ scope, action: a, name, ...(isPattern ? { types } : {}) });
+  for (const sc of scopes) {
+    for (const a of actions) {
+      const isPattern = a.includes("{type}") || a.includes("{TYPE}");
+      registrations.push({ scope: sc, action: a, name, ...(isPattern ? { types } : {}) });
+    }
   }
-  Deno.test({ ...testOptions, name: `policy ${scope}:${actions.join("+")} — ${name}`, fn });
+  Deno.test({
+    ...testOptions,
+    name: `policy ${scopes.join("+")}:${actions.join("+")} — ${name}`,
+    fn,
+  });
 }
 
 /** The registrations made so far in this module graph (read by the walker). */
