@@ -169,7 +169,7 @@ actionTest(
     const bare = await check(t, { ...ALICE, pass: "1234" + hotp(1) });
     assert.equal(bare.body.result.value, true);
     // privacyIDEA deletes the detail: the answer has none
-  assert.equal("detail" in bare.body, false, JSON.stringify(bare.body));
+    assert.equal("detail" in bare.body, false, JSON.stringify(bare.body));
     // a failure keeps its detail
     const fail = await check(t, { ...ALICE, pass: "1234000000" });
     assert.equal(fail.body.detail.message, "wrong otp value");
