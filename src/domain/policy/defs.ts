@@ -621,19 +621,6 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
 };
 
-/** The feature whose (unbuilt) actions include `action` in `scope`, if any. */
-export function unbuiltFeatureOf(
-  ctx: DefsContext,
-  scope: string,
-  action: string,
-): string | undefined {
-  for (const [name, feature] of Object.entries(FEATURE_DEFS)) {
-    if (feature.isBuilt) continue;
-    if (Object.hasOwn(feature.actions(ctx)[scope as Scope] ?? {}, action)) return name;
-  }
-  return undefined;
-}
-
 /** Authentication actions of token types that make their own challenges (spec 11 §12). */
 const AUTH_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
   email: {
