@@ -29,5 +29,4 @@ export const PENDING: readonly string[] = [
   "enrollment:{type}_challenge_text",
   "enrollment:yubikey_access_code",
   // --- token
-  "token:require_description_on_edit",
 ];

@@ -588,3 +588,63 @@ for (const role of ["admin", "user"] as const) {
     );
   }
 }
+
+// ---------------------------------------------------------------------------
+// token: require_description_on_edit
+
+for (const role of ["admin", "user"] as const) {
+  actionTest(
+    "token",
+    "require_description_on_edit",
+    `an empty description of a listed type is refused at /token/description (${role})`,
+    async () => {
+      const t = await appWithUsers();
+      await aliceToken(t, "H1");
+      ok(
+        await call(t, "admin", "POST", "/token/init", {
+          type: "spass",
+          serial: "S1",
+          user: "alice",
+          realm: "r1",
+          description: "kept",
+        }),
+      );
+      await call(t, "admin", "POST", "/token/description/H1", { description: "old" });
+      // baseline: an empty description is taken
+      ok(await call(t, role, "POST", "/token/description/H1", { description: "  " }));
+      assert.equal((await findTokenBySerial(t.deps, "H1"))?.description, "  ");
+      ok(await call(t, role, "POST", "/token/description/H1", { description: "old" }));
+      await savePolicy(t.deps, "desc", {
+        scope: "token",
+        action: "require_description_on_edit=hotp totp",
+      });
+      for (const body of [{ description: "  " }, { description: "" }]) {
+        refused(
+          await call(t, role, "POST", "/token/description/H1", body),
+          "Description required for hotp token.",
+        );
+        refused(
+          await call(t, role, "POST", "/token/description", { serial: "H1", ...body }),
+          "Description required for hotp token.",
+        );
+      }
+      assert.equal((await findTokenBySerial(t.deps, "H1"))?.description, "old");
+      ok(await call(t, role, "POST", "/token/description/H1", { description: "new" }));
+      // a type the policy does not name, and /token/set (privacyIDEA checks only here)
+      ok(await call(t, role, "POST", "/token/description/S1", { description: "" }));
+      assert.equal((await findTokenBySerial(t.deps, "S1"))?.description, "");
+      if (role === "admin") {
+        ok(await call(t, role, "POST", "/token/set/H1", { description: "" }));
+        assert.equal((await findTokenBySerial(t.deps, "H1"))?.description, "");
+      }
+      // a policy for another realm does not apply
+      await savePolicy(t.deps, "desc", {
+        scope: "token",
+        action: "require_description_on_edit=hotp",
+        realm: "r2",
+      });
+      ok(await call(t, role, "POST", "/token/description/H1", { description: " " }));
+      await t.close();
+    },
+  );
+}

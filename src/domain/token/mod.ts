@@ -41,6 +41,7 @@ import { type InitParams, tokenTypeOf, type TypeCheckContext } from "./types/mod
 import { usesOwnerNames } from "./types/_oath.ts";
 import { getUserInfo, realmExists, resolveUser, splitUser } from "./_users.ts";
 import { deleteChallengesOf } from "../challenge/mod.ts";
+import { loadPolicySet, userAgentName } from "../policy/mod.ts";
 
 export type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 export { TOKEN_TYPE_MODULES, TOKEN_TYPES, tokenTypeOf } from "./types/mod.ts";
@@ -932,14 +933,47 @@ export interface PinSetBy {
   client?: string;
 }
 
-/** Sets the description of the selected tokens (truncated to 80). */
+/**
+ * The token types the token-scope policy `require_description_on_edit` names for an edit by
+ * `editor` (the union over the matching policies, lower case).
+ */
+async function typesNeedingDescription(deps: Deps, editor: PinPolicyScope): Promise<string[]> {
+  const set = await loadPolicySet(deps);
+  if (!set.hasActivePolicies("token")) return [];
+  const { caller, context: ctx = {} } = editor;
+  const isAdmin = caller.role === "admin";
+  const { values } = await set.actionValues({
+    scope: "token",
+    action: "require_description_on_edit",
+    // an admin: the user the token belongs to; a user: themselves
+    user: isAdmin ? ctx.user ?? null : caller.username,
+    realm: isAdmin ? ctx.realm ?? null : caller.realm,
+    resolver: isAdmin ? ctx.resolver ?? null : caller.resolver ?? null,
+    client: ctx.client ?? null,
+    userAgent: ctx.userAgent == null ? null : userAgentName(ctx.userAgent),
+    conditions: ctx.conditions ?? {},
+  });
+  return values.map((v) => v.toLowerCase());
+}
+
+/**
+ * Sets the description of the selected tokens (truncated to 80). With `editor`, the
+ * token-scope policy `require_description_on_edit` refuses an empty one for the types it
+ * names (`POST /token/description` only, as in privacyIDEA).
+ */
 export async function setDescription(
   deps: Deps,
   sel: TokenSelector,
   description: string,
+  options: { editor?: PinPolicyScope } = {},
 ): Promise<number> {
   const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
+  if (options.editor && description.trim() === "") {
+    const required = await typesNeedingDescription(deps, options.editor);
+    const token = tokens.find((t) => required.includes(t.type.toLowerCase()));
+    if (token) throw new PolicyError(`Description required for ${token.type.toLowerCase()} token.`);
+  }
   return await store.updateTokens(deps.db, tokens.map((t) => t.id), {
     description: description.slice(0, MAX_DESCRIPTION),
   });

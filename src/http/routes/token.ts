@@ -269,7 +269,10 @@ for (const path of ["/description", "/description/:serial"]) {
   tokenRoutes.post(path, async (c) => {
     const description = stringParam(c.get("params"), "description");
     if (description === undefined) throw missingParameter("description");
-    return ok(c, (await setDescription(c.get("deps"), selectorOf(c), description)) >= 0);
+    const count = await setDescription(c.get("deps"), selectorOf(c), description, {
+      editor: pinPolicyOf(c),
+    });
+    return ok(c, count >= 0);
   });
 }
 
