@@ -238,18 +238,6 @@ export async function savePolicy(
   }
 }
 
-/**
- * Checks a policy as {@link savePolicy} would and writes nothing: throws the error saving it
- * would give (e.g. `Invalid actions [..]!`). The privacyIDEA migration's dry run uses it.
- */
-export async function validatePolicy(
-  deps: Deps,
-  name: string,
-  params: Record<string, unknown>,
-): Promise<void> {
-  await preparePolicy(deps, name, params);
-}
-
 /** Validates a policy's parameters; returns how to build its row (from the existing one). */
 async function preparePolicy(
   deps: Deps,
