@@ -52,14 +52,17 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** Starts `tessera serve` on a free loopback port in a new temporary folder. */
-export async function startTessera(): Promise<Server> {
+/**
+ * Starts `tessera serve` on a free loopback port in a new temporary folder; `env` adds
+ * configuration (`TESSERA_<SECTION>_<KEY>`).
+ */
+export async function startTessera(env: Record<string, string> = {}): Promise<Server> {
   const dir = await Deno.makeTempDir({ prefix: "tessera-ui-" });
   const port = await freePort();
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", `${ROOT}main.ts`, "serve", "--listen", `127.0.0.1:${port}`],
     cwd: dir,
-    env: { NO_COLOR: "1", TESSERA_SIGNING_ENABLED: "false" },
+    env: { NO_COLOR: "1", TESSERA_SIGNING_ENABLED: "false", ...env },
     stdin: "null",
     stdout: "null",
     stderr: "null",

@@ -9,17 +9,31 @@
  */
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { onSessionEnded, setApiToken } from "./api.ts";
+import { api, get, messageOf, onSessionEnded, setApiToken } from "./api.ts";
 import {
   hasRight,
   type Session,
   SessionContext,
   sessionOf,
+  settingsOf,
+  storedSettings,
   storedToken,
   storeToken,
 } from "./session.ts";
-import { focusHeading, href, type Route, StatusLine, useFocusRescue, useRoute } from "./ui.tsx";
-import { LoginPage } from "./pages/login.tsx";
+import {
+  Field,
+  focusHeading,
+  Form,
+  go,
+  href,
+  Outcome,
+  type Route,
+  StatusLine,
+  useAction,
+  useFocusRescue,
+  useRoute,
+} from "./ui.tsx";
+import { LoginPage, type LoginPageConfig, PrivacyLink } from "./pages/login.tsx";
 import { TokenDetailsPage, TokensPage } from "./pages/tokens.tsx";
 import { EnrollPage } from "./pages/enroll.tsx";
 import { UserDetailsPage, UsersPage } from "./pages/users.tsx";
@@ -105,7 +119,151 @@ function AdminRoutes(props: { route: Route; session: Session }) {
   return <p class="error" role="alert">There is no page "{first}".</p>;
 }
 
-function Shell(props: { session: Session; logout: () => void; focusOnStart: boolean }) {
+/**
+ * Calls `onIdle` once the person at the screen has done nothing (no key, pointer, wheel or
+ * touch) for `seconds` (policy logout_time).
+ */
+function useIdle(seconds: number, onIdle: () => void, isActive: boolean) {
+  const idle = useRef(onIdle);
+  idle.current = onIdle;
+  useEffect(() => {
+    if (!isActive) return;
+    let last = Date.now();
+    let timer: ReturnType<typeof setTimeout>;
+    const check = () => {
+      const left = last + seconds * 1000 - Date.now();
+      if (left <= 0) idle.current();
+      else timer = setTimeout(check, left);
+    };
+    const seen = () => {
+      last = Date.now();
+    };
+    const events = ["keydown", "pointerdown", "pointermove", "wheel", "touchstart"];
+    for (const e of events) addEventListener(e, seen, { passive: true, capture: true });
+    timer = setTimeout(check, seconds * 1000);
+    return () => {
+      clearTimeout(timer);
+      for (const e of events) removeEventListener(e, seen, { capture: true });
+    };
+  }, [seconds, isActive]);
+}
+
+/**
+ * The lock screen of policy timeout_action=lockscreen: the session's JWT is dropped, and the
+ * same user's password gets a new one; the page underneath keeps its state.
+ */
+function LockScreen(
+  props: {
+    session: Session;
+    onUnlock: (s: Session, answer: Record<string, unknown>) => void;
+    onLogout: () => void;
+  },
+) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [password, setPassword] = useState("");
+  const action = useAction();
+  const s = props.session;
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      class="lock"
+      aria-label="Session locked"
+      // Escape does not lift the lock
+      onCancel={(e) => e.preventDefault()}
+    >
+      <h2>Session locked</h2>
+      <p>
+        You did nothing for {s.settings.logoutTime} seconds. Enter the password of{" "}
+        <strong>{s.username}{s.realm ? `@${s.realm}` : ""}</strong> to go on where you were.
+      </p>
+      <Form
+        label="Unlock"
+        onSubmit={() =>
+          action.run(async () => {
+            const { value } = await api<Record<string, unknown>>("POST", "/auth", {
+              username: s.username,
+              password,
+              ...(s.realm ? { realm: s.realm } : {}),
+            });
+            const next = sessionOf(String(value.token), settingsOf(value));
+            if (!next) throw new Error("The server answered without a readable token");
+            props.onUnlock(next, value);
+          })}
+      >
+        <Field
+          label="Password"
+          type="password"
+          value={password}
+          onValue={setPassword}
+          autoComplete="current-password"
+          required
+          autoFocus
+        />
+        <div class="actions">
+          <button type="submit" class="primary" disabled={action.busy}>Unlock</button>
+          <button type="button" onClick={props.onLogout}>Log out</button>
+        </div>
+        <Outcome error={action.error} />
+      </Form>
+    </dialog>
+  );
+}
+
+/** A welcome for an admin after the login (hidden by policy hide_welcome_info). */
+function Welcome(props: { onClose: () => void }) {
+  return (
+    <section class="panel welcome" aria-label="Welcome">
+      <p>
+        Welcome to Tessera. Users come from <a href={href(["resolvers"])}>resolvers</a>, grouped in
+        {" "}
+        <a href={href(["realms"])}>realms</a>; <a href={href(["policies"])}>policies</a>{" "}
+        decide what admins and users may do; then enrol tokens for your users.
+      </p>
+      <button type="button" onClick={props.onClose}>Close the welcome</button>
+    </section>
+  );
+}
+
+/** The dialog of policy dialog_no_token: a user without tokens is offered the enrolment. */
+function NoTokenDialog(props: { onClose: () => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+  return (
+    <dialog ref={ref} aria-label="You have no token" onClose={props.onClose}>
+      <h2>You have no token</h2>
+      <p>To log in with a second factor you need a token. Enrol one now.</p>
+      <div class="actions">
+        <button
+          type="button"
+          class="primary"
+          onClick={() => {
+            props.onClose();
+            go(["enrol"]);
+          }}
+        >
+          Enrol a token
+        </button>
+        <button type="button" onClick={props.onClose}>Not now</button>
+      </div>
+    </dialog>
+  );
+}
+
+function Shell(
+  props: {
+    session: Session;
+    logout: () => void;
+    focusOnStart: boolean;
+    privacyLink: string;
+  },
+) {
   const route = useRoute();
   const s = props.session;
   const current = route.parts[0];
@@ -114,9 +272,17 @@ function Shell(props: { session: Session; logout: () => void; focusOnStart: bool
   const started = useRef(false);
   const [menuOpen, setMenuOpen] = useState(false);
   const menuButton = useRef<HTMLButtonElement>(null);
+  // shown after a login (not after a reload), until closed or the page changes
+  const [welcome, setWelcome] = useState(
+    props.focusOnStart && s.role === "admin" && !s.settings.hideWelcome,
+  );
+  const [noToken, setNoToken] = useState(
+    props.focusOnStart && s.role === "user" && s.settings.dialogNoToken,
+  );
   useFocusRescue();
   useEffect(() => {
     setMenuOpen(false);
+    if (started.current) setWelcome(false);
     // after a login and on every page change focus goes to the new page's heading (not on a
     // reload, where the browser starts at the top)
     if (started.current || props.focusOnStart) focusHeading();
@@ -144,6 +310,9 @@ function Shell(props: { session: Session; logout: () => void; focusOnStart: bool
         }}
       >
         <a class="brand" href="#/">Tessera</a>
+        {s.settings.node && (
+          <span class="node" title="The node that answers">{s.settings.node}</span>
+        )}
         <button
           ref={menuButton}
           type="button"
@@ -185,8 +354,22 @@ function Shell(props: { session: Session; logout: () => void; focusOnStart: bool
       </header>
       <main id="main">
         <StatusLine />
+        {welcome && (
+          <Welcome
+            onClose={() => {
+              setWelcome(false);
+              focusHeading();
+            }}
+          />
+        )}
         {s.role === "admin" ? <AdminRoutes route={route} session={s} /> : <SelfServicePage />}
+        {noToken && <NoTokenDialog onClose={() => setNoToken(false)} />}
       </main>
+      {props.privacyLink && (
+        <footer class="baseline">
+          <PrivacyLink href={props.privacyLink} />
+        </footer>
+      )}
     </SessionContext.Provider>
   );
 }
@@ -194,7 +377,7 @@ function Shell(props: { session: Session; logout: () => void; focusOnStart: bool
 function App() {
   const [session, setSession] = useState<Session | undefined>(() => {
     const token = storedToken();
-    const s = token ? sessionOf(token) : undefined;
+    const s = token ? sessionOf(token, storedSettings()) : undefined;
     if (s && s.exp * 1000 > Date.now()) {
       setApiToken(s.token);
       return s;
@@ -205,43 +388,93 @@ function App() {
     storedToken() && !session ? "Your session has expired. Please log in again." : undefined
   );
   const [loggedInHere, setLoggedInHere] = useState(false);
+  const [isLocked, setLocked] = useState(false);
+  // the login page's configuration (GET /config): login text, realms, privacy statement
+  const [config, setConfig] = useState<LoginPageConfig | undefined>(undefined);
+  const [configError, setConfigError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    get<LoginPageConfig>("/config").then(setConfig, (err) => setConfigError(messageOf(err)));
+  }, []);
 
   function end(message?: string) {
+    const redirect = session?.settings.logoutRedirect ?? "";
     storeToken(undefined);
     setApiToken(undefined);
     setSession(undefined);
+    setLocked(false);
     setNotice(message);
+    // policy logout_redirect: e.g. the single sign-on's logout
+    if (redirect) location.assign(redirect);
   }
 
-  useEffect(() => {
+  function lock() {
+    // the JWT goes: nothing can be done, and a reload asks for a login
+    storeToken(undefined);
+    setApiToken(undefined);
+    setLocked(true);
+  }
+
+  function idle() {
     if (!session) return;
+    const seconds = session.settings.logoutTime;
+    if (session.settings.timeoutAction === "logout") {
+      end(`You were logged out after ${seconds} seconds without activity.`);
+    } else lock();
+  }
+
+  useIdle(session?.settings.logoutTime ?? 0, idle, session !== undefined && !isLocked);
+
+  useEffect(() => {
+    if (!session || isLocked) return;
     onSessionEnded((m) => end(m));
     // the session ends with its JWT, and says so
     const ms = Math.max(0, session.exp * 1000 - Date.now());
     const timer = setTimeout(() => end("Your session has expired. Please log in again."), ms);
     return () => clearTimeout(timer);
-  }, [session]);
+  }, [session, isLocked]);
+
+  function start(s: Session, answer: Record<string, unknown>) {
+    storeToken(s.token, answer);
+    setApiToken(s.token);
+    setNotice(undefined);
+    setSession(s);
+  }
 
   if (!session) {
     return (
       <LoginPage
         notice={notice}
-        onLogin={(s) => {
-          storeToken(s.token);
-          setApiToken(s.token);
-          setNotice(undefined);
+        config={config}
+        configError={configError}
+        onLogin={(s, answer) => {
           setLoggedInHere(true);
-          setSession(s);
+          start(s, answer);
         }}
       />
     );
   }
   return (
-    <Shell
-      session={session}
-      logout={() => end("You have logged out.")}
-      focusOnStart={loggedInHere}
-    />
+    <>
+      <Shell
+        session={session}
+        logout={() => end("You have logged out.")}
+        focusOnStart={loggedInHere}
+        privacyLink={config?.gdpr_link ?? ""}
+      />
+      {
+        // a modal dialog: the page underneath can be neither reached nor read out
+        isLocked && (
+          <LockScreen
+            session={session}
+            onUnlock={(s, answer) => {
+              setLocked(false);
+              start(s, answer);
+            }}
+            onLogout={() => end("You have logged out.")}
+          />
+        )
+      }
+    </>
   );
 }
 

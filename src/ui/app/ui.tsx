@@ -110,6 +110,26 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   return { ...state, reload };
 }
 
+/**
+ * Live search: `apply` runs a moment after the search fields (`deps`) last changed, unless
+ * policy search_on_enter asks for searching on Enter (the form's submit) only.
+ */
+export function useLiveSearch(isLive: boolean, apply: () => void, deps: unknown[]): void {
+  const latest = useRef(apply);
+  latest.current = apply;
+  const started = useRef(false);
+  useEffect(() => {
+    // the fields' first values are what the page loaded with: nothing to search yet
+    if (!started.current) {
+      started.current = true;
+      return;
+    }
+    if (!isLive) return;
+    const timer = setTimeout(() => latest.current(), 300);
+    return () => clearTimeout(timer);
+  }, deps);
+}
+
 /** Runs user actions: one at a time, with the API's message or a success note. */
 export function useAction() {
   const [state, setState] = useState<{ busy: boolean; error?: string; note?: string }>({
@@ -320,6 +340,7 @@ export function ConfirmButton(
     onConfirm: () => void;
     disabled?: boolean;
     danger?: boolean;
+    title?: string;
   },
 ) {
   const [open, setOpen] = useState(false);
@@ -340,6 +361,7 @@ export function ConfirmButton(
         type="button"
         class={props.danger ? "danger" : undefined}
         disabled={props.disabled}
+        title={props.title}
         onClick={() => setOpen(true)}
       >
         {props.label}

@@ -8,7 +8,17 @@
 import { useState } from "preact/hooks";
 import { get } from "../api.ts";
 import { useSession } from "../session.ts";
-import { Check, Field, Form, LoadState, Page, Pager, Select, useLoad } from "../ui.tsx";
+import {
+  Check,
+  Field,
+  Form,
+  LoadState,
+  Page,
+  Pager,
+  Select,
+  useLiveSearch,
+  useLoad,
+} from "../ui.tsx";
 
 interface AuditPage {
   auditcolumns: string[];
@@ -46,23 +56,21 @@ export function AuditPage() {
   );
   const all = data.data?.auditcolumns ?? DEFAULT_COLUMNS;
   const shown = all.filter((c) => columns.includes(c));
+  function search() {
+    const q: Record<string, string> = {};
+    for (const [k, v] of Object.entries(filters)) {
+      const t = v.trim();
+      // a term without a wildcard matches anywhere in the column
+      if (t) q[k] = t.includes("*") ? t : `*${t}*`;
+    }
+    if (success) q.success = success;
+    setPage(1);
+    setQuery(q);
+  }
+  useLiveSearch(!session.settings.searchOnEnter, search, [filters, success]);
   return (
     <Page title="Audit log">
-      <Form
-        label="Search the audit log"
-        class="filters"
-        onSubmit={() => {
-          const q: Record<string, string> = {};
-          for (const [k, v] of Object.entries(filters)) {
-            const t = v.trim();
-            // a term without a wildcard matches anywhere in the column
-            if (t) q[k] = t.includes("*") ? t : `*${t}*`;
-          }
-          if (success) q.success = success;
-          setPage(1);
-          setQuery(q);
-        }}
-      >
+      <Form label="Search the audit log" class="filters" onSubmit={search}>
         {FILTERS.map((f) => (
           <Field
             key={f}

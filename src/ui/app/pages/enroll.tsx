@@ -31,6 +31,7 @@ const SRC_REGEXP = /src="([^"]+)"/;
 
 /** What `POST /token/init` answered, shown to the person enrolling. */
 function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void }) {
+  const { session } = useSession();
   const d = props.detail;
   const act = useAction();
   const [otp, setOtp] = useState("");
@@ -53,12 +54,18 @@ function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void
             />
           )}
           <figcaption>
-            Scan the QR code with an authenticator app, or add the key by hand
-            {b32 && (
-              <>
-                : <code class="secret">{b32}</code>
-              </>
-            )}. <a href={url} class="otpauth" data-otpauth={url}>Open in an authenticator app</a>
+            {
+              // the key as text only with policy show_seed (privacyIDEA shows the QR code alone)
+              session.settings.showSeed && b32
+                ? (
+                  <>
+                    Scan the QR code with an authenticator app, or add the key by hand:{" "}
+                    <code class="secret" data-testid="seed">{b32}</code>.{" "}
+                  </>
+                )
+                : <>Scan the QR code with an authenticator app.{" "}</>
+            }
+            <a href={url} class="otpauth" data-otpauth={url}>Open in an authenticator app</a>
           </figcaption>
         </figure>
       )}
@@ -150,7 +157,9 @@ export function EnrollForm(
   const act = useAction();
 
   const available = Object.keys(types.data ?? {});
-  const t = type || (available.includes("totp") ? "totp" : available[0] ?? "");
+  // the type policy default_tokentype names first (privacyIDEA's default: hotp)
+  const preferred = session.settings.defaultTokenType;
+  const t = type || (available.includes(preferred) ? preferred : available[0] ?? "");
   const isOath = t === "hotp" || t === "totp";
   // users set a PIN at enrolment only with the enrollpin right; admins always may
   const canPin = !props.self || hasRight(session, "enrollpin");
@@ -294,6 +303,16 @@ export function EnrollForm(
           <button type="submit" class="primary" disabled={act.busy}>Enrol</button>
           <Outcome error={act.error} />
         </Form>
+      )}
+      {isOath && session.settings.appQrCodes.length > 0 && (
+        <section class="apps" aria-label="Authenticator apps">
+          {session.settings.appQrCodes.map((app) => (
+            <figure key={app.src} class="qr">
+              <img src={app.src} width={150} height={150} alt={`QR code: ${app.label}`} />
+              <figcaption>Scan to get {app.label}.</figcaption>
+            </figure>
+          ))}
+        </section>
       )}
     </>
   );

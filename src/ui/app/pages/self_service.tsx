@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { get } from "../api.ts";
 import { useSession } from "../session.ts";
-import { LoadState, Page, Panel, useLoad, yesNo } from "../ui.tsx";
+import { go, LoadState, Page, Panel, useLoad, useRoute, yesNo } from "../ui.tsx";
 import { EnrollForm } from "./enroll.tsx";
 import { stateText, TokenActions, type TokenList } from "./tokens.tsx";
 
@@ -17,8 +17,15 @@ import { stateText, TokenActions, type TokenList } from "./tokens.tsx";
 export function SelfServicePage() {
   const { session } = useSession();
   const tokens = useLoad(() => get<TokenList>("/token/"), []);
-  const [enrolling, setEnrolling] = useState(false);
+  const route = useRoute();
   const canEnroll = [...session.rights].some((r) => r.startsWith("enroll"));
+  // `#/enrol` opens the enrolment (the no-token dialog leads there)
+  const [enrolling, setEnrolling] = useState(false);
+  useEffect(() => {
+    if (route.parts[0] !== "enrol") return;
+    if (canEnroll) setEnrolling(true);
+    go([]);
+  }, [route.parts[0]]);
   const list = tokens.data?.tokens ?? [];
   return (
     <Page

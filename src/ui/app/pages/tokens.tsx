@@ -25,6 +25,7 @@ import {
   type Route,
   Select,
   useAction,
+  useLiveSearch,
   useLoad,
 } from "../ui.tsx";
 
@@ -46,6 +47,7 @@ export interface Token {
   user_realm: string;
   resolver: string;
   realms: string[];
+  user_id: string;
   rollout_state: string;
   info: Record<string, string>;
 }
@@ -135,6 +137,9 @@ function TokenTable(
     onSort?: (s: TokenSort) => void;
   },
 ) {
+  const { session } = useSession();
+  // policy user_details: the owner's user id and resolver too
+  const details = props.showOwner && session.settings.userDetails;
   const heading = (label: string, by: SortKey) => (
     <SortHeading label={label} by={by} sort={props.sort} onSort={props.onSort} />
   );
@@ -148,6 +153,8 @@ function TokenTable(
           <th scope="col">Description</th>
           {heading("Fail counter", "failcount")}
           {props.showOwner && <th scope="col">User</th>}
+          {details && <th scope="col">User ID</th>}
+          {details && <th scope="col">Resolver</th>}
           {props.showOwner && <th scope="col">Realms</th>}
         </tr>
       </thead>
@@ -164,6 +171,8 @@ function TokenTable(
                 {t.username ? `${t.username}@${t.user_realm}` : <span class="muted">none</span>}
               </td>
             )}
+            {details && <td data-label="User ID">{t.user_id}</td>}
+            {details && <td data-label="Resolver">{t.resolver}</td>}
             {props.showOwner && <td data-label="Realms">{t.realms.join(", ")}</td>}
           </tr>
         ))}
@@ -200,28 +209,34 @@ export function TokensPage(_props: { route: Route }) {
     [query, page, sort],
   );
   const canEnroll = [...session.rights].some((r) => r.startsWith("enroll"));
+  function search() {
+    setPage(1);
+    setQuery({
+      serial: pattern(serial),
+      description: pattern(description),
+      type,
+      user: user.trim(),
+      realm: user.trim() ? realm.trim() : "",
+      tokenrealm: user.trim() ? "" : realm.trim(),
+      assigned,
+      state,
+    });
+  }
+  useLiveSearch(!session.settings.searchOnEnter, search, [
+    serial,
+    description,
+    type,
+    user,
+    realm,
+    assigned,
+    state,
+  ]);
   return (
     <Page
       title="Tokens"
       actions={canEnroll && <a class="button primary" href={href(["enroll"])}>Enrol token</a>}
     >
-      <Form
-        label="Search tokens"
-        class="filters"
-        onSubmit={() => {
-          setPage(1);
-          setQuery({
-            serial: pattern(serial),
-            description: pattern(description),
-            type,
-            user: user.trim(),
-            realm: user.trim() ? realm.trim() : "",
-            tokenrealm: user.trim() ? "" : realm.trim(),
-            assigned,
-            state,
-          });
-        }}
-      >
+      <Form label="Search tokens" class="filters" onSubmit={search}>
         <Field label="Serial" value={serial} onValue={setSerial} type="search" />
         <Field label="Description" value={description} onValue={setDescription} type="search" />
         <Select
@@ -288,6 +303,10 @@ export function TokenActions(
   const [realm, setRealm] = useState("");
   const [realms, setRealms] = useState(t.realms.join(", "));
   const serial = { serial: t.serial };
+  // an action the policies do not allow: a disabled button, or none with policy hide_buttons
+  const shows = (allowed: boolean) => allowed || !session.settings.hideButtons;
+  const NOT_ALLOWED = "Your policies do not allow this";
+  const canToggle = t.active ? can("disable") : can("enable");
   const post = (path: string, params: Record<string, unknown>, note: string) =>
     act.run(async () => {
       await api("POST", path, { ...serial, ...params });
@@ -297,10 +316,13 @@ export function TokenActions(
     <div class="token-actions">
       <div class="actions" role="group" aria-label={`Actions on ${t.serial}`}>
         {
-          // one button that changes its label, so it keeps the focus it was pressed with
-          (t.active ? can("disable") : !t.revoked && can("enable")) && (
+          // one button that changes its label, so it keeps the focus it was pressed with; a
+          // revoked token cannot be enabled again
+          (t.active || !t.revoked) && shows(canToggle) && (
             <button
               type="button"
+              disabled={!canToggle}
+              title={canToggle ? undefined : NOT_ALLOWED}
               onClick={() =>
                 t.active
                   ? post("/token/disable", {}, "Token disabled")
@@ -310,32 +332,40 @@ export function TokenActions(
             </button>
           )
         }
-        {can("reset") && (
+        {shows(can("reset")) && (
           <button
             type="button"
+            disabled={!can("reset")}
+            title={can("reset") ? undefined : NOT_ALLOWED}
             onClick={() => post("/token/reset", {}, "Fail counter reset")}
           >
             Reset fail counter
           </button>
         )}
-        {!t.revoked && can("revoke") && (
+        {!t.revoked && shows(can("revoke")) && (
           <ConfirmButton
             label="Revoke"
             question={`Revoke token ${t.serial}? A revoked token cannot be used again.`}
             onConfirm={() => post("/token/revoke", {}, "Token revoked")}
+            disabled={!can("revoke")}
+            title={can("revoke") ? undefined : NOT_ALLOWED}
             danger
           />
         )}
-        {props.admin && t.username && can("unassign") && (
+        {props.admin && t.username && shows(can("unassign")) && (
           <ConfirmButton
             label="Unassign"
             question={`Unassign token ${t.serial} from ${t.username}? Its PIN is removed.`}
             onConfirm={() => post("/token/unassign", {}, "Token unassigned")}
+            disabled={!can("unassign")}
+            title={can("unassign") ? undefined : NOT_ALLOWED}
           />
         )}
-        {can("delete") && (
+        {shows(can("delete")) && (
           <ConfirmButton
             label="Delete"
+            disabled={!can("delete")}
+            title={can("delete") ? undefined : NOT_ALLOWED}
             question={`Delete token ${t.serial}? This cannot be undone.`}
             onConfirm={() =>
               act.run(async () => {

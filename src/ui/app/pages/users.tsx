@@ -23,6 +23,7 @@ import {
   type Route,
   Select,
   useAction,
+  useLiveSearch,
   useLoad,
 } from "../ui.tsx";
 import { type TokenList, TokenTable } from "./tokens.tsx";
@@ -111,6 +112,9 @@ export function UsersPage(props: { route: Route }) {
   useEffect(() => setPage(1), [r, query]);
   const size = session.settings.userPageSize;
   const list = users.data ?? [];
+  const searchUsers = () =>
+    setQuery(search.trim() && !search.includes("*") ? `*${search.trim()}*` : search.trim());
+  useLiveSearch(!session.settings.searchOnEnter, searchUsers, [search]);
   return (
     <Page title="Users">
       <LoadState error={realms.error} loading={realms.loading} />
@@ -124,8 +128,7 @@ export function UsersPage(props: { route: Route }) {
         <Form
           label="Search users"
           class="filters"
-          onSubmit={() =>
-            setQuery(search.trim() && !search.includes("*") ? `*${search.trim()}*` : search.trim())}
+          onSubmit={searchUsers}
         >
           <Select label="Realm" value={r} onValue={setRealm} options={names} />
           <Field label="Username" type="search" value={search} onValue={setSearch} />
