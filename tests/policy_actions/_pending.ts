@@ -24,7 +24,6 @@ export const PENDING: readonly string[] = [
   "authorization:auth_max_success",
   "authorization:auth_max_fail",
   // --- enrollment
-  "enrollment:autoassignment",
   "enrollment:email_validation",
   "enrollment:{type}_challenge_text",
   "enrollment:yubikey_access_code",

@@ -767,3 +767,107 @@ for (const scope of ["admin", "user"] as const) {
     { types: ["hotp", "totp"] },
   );
 }
+
+// ---------------------------------------------------------------------------
+// /validate/check: autoassignment
+
+actionTest(
+  "enrollment",
+  "autoassignment",
+  "any_pin: a user without tokens gets the unassigned realm token whose OTP matches",
+  async () => {
+    const t = await appWithUsers();
+    ok(
+      await admin(t, "POST", "/token/init", {
+        serial: "FREE0",
+        otpkey: "00".repeat(20),
+        realm: "r1",
+      }),
+    );
+    ok(await admin(t, "POST", "/token/init", { serial: "FREE1", otpkey: SEED_HEX, realm: "r1" }));
+    const checkAlice = async (pass: string) =>
+      await jsonOf(await t.post("/validate/check", { user: "alice", realm: "r1", pass }));
+    const before = await checkAlice("mypin" + hotp(0));
+    assert.equal(before.body.result.value, false);
+    assert.equal(before.body.detail.message, "The user has no tokens assigned");
+    assert.equal((await findTokenBySerial(t.deps, "FREE1"))!.owner, undefined);
+    await savePolicy(t.deps, "auto", { scope: "enrollment", action: "autoassignment=any_pin" });
+    const after = await checkAlice("mypin" + hotp(1));
+    assert.equal(after.status, 200);
+    assert.equal(after.body.result.value, true);
+    assert.equal(after.body.detail.message, "Token assigned to user via Autoassignment");
+    assert.equal(after.body.detail.serial, "FREE1");
+    assert.equal(after.body.detail.otplen, 6);
+    assert.equal(after.body.detail.type, "hotp");
+    const owner = (await findTokenBySerial(t.deps, "FREE1"))!.owner!;
+    assert.deepEqual([owner.login, owner.realm], ["alice", "r1"]);
+    const audit = ok(await admin(t, "GET", "/audit/?serial=FREE1&action=*check*"));
+    const row = audit.body.result.value.auditdata.find((r: Record<string, unknown>) =>
+      r.info === "Token assigned via auto assignment"
+    );
+    assert.ok(row, JSON.stringify(audit.body.result.value.auditdata));
+    assert.equal(Number(row.success), 1);
+    assert.equal((await findTokenBySerial(t.deps, "FREE0"))!.owner, undefined);
+    // the OTP is used up; the PIN part became the token's PIN
+    assert.equal((await checkAlice("mypin" + hotp(1))).body.result.value, false);
+    assert.equal((await checkAlice("mypin" + hotp(2))).body.result.value, true);
+    // a user who has a token gets no other one
+    ok(
+      await admin(t, "POST", "/token/init", {
+        serial: "BOB1",
+        otpkey: "22".repeat(20),
+        user: "bob",
+        realm: "r1",
+      }),
+    );
+    ok(
+      await admin(t, "POST", "/token/init", {
+        serial: "FREE2",
+        otpkey: "33".repeat(20),
+        realm: "r1",
+      }),
+    );
+    const bob = await jsonOf(
+      await t.post("/validate/check", {
+        user: "bob",
+        realm: "r1",
+        pass: "x" + hotp(0, "33".repeat(20)),
+      }),
+    );
+    assert.equal(bob.body.result.value, false);
+    assert.equal((await findTokenBySerial(t.deps, "FREE2"))!.owner, undefined);
+    await t.close();
+  },
+);
+
+actionTest(
+  "enrollment",
+  "autoassignment",
+  "userstore: the PIN part must be the user's password; the token limits apply",
+  async () => {
+    const t = await appWithUsers();
+    ok(await admin(t, "POST", "/token/init", { serial: "FREE1", otpkey: SEED_HEX, realm: "r1" }));
+    await savePolicy(t.deps, "auto", { scope: "enrollment", action: "autoassignment=userstore" });
+    const wrong = await jsonOf(
+      await t.post("/validate/check", { user: "alice", realm: "r1", pass: "guess" + hotp(0) }),
+    );
+    assert.equal(wrong.body.result.value, false);
+    assert.equal((await findTokenBySerial(t.deps, "FREE1"))!.owner, undefined);
+    // a limit the assignment would break refuses it, and the token stays free
+    await savePolicy(t.deps, "limit", { scope: "enrollment", action: "max_token_per_user=0" });
+    const limited = await jsonOf(
+      await t.post("/validate/check", { user: "alice", realm: "r1", pass: "alicepw" + hotp(1) }),
+    );
+    assert.equal(limited.status, 403);
+    assert.equal(limited.body.result.error.code, 303);
+    assert.equal((await findTokenBySerial(t.deps, "FREE1"))!.owner, undefined);
+    await savePolicy(t.deps, "limit", { scope: "enrollment", action: "max_token_per_user=5" });
+    const right = await jsonOf(
+      await t.post("/validate/check", { user: "alice", realm: "r1", pass: "alicepw" + hotp(2) }),
+    );
+    assert.equal(right.body.result.value, true);
+    assert.equal(right.body.detail.serial, "FREE1");
+    assert.equal((await findTokenBySerial(t.deps, "FREE1"))!.owner!.login, "alice");
+    await t.close();
+  },
+);

@@ -120,6 +120,7 @@ export {
   validatePolicies,
   type ValidatePolicyContext,
 } from "./policy.ts";
+import { autoAssignToken } from "../token/autoassign.ts";
 
 /** Input of {@link validateCheck}. */
 export interface CheckRequest {
@@ -737,6 +738,9 @@ async function checkUser(
         return ok(assigned ? `auto-assigned ${assigned},${against}` : against);
       }
     }
+    // enrollment policy autoassignment: a matching unassigned token of the realm becomes theirs
+    const assigned = await autoAssignToken(deps, user, req.pass, { client: req.clientIp });
+    if (assigned) return assigned;
     return { value: false, detail: { message: "The user has no tokens assigned" } };
   }
   return await checkTokenList(env, tokens, req.pass, req.transactionId);
