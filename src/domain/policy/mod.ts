@@ -836,53 +836,28 @@ export async function rightValues(
   return (await set.actionValues(mctx)).values;
 }
 
-/** WebUI policy values for a logged-in user or admin (scope webui, spec 01 §6). */
+/**
+ * The webui policies of a login itself (spec 01 §6); the settings a web interface gets are
+ * `src/domain/webui`'s.
+ */
 export interface WebuiSettings {
   /** `login_mode`: how realm users log in. */
   loginMode: "userstore" | "privacyIDEA" | "disable";
   /** `jwt_validity` in seconds, when a policy sets it. */
   jwtValidity?: number;
-  /** `/auth` response keys overridden by policies (e.g. `logout_time`, `token_wizard`). */
-  ui: Record<string, unknown>;
 }
 
-const WEBUI_INTS: Record<string, string> = {
-  logout_time: "logout_time",
-  audit_page_size: "audit_page_size",
-  token_page_size: "token_page_size",
-  user_page_size: "user_page_size",
-  rss_age: "rss_age",
-};
-const WEBUI_STRINGS: Record<string, string> = {
-  policy_template_url: "policy_template_url",
-  default_tokentype: "default_tokentype",
-  timeout_action: "timeout_action",
-  logout_redirect: "logout_redirect_url",
-};
-const WEBUI_BOOLS: Record<string, string> = {
-  user_details: "user_details",
-  tokenwizard: "token_wizard",
-  tokenwizard_2nd_token: "token_wizard_2nd",
-  admin_dashboard: "admin_dashboard",
-  dialog_no_token: "dialog_no_token",
-  search_on_enter: "search_on_enter",
-  hide_welcome_info: "hide_welcome",
-  hide_buttons: "hide_buttons",
-  deletion_confirmation: "deletion_confirmation",
-  show_seed: "show_seed",
-};
-
 /**
- * The webui-scope values for `who` (matched on user, realm and resolver;
+ * `login_mode` and `jwt_validity` for `who` (matched on user, realm and resolver;
  * conditions on `userinfo` are not checked here). Without webui policies:
- * login mode `userstore` and no overrides.
+ * login mode `userstore` and the configured JWT lifetime.
  */
 export async function webuiSettings(
   deps: Deps,
   who: { username: string; realm: string; resolver?: string },
   ctx: { client?: string | null; userAgent?: string | null } = {},
 ): Promise<WebuiSettings> {
-  const out: WebuiSettings = { loginMode: "userstore", ui: {} };
+  const out: WebuiSettings = { loginMode: "userstore" };
   const set = await loadPolicySet(deps);
   if (!set.hasActivePolicies("webui")) return out;
   const m = set.matcher({
@@ -898,17 +873,6 @@ export async function webuiSettings(
   if (mode === "privacyIDEA" || mode === "disable") out.loginMode = mode;
   const validity = Number.parseInt((await m.value("jwt_validity")) ?? "", 10);
   if (Number.isInteger(validity) && validity > 0) out.jwtValidity = validity;
-  for (const [action, key] of Object.entries(WEBUI_INTS)) {
-    const n = Number.parseInt((await m.value(action)) ?? "", 10);
-    if (Number.isInteger(n)) out.ui[key] = n;
-  }
-  for (const [action, key] of Object.entries(WEBUI_STRINGS)) {
-    const v = await m.value(action);
-    if (v !== undefined) out.ui[key] = v;
-  }
-  for (const [action, key] of Object.entries(WEBUI_BOOLS)) {
-    if ((await m.bool(action)).length > 0) out.ui[key] = true;
-  }
   return out;
 }
 
