@@ -12,7 +12,6 @@
 /** `scope:action` entries without a registered effect test yet. */
 export const PENDING: readonly string[] = [
   // --- authentication
-  "authentication:change_pin_via_validate",
   "authentication:enroll_via_multichallenge_optional",
   "authentication:enroll_via_multichallenge_passkey_offline",
   "authentication:enroll_via_multichallenge",

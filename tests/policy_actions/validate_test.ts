@@ -1020,3 +1020,147 @@ actionTest(
     }
   },
 );
+
+// --- authentication: change_pin_via_validate (with enrollment change_pin_on_first_use) -------
+
+/** bob's HOTP token with PIN "test", enrolled by an admin under change_pin_on_first_use. */
+async function bobWithPinDue(t: TestApp): Promise<string> {
+  await policy(t, "pinchange", { scope: "enrollment", action: "change_pin_on_first_use" });
+  const serial = await enrollHotp(t, { user: "bob", realm: "realm1", pin: "test" });
+  // the due date is the enrolment's minute: the check comes a little later
+  t.clock.advance(60_000);
+  return serial;
+}
+
+actionTest(
+  "authentication",
+  "change_pin_via_validate",
+  "a success with a PIN change due becomes a dialogue that sets a new PIN",
+  async () => {
+    const { t } = await setup();
+    try {
+      const serial = await bobWithPinDue(t);
+      const due = (await getTokenBySerial(t.deps, serial)).info.next_pin_change?.value;
+      assert.match(due ?? "", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}\+0000$/);
+      const bob = { user: "bob", realm: "realm1" };
+      // baseline: the success says that the PIN change is due, and that is all
+      let res = await check(t, { ...bob, pass: "test" + hotp(0) });
+      assert.equal(res.body.result.value, true);
+      assert.equal(res.body.detail.next_pin_change, due);
+      assert.equal(res.body.detail.pin_change, true);
+
+      await policy(t, "cpv", {
+        scope: "authentication",
+        action: "change_pin_via_validate, challenge_response=hotp",
+      });
+      // 1. the PIN triggers the HOTP challenge; its entry says the PIN change is due
+      res = await check(t, { ...bob, pass: "test" });
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      assert.equal(res.body.detail.multi_challenge[0].pin_change, true);
+      assert.equal(res.body.detail.multi_challenge[0].next_pin_change, due);
+      // 2. the right OTP: instead of the success, a new PIN is asked for
+      res = await check(t, {
+        ...bob,
+        pass: hotp(1),
+        transaction_id: res.body.detail.transaction_id,
+      });
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      assert.equal(res.body.detail.message, "Please enter a new PIN");
+      assert.deepEqual(
+        res.body.detail.multi_challenge.map((c: Json) => [c.serial, c.type, c.client_mode]),
+        [[serial, "hotp", "interactive"]],
+      );
+      const t2 = res.body.detail.transaction_id;
+      // 3. the new PIN, asked again
+      res = await check(t, { ...bob, pass: "n3wPIN", transaction_id: t2 });
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      assert.equal(res.body.detail.message, "Please enter the new PIN again");
+      const t3 = res.body.detail.transaction_id;
+      assert.notEqual(t3, t2);
+      // the first challenge is used up
+      res = await check(t, { ...bob, pass: "other1", transaction_id: t2 });
+      assert.equal(res.body.result.value, false);
+      assert.notEqual(res.body.result.authentication, "CHALLENGE");
+      // 4. a different PIN does not match; the challenge stays
+      res = await check(t, { ...bob, pass: "n3wPIX", transaction_id: t3 });
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.detail.message, "PINs do not match");
+      assert.equal(res.body.detail.serial, serial);
+      // 5. the same PIN sets it
+      res = await check(t, { ...bob, pass: "n3wPIN", transaction_id: t3 });
+      assert.equal(res.body.result.value, true);
+      assert.equal(res.body.result.authentication, "ACCEPT");
+      assert.equal(res.body.detail.message, "PIN successfully set.");
+      assert.equal(res.body.detail.serial, serial);
+      // no change_pin_every: nothing is due any more; the new PIN works, the old one not
+      assert.equal((await getTokenBySerial(t.deps, serial)).info.next_pin_change, undefined);
+      res = await check(t, { ...bob, pass: "n3wPIN" + hotp(2) });
+      assert.equal(res.body.result.value, true);
+      assert.equal(res.body.detail.pin_change, undefined);
+      res = await check(t, { ...bob, pass: "test" + hotp(3) });
+      assert.equal(res.body.result.value, false);
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+Deno.test("change_pin_via_validate: the new PIN meets the user's PIN rules; change_pin_every sets the next due date", async () => {
+  const { t } = await setup();
+  try {
+    const serial = await bobWithPinDue(t);
+    await policy(t, "every", { scope: "enrollment", action: "change_pin_every=90d" });
+    await policy(t, "rules", { scope: "user", action: "otp_pin_minlength=8, setpin" });
+    await policy(t, "cpv", { scope: "authentication", action: "change_pin_via_validate" });
+    const bob = { user: "bob", realm: "realm1" };
+    let res = await check(t, { ...bob, pass: "test" + hotp(0) });
+    assert.equal(res.body.detail.message, "Please enter a new PIN");
+    const t2 = res.body.detail.transaction_id;
+    res = await check(t, { ...bob, pass: "short", transaction_id: t2 });
+    assertPolicyError(res, "The minimum OTP PIN length is 8");
+    // refused: the challenge is still open, the PIN unchanged
+    res = await check(t, { ...bob, pass: "longenough", transaction_id: t2 });
+    assert.equal(res.body.detail.message, "Please enter the new PIN again");
+    res = await check(t, {
+      ...bob,
+      pass: "longenough",
+      transaction_id: res.body.detail.transaction_id,
+    });
+    assert.equal(res.body.detail.message, "PIN successfully set.");
+    const next = (await getTokenBySerial(t.deps, serial)).info.next_pin_change?.value;
+    const expected = new Date(t.clock.now() + 90 * 86_400_000).toISOString().slice(0, 16) + "+0000";
+    assert.equal(next, expected);
+    res = await check(t, { ...bob, pass: "longenough" + hotp(1) });
+    assert.equal(res.body.result.value, true);
+    assert.equal(res.body.detail.pin_change, false);
+    assert.equal(res.body.detail.next_pin_change, expected);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("change_pin_via_validate at /auth (login_mode=privacyIDEA): the dialogue cannot run there, the login fails as a wrong password", async () => {
+  const { t } = await setup();
+  try {
+    await bobWithPinDue(t);
+    await policy(t, "login", { scope: "webui", action: "login_mode=privacyIDEA" });
+    const login = async (password: string) =>
+      await jsonOf(await t.post("/auth", { username: "bob", realm: "realm1", password }));
+    assert.equal((await login("test" + hotp(0))).status, 200);
+    await policy(t, "cpv", { scope: "authentication", action: "change_pin_via_validate" });
+    let res = await login("test" + hotp(1));
+    assert.equal(res.status, 401);
+    assert.equal(res.body.result.error.message, "Authentication failure. Wrong credentials");
+    // as in privacyIDEA, an error of the check is a failed login too (here a policy conflict,
+    // which /validate/check answers with 403)
+    await policy(t, "a", { scope: "authentication", action: "otppin=none" });
+    await policy(t, "b", { scope: "authentication", action: "otppin=userstore" });
+    assert.equal((await check(t, { user: "bob", realm: "realm1", pass: "x" })).status, 403);
+    res = await login("test" + hotp(2));
+    assert.equal(res.status, 401);
+    assert.equal(res.body.result.error.message, "Authentication failure. Wrong credentials");
+  } finally {
+    await t.close();
+  }
+});

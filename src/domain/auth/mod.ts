@@ -5,6 +5,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import {
+  AppError,
   AuthError,
   missingParameter,
   PolicyError,
@@ -303,16 +304,24 @@ async function checkLoginPassword(
   mode: "userstore" | "privacyIDEA",
 ): Promise<boolean> {
   if (mode === "userstore") return await checkUserPassword(deps, ref, req.password);
-  const result = await validateCheck(deps, {
-    user: ref.login,
-    realm: ref.realm,
-    resolver: ref.resolver,
-    pass: req.password,
-    clientIp: req.clientIp ?? "",
-    userAgent: req.userAgent ?? "",
-    isWebuiLogin: true,
-  });
-  return result.value === true;
+  try {
+    const result = await validateCheck(deps, {
+      user: ref.login,
+      realm: ref.realm,
+      resolver: ref.resolver,
+      pass: req.password,
+      clientIp: req.clientIp ?? "",
+      userAgent: req.userAgent ?? "",
+      isWebuiLogin: true,
+    });
+    return result.value === true;
+  } catch (err) {
+    // as privacyIDEA: an error of the check (a PIN rule of a PIN change, a policy conflict,
+    // a locked token) is a failed login, answered as a wrong password
+    if (!(err instanceof AppError)) throw err;
+    deps.log.info("The OTP check of a login failed", { username: ref.login, reason: err.message });
+    return false;
+  }
 }
 
 /** Menus of the WebUI per role. */

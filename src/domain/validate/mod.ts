@@ -19,6 +19,7 @@ import {
   advanceTokenCounter,
   assignToken,
   checkContext,
+  checkPinPolicy,
   checkImportedPin,
   checkPin,
   clearFailcount,
@@ -33,6 +34,7 @@ import {
   lastAuthStamp,
   parseValidityDate,
   recordAuthentication,
+  setPin,
   splitPinPass,
   TOKEN_LOCKED_MESSAGE,
   TOKEN_NOT_FOUND_MESSAGE,
@@ -84,6 +86,7 @@ import {
 import { hasDirectAccess, PendingCommits } from "../../db/direct.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
 import { toHex } from "../../lib/random.ts";
+import { hashPin, verifyPin } from "../../lib/crypto.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import {
   b64url,
@@ -254,6 +257,8 @@ interface CheckEnv {
   now: number;
   /** Commits of this check's hot-path writes, settled before it answers. */
   pending: PendingCommits;
+  /** The client's address (the PIN rules of a PIN change are matched on it). */
+  clientIp?: string;
 }
 
 /**
@@ -304,6 +309,7 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     user: resolved.user,
     now: deps.clock.now(),
     pending: new PendingCommits(),
+    clientIp: req.clientIp,
   };
   let result: CheckResult;
   try {
@@ -955,12 +961,123 @@ export async function checkTokenList(
   pass: string,
   transactionId?: string,
 ): Promise<CheckResult> {
-  let result = await checkTokens(env, all, pass, transactionId);
-  if (!result.value && env.policies.resyncViaMultichallenge) {
-    result = await resyncChallenge(env, all, result);
+  // privacyIDEA's order: reset_all_user_tokens(PIN change(resync(the check)))
+  let result = transactionId ? await answerPinChange(env, all, pass, transactionId) : undefined;
+  if (!result) {
+    result = await checkTokens(env, all, pass, transactionId);
+    if (!result.value && env.policies.resyncViaMultichallenge) {
+      result = await resyncChallenge(env, all, result);
+    }
+    if (result.value && result.detail.pin_change === true && env.policies.changePinViaValidate) {
+      result = await askForNewPin(env, all, result);
+    }
   }
   if (result.value && env.policies.resetAllUserTokens) await resetAllTokens(env, all);
   return result;
+}
+
+/** The challenge kind of the PIN change dialogue (privacyIDEA's). */
+const GENERIC_PIN_RESET = "generic_pin_reset";
+
+/**
+ * `next_pin_change` and `pin_change` of a token whose PIN has a due date
+ * (`change_pin_on_first_use`, `change_pin_every`): the date as stored and
+ * whether it has passed. Empty for other tokens.
+ */
+function pinChangeInfo(t: TokenWithInfo, now: number): Record<string, unknown> {
+  const due = t.info.next_pin_change?.value;
+  if (!due) return {};
+  const ms = parseValidityDate(due);
+  return { next_pin_change: due, pin_change: ms !== undefined && now > ms };
+}
+
+/** Seconds a PIN change challenge is valid: `PinResetChallengeValidityTime`, else the default. */
+function pinResetValidity(system: SystemConfig): number {
+  const own = Number.parseInt(system.get("PinResetChallengeValidityTime", ""), 10);
+  return Number.isFinite(own) && own > 0 ? own : system.int("DefaultChallengeValidityTime");
+}
+
+/**
+ * `change_pin_via_validate`: a success of one token whose PIN change is due
+ * becomes a challenge asking for a new PIN (the OTP is used up all the same).
+ */
+async function askForNewPin(
+  env: CheckEnv,
+  tokens: TokenWithInfo[],
+  success: CheckResult,
+): Promise<CheckResult> {
+  const t = tokens.find((x) => x.serial === success.detail.serial);
+  if (!t) return success;
+  return await genericChallenge(env, t, {
+    kind: GENERIC_PIN_RESET,
+    message: "Please enter a new PIN",
+    validity: pinResetValidity(env.system),
+  });
+}
+
+/**
+ * An answer to the PIN change dialogue (whatever the policies say now): the
+ * first answer is the new PIN, checked against the user's PIN rules and
+ * asked again; the second sets it if both agree. Undefined when the
+ * transaction is no open PIN change of one of `tokens`.
+ */
+async function answerPinChange(
+  env: CheckEnv,
+  tokens: TokenWithInfo[],
+  pass: string,
+  transactionId: string,
+): Promise<CheckResult | undefined> {
+  const { deps } = env;
+  const stored = (await challengesOfTransaction(deps, transactionId))
+    .filter((c) => c.challenge === GENERIC_PIN_RESET && c.expiresAt >= env.now);
+  if (stored.length !== 1) return undefined;
+  const challenge = stored[0];
+  const t = tokens.find((x) => x.serial === challenge.serial);
+  if (!t) return undefined;
+  const pepper = deps.keys.pinPepper;
+  if (challenge.data === "") {
+    // the new PIN, checked as if the owner set it (user scope)
+    const owner = t.owner ?? env.user;
+    await checkPinPolicy(deps, pass, {
+      caller: {
+        role: "user",
+        username: owner?.login ?? "",
+        realm: owner?.realm ?? "",
+        resolver: owner?.resolver,
+      },
+      type: t.type,
+      context: { client: env.clientIp || null },
+    });
+    // one answer per challenge: a parallel one that consumed it first gets the plain failure
+    if (!(await consumeTransaction(deps, transactionId)).includes(t.serial)) return undefined;
+    return await genericChallenge(env, t, {
+      kind: GENERIC_PIN_RESET,
+      message: "Please enter the new PIN again",
+      data: hashPin(pepper, pass, deps.random),
+      validity: pinResetValidity(env.system),
+    });
+  }
+  if (!verifyPin(pepper, challenge.data, pass)) {
+    // the challenge stays open for another try
+    return {
+      value: false,
+      detail: { serial: t.serial, message: "PINs do not match" },
+      serial: t.serial,
+      tokenType: t.type,
+    };
+  }
+  if (!(await consumeTransaction(deps, transactionId)).includes(t.serial)) return undefined;
+  // as a user setting the PIN: encrypt_pin, and change_pin_every sets the next due date
+  await setPin(deps, { serial: t.serial }, pass, {
+    pinChange: { role: "user", client: env.clientIp },
+  });
+  return {
+    value: true,
+    detail: { message: "PIN successfully set.", serial: t.serial },
+    serial: t.serial,
+    tokenType: t.type,
+    tokens: [t],
+  };
 }
 
 /** Challenge kinds of the generic challenges (the `challenge` column), as privacyIDEA's. */
@@ -1234,7 +1351,7 @@ async function decide(
     const used = await settleSuccess(env, groups.valid, {
       countAuth: !env.system.bool("no_auth_counter"),
     });
-    if (used.length > 0) return acceptValid(used);
+    if (used.length > 0) return acceptValid(used, env.now);
     // one-time tokens a parallel request used up first: as if the pass were wrong
     groups.invalid.push(...groups.valid);
   }
@@ -1295,12 +1412,13 @@ async function settleSuccess(
 }
 
 /** The `valid` outcome: `matching N tokens`. */
-function acceptValid(valid: TokenWithInfo[]): CheckResult {
+function acceptValid(valid: TokenWithInfo[], now: number): CheckResult {
   const detail: Record<string, unknown> = { message: `matching ${valid.length} tokens` };
   const result: CheckResult = { value: true, detail, tokens: valid };
   if (valid.length === 1) {
     const t = valid[0];
     Object.assign(detail, { serial: t.serial, type: t.type, otplen: t.otplen });
+    Object.assign(detail, pinChangeInfo(t, now));
     result.serial = t.serial;
     result.tokenType = t.type;
   } else if (new Set(valid.map((t) => t.type)).size > 1) {
@@ -1345,7 +1463,7 @@ async function answerTransaction(
     return {
       value: true,
       // privacyIDEA answers a challenge with the message and the serial only (no type, no otplen)
-      detail: { message: "Found matching challenge", serial: t.serial },
+      detail: { message: "Found matching challenge", serial: t.serial, ...pinChangeInfo(t, env.now) },
       serial: t.serial,
       tokenType: t.type,
       tokens: accepted,
@@ -1522,6 +1640,8 @@ export async function triggerChallenges(
       const more = module?.challengeExtras?.(checkContext(deps, system, t));
       if (more && !options.overrides?.[t.serial]) extras[t.serial] = more;
     }
+    const pinChange = pinChangeInfo(t, env.now);
+    if ("pin_change" in pinChange) extras[t.serial] = { ...extras[t.serial], ...pinChange };
     challenged.push(t);
   }
   const one = (list: TokenWithInfo[]) => ({

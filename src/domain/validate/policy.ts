@@ -66,6 +66,8 @@ export interface ValidatePolicies {
   resetAllUserTokens: boolean;
   /** `resync_via_multichallenge`: an OTP in the sync window asks for the next one. */
   resyncViaMultichallenge: boolean;
+  /** `change_pin_via_validate`: a success with a PIN change due asks for a new PIN. */
+  changePinViaValidate: boolean;
   /** `last_auth` (e.g. `10h`, `7d`, `1y`). */
   lastAuth?: string;
   /** `tokentype` (authorization): allowed token types after success. */
@@ -131,6 +133,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   hideSpecificErrorMessage: false,
   resetAllUserTokens: false,
   resyncViaMultichallenge: false,
+  changePinViaValidate: false,
   addUserInResponse: false,
   addResolverInResponse: false,
   applicationTokentype: false,
@@ -307,6 +310,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     out.hideSpecificErrorMessage = first("hide_specific_error_message") !== undefined;
     out.resetAllUserTokens = first("reset_all_user_tokens") !== undefined;
     out.resyncViaMultichallenge = first("resync_via_multichallenge") !== undefined;
+    out.changePinViaValidate = first("change_pin_via_validate") !== undefined;
     out.clientModePerUser = first("client_mode_per_user") !== undefined;
 
     const cr = m.valuesNow("challenge_response");
@@ -447,6 +451,7 @@ const AUTHENTICATION_ACTIONS = [
   "hide_specific_error_message",
   "reset_all_user_tokens",
   "resync_via_multichallenge",
+  "change_pin_via_validate",
   "client_mode_per_user",
   "challenge_response",
   "disabled_token_types",
