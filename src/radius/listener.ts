@@ -14,7 +14,7 @@ import { Buffer } from "node:buffer";
 import type { Deps } from "../deps.ts";
 import type { RadiusClientConfig } from "../config.ts";
 import { AppError, ConfigError } from "../errors.ts";
-import { newAuditEntry } from "../domain/audit/mod.ts";
+import { auditSerials, newAuditEntry } from "../domain/audit/mod.ts";
 import { currentRequestId, withRequestId } from "../lib/logger.ts";
 import { mayOverrideClient } from "../domain/radius/mod.ts";
 import { inNetwork, type Network, parseIp, parseNetwork } from "../lib/ip.ts";
@@ -40,6 +40,8 @@ export interface RadiusCheckRequest {
   transactionId?: string;
   clientIp: string;
   userAgent: string;
+  /** Told the serials of the user's tokens once they are loaded (audit of a failed request). */
+  onTokens?: (serials: string[]) => void;
 }
 
 /** The validate path's answer: `result.value` and `detail`. */
@@ -307,6 +309,8 @@ async function answer(
         transactionId: stateBytes && stateBytes.length > 0 ? text(stateBytes) : undefined,
         clientIp: audit.client,
         userAgent: RADIUS_USER_AGENT,
+        // a request that fails later (the database goes away) is audited with its tokens
+        onTokens: (serials) => audit.serial ||= auditSerials(serials),
       });
       const detail = result.detail ?? {};
       const message = typeof detail.message === "string" ? detail.message : undefined;

@@ -161,14 +161,39 @@ Deno.test({
           );
         }
       }
-      // a client that retried after a 503 never found its OTP used up: the 503 changed nothing
+      // a client that retried after a 503 never found its OTP used up: the 503 changed nothing.
+      // The one exception: the server stopped while it ran the check's deciding statement, and
+      // the node gave up waiting for its answer ("Query read timeout"): it cannot know whether
+      // that statement committed before the stop
+      const logOf = (id: string) =>
+        nodes.flatMap((n) => n.output().split("\n"))
+          .filter((l) => l.endsWith(` request_id=${id}`) || l.includes(` request_id=${id} `));
+      const unknown = new Set<string>();
       for (const [i, a] of attempts.entries()) {
         if (a.status !== 503) continue;
         const next = attempts.slice(i + 1).find((b) => b.serial === a.serial && b.status === 200);
-        if (next === undefined) continue;
+        if (next === undefined || next.value === true) continue;
         assert.equal(next.counter, a.counter, `${show(a)} then ${show(next)}`);
-        assert.equal(next.value, true, `a 503 used up its OTP: ${show(a)} then ${show(next)}`);
+        // the OTP was used up: only a lost answer of one of its earlier tries may have done that
+        const tries = attempts.slice(0, attempts.indexOf(next))
+          .filter((b) => b.serial === a.serial && b.counter === a.counter);
+        const lost = tries.filter((b) =>
+          b.status === 503 && logOf(b.requestId).some((l) => l.includes("Query read timeout"))
+        );
+        if (lost.length > 0) {
+          unknown.add(`${a.serial}-${a.counter}`);
+          continue;
+        }
+        const lines = tries.flatMap((b) => logOf(b.requestId));
+        assert.fail(
+          `a 503 used up its OTP: ${show(a)} then ${show(next)}; log:\n${lines.join("\n")}`,
+        );
       }
+      // at most one such statement per connection the server stopped under (2 nodes × 10)
+      assert.ok(
+        unknown.size <= 20,
+        `${unknown.size} OTPs used up by a statement whose answer was lost`,
+      );
       const accepted = attempts.filter((a) => a.status === 200 && a.value === true);
       assert.ok(accepted.length > 0);
 

@@ -38,6 +38,17 @@ export interface AuditEntry {
   requestId: string;
 }
 
+/** Serials for the audit's serial column: comma-separated, as many as fit its 40 characters. */
+export function auditSerials(serials: readonly string[]): string {
+  let text = "";
+  for (const serial of serials) {
+    const next = text === "" ? serial : `${text},${serial}`;
+    if (next.length > 40) break;
+    text = next;
+  }
+  return text;
+}
+
 /** Creates an empty entry to be filled while a request runs. */
 export function newAuditEntry(ts: number, action: string, node: string): AuditEntry {
   return {

@@ -19,6 +19,7 @@ import { fidoAnswerOf, passkeyRegistrationOf } from "../fido_answer.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
 import { offlineAuthItems } from "../../domain/machine/mod.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
+import { auditSerials } from "../../domain/audit/mod.ts";
 
 /** `/validate/`: authentication of users and tokens (spec 02 §6–§8). */
 export const validateRoutes = new Hono<AppEnv>();
@@ -65,17 +66,6 @@ function checkRequestOf(c: C): CheckRequest {
   };
 }
 
-/** The serials, comma-separated, as many as fit the audit's serial column (40 characters). */
-function serialsFitting(serials: string[]): string {
-  let text = "";
-  for (const serial of serials) {
-    const next = text === "" ? serial : `${text},${serial}`;
-    if (next.length > 40) break;
-    text = next;
-  }
-  return text;
-}
-
 function auditCheck(c: C, r: CheckResult): void {
   const audit = c.get("audit");
   audit.serial = r.serial ?? audit.serial;
@@ -101,7 +91,7 @@ async function check(c: C): Promise<Response> {
     result = await validateCheck(c.get("deps"), req);
   } catch (err) {
     // a request that fails (e.g. the database went away) is audited with the tokens it was about
-    audit.serial ||= serialsFitting(about);
+    audit.serial ||= auditSerials(about);
     throw err;
   }
   auditCheck(c, result);
