@@ -103,6 +103,11 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /healthz/livez": PUBLIC,
   "GET /healthz/readyz": PUBLIC,
   "GET /healthz/startupz": PUBLIC,
+  "GET /healthz/resolversz": {
+    ...PUBLIC,
+    why: "an anonymous probe gets the overall status; resolver names only with an admin JWT, " +
+      "checked by the handler (and require_auth_for_resolver_details refuses a bad one)",
+  },
   "GET /openapi.json": PUBLIC,
   "GET /metrics": {
     roles: "public",

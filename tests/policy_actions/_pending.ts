@@ -18,7 +18,6 @@ export const PENDING: readonly string[] = [
   "authentication:enroll_via_multichallenge_text",
   "authentication:mangle",
   // --- authorization
-  "authorization:require_auth_for_resolver_details",
   "authorization:no_detail_on_fail",
   "authorization:auth_max_success",
   "authorization:auth_max_fail",

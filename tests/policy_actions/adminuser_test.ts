@@ -13,6 +13,7 @@ import { hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
 import { findTokenBySerial } from "../../src/domain/token/mod.ts";
 import { issueJwt } from "../../src/http/jwt.ts";
+import { saveResolver, SQL_DEFAULT_MAP } from "../../src/domain/resolver/mod.ts";
 import { hotpAt } from "../../src/lib/otp.ts";
 import { fromHex } from "../../src/lib/random.ts";
 
@@ -648,3 +649,107 @@ for (const role of ["admin", "user"] as const) {
     },
   );
 }
+
+// ---------------------------------------------------------------------------
+// privacyIDEA 3.13's read rights on policy and event metadata
+
+for (
+  const [action, other, paths] of [
+    ["policyread", "policywrite", [
+      "/policy/defs",
+      "/policy/defs/admin",
+      "/policy/defs/conditions",
+      "/policy/check?user=alice&realm=r1&scope=admin&action=enable&client=127.0.0.1",
+    ]],
+    ["eventhandling_read", "eventhandling_write", [
+      "/event/positions/UserNotification",
+      "/event/actions/UserNotification",
+      "/event/conditions/UserNotification",
+      "/event/handlermodules",
+    ]],
+  ] as const
+) {
+  actionTest("admin", action, "needed for the metadata endpoints (privacyIDEA 3.13)", async () => {
+    const t = await appWithUsers();
+    // no admin policy: allowed
+    for (const path of paths) ok(await call(t, "admin", "GET", path));
+    await savePolicy(t.deps, "p", { scope: "admin", action: other });
+    for (const path of paths) {
+      refused(
+        await call(t, "admin", "GET", path),
+        `Admin actions are defined, but the action ${action} is not allowed!`,
+      );
+    }
+    await savePolicy(t.deps, "p", { scope: "admin", action: `${other}, ${action}` });
+    for (const path of paths) ok(await call(t, "admin", "GET", path));
+    await t.close();
+  });
+}
+
+// ---------------------------------------------------------------------------
+// authorization: require_auth_for_resolver_details (/healthz/resolversz, privacyIDEA 3.13)
+
+actionTest(
+  "authorization",
+  "require_auth_for_resolver_details",
+  "a JWT that is bad or no admin's is refused at /healthz/resolversz instead of answered",
+  async () => {
+    const t = await appWithUsers();
+    const probe = async (token?: string) =>
+      await jsonOf(await t.get("/healthz/resolversz", token ? { token } : {}));
+    const admin = await t.adminToken();
+    const alice = await userJwt(t, "alice");
+    // the overall status for anyone, the names for an admin
+    assert.deepEqual(ok(await probe()).body.result.value, { status: "OK" });
+    assert.deepEqual(ok(await probe(admin)).body.result.value, {
+      status: "OK",
+      ldapresolver: {},
+      sqlresolver: { "sql-r1": "OK", "sql-r2": "OK" },
+    });
+    // baseline: a bad token and a user's JWT are answered as anonymous
+    assert.deepEqual(ok(await probe("not-a-jwt")).body.result.value, { status: "OK" });
+    assert.deepEqual(ok(await probe(alice)).body.result.value, { status: "OK" });
+    await savePolicy(t.deps, "strict", {
+      scope: "authorization",
+      action: "require_auth_for_resolver_details",
+    });
+    const bad = await probe("not-a-jwt");
+    assert.equal(bad.status, 401);
+    assert.equal(bad.body.result.status, false);
+    refused(
+      await probe(alice),
+      "Authentication failure. You do not have the necessary role ('admin') to access this resource!",
+      401,
+      4306,
+    );
+    // no Authorization header: still the status; an admin: still the names
+    assert.deepEqual(ok(await probe()).body.result.value, { status: "OK" });
+    assert.equal(ok(await probe(admin)).body.result.value.sqlresolver["sql-r1"], "OK");
+    await t.close();
+  },
+);
+
+Deno.test("GET /healthz/resolversz: a resolver that cannot be reached fails the status; results are reused for 10 s", async () => {
+  const t = await appWithUsers();
+  const admin = await t.adminToken();
+  const probe = async () =>
+    ok(await jsonOf(await t.get("/healthz/resolversz", { token: admin }))).body.result.value;
+  assert.equal((await probe()).status, "OK");
+  await saveResolver(t.deps, "gone", {
+    type: "sqlresolver",
+    params: {
+      Driver: "sqlite",
+      Database: "gone.sqlite",
+      Table: "users",
+      Map: JSON.stringify(SQL_DEFAULT_MAP),
+    },
+  });
+  // within 10 s the earlier result stands
+  assert.equal((await probe()).sqlresolver.gone, undefined);
+  t.clock.advance(10_000);
+  const after = await probe();
+  assert.equal(after.status, "fail");
+  assert.equal(after.sqlresolver.gone, "fail");
+  assert.equal(after.sqlresolver["sql-r1"], "OK");
+  await t.close();
+});

@@ -414,6 +414,59 @@ export function instanceOf(deps: Deps, rec: store.ResolverRecord): UserResolver 
   return instance;
 }
 
+/** What `GET /healthz/resolversz` reports: every LDAP and SQL resolver, reachable or not. */
+export interface ResolverProbe {
+  /** `OK` when every probed resolver answered, else `fail`. */
+  status: "OK" | "fail";
+  /** Per type, resolver name → `OK` or `fail`. */
+  details: {
+    ldapresolver: Record<string, "OK" | "fail">;
+    sqlresolver: Record<string, "OK" | "fail">;
+  };
+}
+
+/** Seconds a probe result is reused. */
+export const RESOLVER_PROBE_SECONDS = 10;
+
+// Probing opens a connection to every backend, and the endpoint answers anonymous callers: one
+// result per database is reused for RESOLVER_PROBE_SECONDS, so callers cannot make this node
+// reconnect at will (privacyIDEA does the same). It reports what this node sees; nothing needs to
+// agree across nodes, and a result is never older than that.
+const PROBES = new WeakMap<object, { at: number; result: Promise<ResolverProbe> }>();
+
+/** Tests the connection of every LDAP and SQL resolver (a result is reused for 10 s). */
+export function probeResolvers(deps: Deps): Promise<ResolverProbe> {
+  const now = deps.clock.now();
+  const last = PROBES.get(deps.db);
+  if (last && now >= last.at && now - last.at < RESOLVER_PROBE_SECONDS * 1000) return last.result;
+  const entry = { at: now, result: runProbe(deps) };
+  PROBES.set(deps.db, entry);
+  // a probe that failed as a whole (the database) is not reused
+  entry.result.catch(() => {
+    if (PROBES.get(deps.db) === entry) PROBES.delete(deps.db);
+  });
+  return entry.result;
+}
+
+async function runProbe(deps: Deps): Promise<ResolverProbe> {
+  const records = (await store.listResolvers(deps.db)).filter((r) =>
+    r.type === "ldapresolver" || r.type === "sqlresolver"
+  );
+  const results = await Promise.all(records.map(async (rec) => {
+    try {
+      return (await instanceOf(deps, rec).test()).success;
+    } catch {
+      return false;
+    }
+  }));
+  const out: ResolverProbe = { status: "OK", details: { ldapresolver: {}, sqlresolver: {} } };
+  records.forEach((rec, i) => {
+    if (!results[i]) out.status = "fail";
+    out.details[rec.type as "ldapresolver" | "sqlresolver"][rec.name] = results[i] ? "OK" : "fail";
+  });
+  return out;
+}
+
 /** Whether the stored resolver `name` exists. */
 export async function resolverExists(deps: Deps, name: string): Promise<boolean> {
   return (await store.findResolver(deps.db, name)) !== undefined;

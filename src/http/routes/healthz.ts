@@ -2,6 +2,10 @@ import { type Context, Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { checkDatabase } from "../../domain/health.ts";
+import { probeResolvers } from "../../domain/resolver/mod.ts";
+import { loadPolicySet } from "../../domain/policy/mod.ts";
+import { authenticate, tokenOf } from "../auth.ts";
+import { AuthError } from "../../errors.ts";
 
 /** `/healthz/`: liveness and readiness (unauthenticated). */
 export const healthzRoutes = new Hono<AppEnv>();
@@ -19,3 +23,47 @@ async function ready(c: Context<AppEnv>): Promise<Response> {
 }
 healthzRoutes.get("/readyz", ready);
 healthzRoutes.get("/startupz", ready);
+
+/**
+ * Whether the request shows an admin JWT. Without an Authorization header: anonymous. A JWT that
+ * is invalid or not an admin's: anonymous too, unless the authorization policy
+ * `require_auth_for_resolver_details` is set, which refuses it (401), as privacyIDEA 3.13.
+ */
+async function isAdminCaller(c: Context<AppEnv>): Promise<boolean> {
+  if (tokenOf(c) === undefined) return false;
+  const deps = c.get("deps");
+  const set = await loadPolicySet(deps);
+  const isStrict = set.hasActivePolicies("authorization") &&
+    (await set.actionBool({
+        scope: "authorization",
+        action: "require_auth_for_resolver_details",
+        client: c.get("clientIp"),
+        conditions: false,
+      })).length > 0;
+  try {
+    const identity = await authenticate(c);
+    if (identity.role === "admin") return true;
+    if (isStrict) {
+      throw new AuthError(
+        "Authentication failure. You do not have the necessary role ('admin') to access this resource!",
+        4306,
+      );
+    }
+    return false;
+  } catch (err) {
+    if (isStrict || !(err instanceof AuthError)) throw err;
+    return false;
+  }
+}
+
+// privacyIDEA 3.13: the overall status for anyone, the resolver names for an admin
+healthzRoutes.get("/resolversz", async (c) => {
+  const isAdmin = await isAdminCaller(c);
+  try {
+    const probe = await probeResolvers(c.get("deps"));
+    return ok(c, isAdmin ? { status: probe.status, ...probe.details } : { status: probe.status });
+  } catch (err) {
+    c.get("deps").log.warn("Resolver probe failed", { reason: String(err) });
+    return ok(c, { status: "error" }, { status: 503 });
+  }
+});
