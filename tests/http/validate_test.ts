@@ -509,7 +509,7 @@ Deno.test("auth_max_fail limits failed authentications per period (counted in th
   await t.deps.audit.flush();
   const limited = await check(t, { user: "alice", pass: "1" + hotp(0) });
   assert.equal(limited.body.result.value, false);
-  assert.equal(limited.body.detail.message, "Only 2 failed authentications per 1m allowed.");
+  assert.equal(limited.body.detail.message, "Only 2 failed authentications per 0:01:00 allowed.");
   t.clock.advance(61_000);
   assert.equal((await check(t, { user: "alice", pass: "1" + hotp(0) })).body.result.value, true);
   await t.close();

@@ -18,9 +18,6 @@ export const PENDING: readonly string[] = [
   "authentication:enroll_via_multichallenge_text",
   "authentication:mangle",
   // --- authorization
-  "authorization:no_detail_on_fail",
-  "authorization:auth_max_success",
-  "authorization:auth_max_fail",
   // --- enrollment
   "enrollment:email_validation",
   "enrollment:{type}_challenge_text",

@@ -1164,3 +1164,124 @@ Deno.test("change_pin_via_validate at /auth (login_mode=privacyIDEA): the dialog
     await t.close();
   }
 });
+
+// --- authorization: no_detail_on_fail ---------------------------------------------------------
+
+actionTest(
+  "authorization",
+  "no_detail_on_fail",
+  "a failed check answers without detail; successes and challenges keep theirs",
+  async () => {
+    const { t, serial } = await setup();
+    try {
+      const alice = { user: "alice", realm: "realm1" };
+      let res = await check(t, { ...alice, pass: "1234000000" });
+      assert.equal(res.body.detail.message, "wrong otp value");
+      assert.equal(res.body.detail.serial, serial);
+
+      await policy(t, "nodetail", { scope: "authorization", action: "no_detail_on_fail" });
+      res = await check(t, { ...alice, pass: "1234000001" });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.result.authentication, "REJECT");
+      assert.equal("detail" in res.body, false);
+      res = await check(t, { ...alice, pass: "1234" + hotp(0) });
+      assert.equal(res.body.detail.message, "matching 1 tokens");
+      // Tessera keeps a challenge's detail (privacyIDEA 3.12.3 strips it, and with it the
+      // transaction id the answer needs)
+      await policy(t, "cr", { scope: "authentication", action: "challenge_response=hotp" });
+      res = await check(t, { ...alice, pass: "1234" });
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      assert.match(res.body.detail.transaction_id, /^\d{20}$/);
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+// --- authorization: auth_max_fail, auth_max_success -----------------------------------------
+
+actionTest(
+  "authorization",
+  "auth_max_fail",
+  "after N failures in the period the user is refused at /validate/check and /auth, whatever the credentials",
+  async () => {
+    const { t, serial } = await setup();
+    try {
+      const alice = { user: "alice", realm: "realm1" };
+      const login = async (password: string) =>
+        await jsonOf(await t.post("/auth", { username: "alice", realm: "realm1", password }));
+      // baseline: failures do not stop the right OTP
+      for (let i = 0; i < 3; i++) await check(t, { ...alice, pass: "1234000000" });
+      assert.equal((await check(t, { ...alice, pass: "1234" + hotp(0) })).body.result.value, true);
+
+      t.clock.advance(120_000);
+      await policy(t, "max", { scope: "authorization", action: "auth_max_fail=2/1m" });
+      await check(t, { ...alice, pass: "1234000000" });
+      await login("wrong");
+      await t.deps.audit.flush();
+      const before = await getTokenBySerial(t.deps, serial);
+      let res = await check(t, { ...alice, pass: "1234" + hotp(1) });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.result.value, false);
+      assert.equal(res.body.detail.message, "Only 2 failed authentications per 0:01:00 allowed.");
+      // no token was checked
+      const after = await getTokenBySerial(t.deps, serial);
+      assert.equal(after.count, before.count);
+      assert.equal(after.failcount, before.failcount);
+      // the login is refused before the password is looked at
+      res = await login("alicepw");
+      assert.equal(res.status, 401);
+      assert.equal(res.body.result.error.code, 403);
+      assert.equal(
+        res.body.result.error.message,
+        "Authentication failure. The account has exceeded the authentication time limit!",
+      );
+      assert.equal(res.body.detail.message, "Only 2 failed authentications per 0:01:00 allowed.");
+      // a minute later the failures are out of the period
+      t.clock.advance(61_000);
+      assert.equal((await check(t, { ...alice, pass: "1234" + hotp(1) })).body.result.value, true);
+      assert.equal((await login("alicepw")).status, 200);
+      // a value that cannot be read is refused, not ignored (d is no unit of it)
+      await policy(t, "max", { scope: "authorization", action: "auth_max_fail=2/1d" });
+      assertPolicyError(
+        await check(t, { ...alice, pass: "1234" + hotp(2) }),
+        'Cannot parse the auth_max_fail value "2/1d": expected <count>/<period>, e.g. 3/5m (s, m, h)',
+      );
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+actionTest(
+  "authorization",
+  "auth_max_success",
+  "after N successes in the period the next one is refused; the period reads as Python's timedelta",
+  async () => {
+    const { t } = await setup();
+    try {
+      const alice = { user: "alice", realm: "realm1" };
+      // baseline: three successes in a row
+      for (let i = 0; i < 3; i++) {
+        assert.equal(
+          (await check(t, { ...alice, pass: "1234" + hotp(i) })).body.result.value,
+          true,
+        );
+      }
+      await policy(t, "max", { scope: "authorization", action: "auth_max_success=2/24h" });
+      await t.deps.audit.flush();
+      const res = await check(t, { ...alice, pass: "1234" + hotp(5) });
+      assert.equal(res.body.result.value, false);
+      assert.equal(
+        res.body.detail.message,
+        "Only 2 successful authentications per 1 day, 0:00:00 allowed.",
+      );
+      // the policy's name is not audited for the success limit (privacyIDEA's)
+      const policies = await checkAuditPolicies(t);
+      assert.equal(policies.at(-1), "");
+    } finally {
+      await t.close();
+    }
+  },
+);

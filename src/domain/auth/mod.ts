@@ -23,7 +23,13 @@ import {
 import { checkUserPassword, realmExists, resolveUser, splitUser } from "../user/mod.ts";
 import { type ConditionData, webuiSettings } from "../policy/mod.ts";
 import { remoteUserMode } from "../webui/mod.ts";
-import { checkPasskeyLogin, type FidoAnswer, validateCheck } from "../validate/mod.ts";
+import {
+  authLimitReached,
+  checkPasskeyLogin,
+  type FidoAnswer,
+  loginLimitPolicies,
+  validateCheck,
+} from "../validate/mod.ts";
 import { beginLogin } from "./_login_limits.ts";
 
 /** A successful login, before a JWT is issued. */
@@ -138,6 +144,7 @@ async function checkLogin(deps: Deps, req: LoginRequest): Promise<LoginResult> {
   // realm user under policy login_mode (spec 01 §6.1 step 5)
   const { login: userLogin, realm } = await splitUser(deps, req.username, req.realm);
   const ref = await resolveUser(deps, userLogin, realm);
+  if (ref) await requireWithinLoginLimits(deps, ref, req);
   const mode = ref
     ? (await webuiSettings(
       deps,
@@ -213,6 +220,28 @@ async function checkRemoteUser(
   );
   if (loginMode === "disable") throw new PolicyError("The login for this user is disabled.");
   return { ...realmUserLogin(deps, ref), authtype: "remote_user " };
+}
+
+/**
+ * `auth_max_fail` / `auth_max_success` (authorization) before a realm user's
+ * password is looked at: failed or successful `/validate/check` and `/auth`
+ * requests of the user in the period (audit log) reach the limit → 401,
+ * whatever the password. Local admins are not limited.
+ */
+async function requireWithinLoginLimits(
+  deps: Deps,
+  ref: NonNullable<Awaited<ReturnType<typeof resolveUser>>>,
+  req: LoginRequest,
+): Promise<void> {
+  const ctx = { user: ref, clientIp: req.clientIp ?? "", userAgent: req.userAgent ?? "" };
+  const message = await authLimitReached(deps, ref, await loginLimitPolicies(deps, ctx));
+  if (message === undefined) return;
+  deps.log.info("Login refused: authentication limit reached", { username: ref.login, message });
+  throw new AuthError(
+    "Authentication failure. The account has exceeded the authentication time limit!",
+    403,
+    { message },
+  );
 }
 
 const PASSKEY_NOT_REGISTERED = "Authentication failure. The passkey is not registered.";

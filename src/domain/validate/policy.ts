@@ -215,6 +215,31 @@ export async function isPolicyFlagSet(
 }
 
 /**
+ * `auth_max_fail` and `auth_max_success` for a login (`/auth`): the
+ * authorization scope matched on the user alone, nothing else read.
+ */
+export async function loginLimitPolicies(
+  deps: Deps,
+  ctx: { user: UserRef; clientIp: string; userAgent: string },
+): Promise<Pick<ValidatePolicies, "authMaxFail" | "authMaxSuccess">> {
+  const set = await loadPolicySet(deps);
+  if (!set.hasActivePolicies("authorization")) return {};
+  const m = set.matcher({
+    scope: "authorization",
+    user: ctx.user.login,
+    realm: ctx.user.realm,
+    resolver: ctx.user.resolver,
+    client: ctx.clientIp || null,
+    userAgent: userAgentName(ctx.userAgent),
+    conditions: conditionData(deps, { login: ctx.user.login, realm: ctx.user.realm, ...ctx }),
+  });
+  return {
+    authMaxFail: (await m.values("auth_max_fail", { unique: true })).values[0],
+    authMaxSuccess: (await m.values("auth_max_success", { unique: true })).values[0],
+  };
+}
+
+/**
  * Whether an `api_key_required` policy can match at all (only authorization
  * policies can set it): a cheap look at the policy snapshot.
  */
@@ -390,7 +415,8 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     }
     out.addUserInResponse = bool("add_user_in_response");
     out.addResolverInResponse = bool("add_resolver_in_response");
-    out.authMaxSuccess = unique("auth_max_success");
+    // privacyIDEA audits only the fail limit's policy
+    out.authMaxSuccess = m.valuesNow("auth_max_success", { unique: true }).values[0];
     out.authMaxFail = unique("auth_max_fail");
     out.applicationTokentype = bool("application_tokentype");
     out.noDetailOnSuccess = bool("no_detail_on_success");

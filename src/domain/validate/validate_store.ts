@@ -10,7 +10,7 @@
 import type { Db } from "../../db/schema.ts";
 import { runCached } from "../../db/compiled.ts";
 
-/** Number of `/validate/check` audit rows of a user since `since` with the given outcome. */
+/** Number of `/validate/check` and `/auth` audit rows of a user since `since` with the outcome. */
 export async function countAuthAttempts(
   db: Db,
   q: { user: string; realm: string; since: number; isSuccess: boolean },
@@ -21,7 +21,8 @@ export async function countAuthAttempts(
     .where("realm", "=", q.realm)
     .where("ts", ">=", q.since)
     .where("success", "=", q.isSuccess ? 1 : 0)
-    .where("action", "in", ["GET /validate/check", "POST /validate/check"])
+    // privacyIDEA counts /validate/check and /auth (not radiuscheck or samlcheck)
+    .where("action", "in", ["GET /validate/check", "POST /validate/check", "POST /auth"])
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
