@@ -76,7 +76,10 @@ Deno.test({
       assert.match(r.out, /Reply-Message = "privacyIDEA access granted"/);
       assert.match(r.out, /Message-Authenticator = 0x/);
       assert.equal(calls.length, 1);
-      assert.deepEqual(calls[0], {
+      // onTokens: how the validate path tells the listener the tokens it checks (audit)
+      const { onTokens, ...request } = calls[0];
+      assert.equal(typeof onTokens, "function");
+      assert.deepEqual(request, {
         user: "alice",
         pass: "123456",
         transactionId: undefined,
