@@ -20,7 +20,5 @@ export const PENDING: readonly string[] = [
   // --- authorization
   // --- enrollment
   "enrollment:email_validation",
-  "enrollment:{type}_challenge_text",
-  "enrollment:yubikey_access_code",
   // --- token
 ];

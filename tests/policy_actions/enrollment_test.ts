@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { actionTest } from "./_registry.ts";
-import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
+import { createTestApp, type Json, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
@@ -868,6 +868,39 @@ actionTest(
     assert.equal(right.body.result.value, true);
     assert.equal(right.body.detail.serial, "FREE1");
     assert.equal((await findTokenBySerial(t.deps, "FREE1"))!.owner!.login, "alice");
+    await t.close();
+  },
+);
+
+// ---------------------------------------------------------------------------
+// yubikey_access_code: configuration for enrollment clients
+
+actionTest(
+  "enrollment",
+  "yubikey_access_code",
+  "an enrollment client reads the access code for a user through /policy/check",
+  async () => {
+    const t = await appWithUsers();
+    const query = "scope=enrollment&action=yubikey_access_code&user=alice&realm=r1&client=10.0.0.1";
+    const before = ok(await admin(t, "GET", `/policy/check?${query}`));
+    assert.equal(before.body.result.value.allowed, false);
+    await savePolicy(t.deps, "yk", {
+      scope: "enrollment",
+      action: "yubikey_access_code=0a0b0c0d0e0f",
+      realm: "r1",
+    });
+    const after = ok(await admin(t, "GET", `/policy/check?${query}`));
+    assert.equal(after.body.result.value.allowed, true);
+    const matched = after.body.result.value.policy as { name: string; action: Json }[];
+    assert.deepEqual(matched.map((p) => [p.name, p.action.yubikey_access_code]), [[
+      "yk",
+      "0a0b0c0d0e0f",
+    ]]);
+    // another realm's users do not get it
+    const other = ok(
+      await admin(t, "GET", `/policy/check?${query.replace("realm=r1", "realm=r2")}`),
+    );
+    assert.equal(other.body.result.value.allowed, false);
     await t.close();
   },
 );

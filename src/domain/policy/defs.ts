@@ -689,10 +689,11 @@ const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
     passkey_attestation_conveyance_preference: s("Attestation asked of new passkeys.", {
       value: ["none", "indirect", "direct", "enterprise"],
     }),
-    passkey_challenge_text: s("Message of the passkey registration request."),
   },
   yubikey: {
-    yubikey_access_code: s("Access code enrollment clients use to program the YubiKey."),
+    yubikey_access_code: s(
+      "Access code of the YubiKeys' configuration an enrollment client programs (read through /policy/check; no effect in the server).",
+    ),
   },
 };
 

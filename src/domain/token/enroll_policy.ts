@@ -101,7 +101,6 @@ export const TYPE_ENROLL_ACTIONS: Readonly<
   passkey: {
     enrollment: [
       ...FIDO_ENROLL_ACTIONS,
-      "passkey_challenge_text",
       "passkey_attestation_conveyance_preference",
     ],
     multi: ["webauthn_public_key_credential_algorithms"],

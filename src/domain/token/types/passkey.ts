@@ -44,7 +44,10 @@ import {
 import { sharedNonce } from "./webauthn.ts";
 import { infoValue, type TypeInitContext, type TypeInitResult } from "./token_type.ts";
 
-/** Default registration message (policy `passkey_challenge_text`, enrolment scope). */
+/**
+ * The registration message (privacyIDEA defines `passkey_challenge_text` for
+ * authentication only, not for enrolment).
+ */
 export const PASSKEY_ENROLL_TEXT = "Please confirm the registration with your passkey!";
 /** Default authentication message (policy `passkey_challenge_text`). */
 export const PASSKEY_AUTH_TEXT = "Please authenticate with your passkey!";
@@ -88,7 +91,7 @@ async function requestRegistration(ctx: TypeInitContext): Promise<TypeInitResult
     () => b64url(ctx.deps.random.bytes(32)),
   );
   const challenge = b64url(ctx.deps.random.bytes(32));
-  const message = (p.passkey_challenge_text ?? PASSKEY_ENROLL_TEXT).replaceAll("\\,", ",");
+  const message = PASSKEY_ENROLL_TEXT;
   const transactionId = await storeEnrolChallenge(ctx, {
     type: "passkey",
     nonce: challenge,
