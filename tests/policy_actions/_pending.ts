@@ -16,7 +16,6 @@ export const PENDING: readonly string[] = [
   "authentication:enroll_via_multichallenge_passkey_offline",
   "authentication:enroll_via_multichallenge",
   "authentication:enroll_via_multichallenge_text",
-  "authentication:mangle",
   // --- authorization
   // --- enrollment
   "enrollment:email_validation",

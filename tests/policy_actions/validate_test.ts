@@ -1285,3 +1285,46 @@ actionTest(
     }
   },
 );
+
+// --- authentication: mangle -------------------------------------------------------------------
+
+actionTest(
+  "authentication",
+  "mangle",
+  "user, realm and pass are rewritten before the check (alice.vpn → alice)",
+  async () => {
+    const { t } = await setup();
+    try {
+      // baseline: the name as the VPN sends it is no user
+      let res = await check(t, { user: "alice.vpn", realm: "realm1", pass: "1234" + hotp(0) });
+      assert.equal(res.status, 400);
+      assert.equal(
+        res.body.result.error.message,
+        "ERR904: User <alice.vpn@realm1> does not exist.",
+      );
+      await policy(t, "mangle", {
+        scope: "authentication",
+        action: { mangle: "user/^(.*)\\.vpn$/\\1/" },
+      });
+      res = await check(t, { user: "alice.vpn", realm: "realm1", pass: "1234" + hotp(0) });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.result.value, true);
+      // the audit names the user it became and the policy
+      await t.deps.audit.flush();
+      const row = await t.deps.db.selectFrom("audit").select(["user", "policies"])
+        .where("action", "like", "%/validate/check").orderBy("id", "desc")
+        .executeTakeFirstOrThrow();
+      assert.equal(row.user, "alice");
+      assert.equal(row.policies, "mangle");
+      // pass: a prefix the client adds is cut off
+      await policy(t, "mangle2", {
+        scope: "authentication",
+        action: { mangle: "pass/^vpn-(.*)$/\\1/" },
+      });
+      res = await check(t, { user: "alice", realm: "realm1", pass: "vpn-1234" + hotp(1) });
+      assert.equal(res.body.result.value, true);
+    } finally {
+      await t.close();
+    }
+  },
+);

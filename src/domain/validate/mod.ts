@@ -63,6 +63,8 @@ import {
 } from "../token/_users.ts";
 import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./policy.ts";
 import { getCustomAttributes, setInternalAttribute } from "../user/mod.ts";
+import { mangleParams } from "../machine/mangle.ts";
+import { userAgentName } from "../policy/mod.ts";
 import {
   infoValue,
   type OtpCheck,
@@ -291,6 +293,8 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
   }
   // an assertion names its token by credential id: neither user nor serial needed
   if (req.fido) return await checkFido(deps, req, req.fido);
+  const mangled = await mangleRequest(deps, req);
+  req = mangled.req;
   const serial = req.serial ?? "";
   const userParam = req.user ?? "";
   if (serial === "" && userParam === "") {
@@ -315,6 +319,9 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
   let result: CheckResult;
   try {
     result = await checkAndPost(env, req, resolved);
+    if (mangled.policies.length > 0) {
+      result.policies = [...new Set([...mangled.policies, ...(result.policies ?? [])])];
+    }
   } finally {
     // the counter, fail counter and auth-count writes share one commit; none is answered before it
     await env.pending.settle();
@@ -329,6 +336,32 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
     });
     return result;
   }
+}
+
+/**
+ * Authentication policy `mangle` (`<param>/<regexp>/<replacement>/`, e.g.
+ * `user/.*\\(.*)/\1/` turns `DOMAIN\alice` into `alice`): rewrites `user`,
+ * `realm` or `pass` before anything is looked up. Returns the request and the
+ * names of the policies when one changed something.
+ */
+async function mangleRequest(
+  deps: Deps,
+  req: CheckRequest,
+): Promise<{ req: CheckRequest; policies: string[] }> {
+  const params: Record<string, string> = {};
+  for (const key of ["user", "realm", "pass"] as const) {
+    const value = req[key];
+    if (value !== undefined && value !== "") params[key] = value;
+  }
+  const out = await mangleParams(deps, params, {
+    client: req.clientIp,
+    userAgent: userAgentName(req.userAgent),
+  });
+  if (!Object.keys(params).some((k) => out.params[k] !== params[k])) return { req, policies: [] };
+  return {
+    req: { ...req, user: out.params.user, realm: out.params.realm, pass: out.params.pass ?? "" },
+    policies: out.policies,
+  };
 }
 
 /**
