@@ -12,10 +12,8 @@
 /** `scope:action` entries without a registered effect test yet. */
 export const PENDING: readonly string[] = [
   // --- authentication
-  "authentication:enroll_via_multichallenge_optional",
   "authentication:enroll_via_multichallenge_passkey_offline",
   "authentication:enroll_via_multichallenge",
-  "authentication:enroll_via_multichallenge_text",
   // --- authorization
   // --- enrollment
   "enrollment:email_validation",

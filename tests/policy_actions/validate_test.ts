@@ -1328,3 +1328,91 @@ actionTest(
     }
   },
 );
+
+// --- authentication: enroll_via_multichallenge_text, _optional (passkey) ----------------------
+
+/** bob with an spass token (PIN "bob-pin") and enroll_via_multichallenge=passkey plus `auth`. */
+async function bobEnrolsPasskey(auth: Record<string, unknown>): Promise<TestApp> {
+  const { t } = await setup();
+  await policy(t, "fido", {
+    scope: "enrollment",
+    action: { webauthn_relying_party_id: RP_ID, webauthn_relying_party_name: "Example" },
+  });
+  await policy(t, "evm", {
+    scope: "authentication",
+    action: { enroll_via_multichallenge: "passkey", ...auth },
+  });
+  await enroll(t, { type: "spass", user: "bob", realm: "realm1", pin: "bob-pin" });
+  return t;
+}
+
+async function bobLogin(t: TestApp, extra: Record<string, unknown> = {}) {
+  return await jsonOf(
+    await t.post("/validate/check", { user: "bob", realm: "realm1", pass: "bob-pin", ...extra }, {
+      headers: { Origin: "https://example.com" },
+    }),
+  );
+}
+
+actionTest(
+  "authentication",
+  "enroll_via_multichallenge_text",
+  "the passkey enrolment challenge after a login says the policy's text",
+  async () => {
+    let t = await bobEnrolsPasskey({});
+    try {
+      const res = await bobLogin(t);
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      assert.equal(res.body.detail.message, "Please confirm the registration with your passkey!");
+    } finally {
+      await t.close();
+    }
+    t = await bobEnrolsPasskey({ enroll_via_multichallenge_text: "Register a passkey now" });
+    try {
+      const res = await bobLogin(t);
+      assert.equal(res.body.result.authentication, "CHALLENGE");
+      assert.equal(res.body.detail.message, "Register a passkey now");
+      assert.equal(res.body.detail.multi_challenge[0].message, "Register a passkey now");
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+actionTest(
+  "authentication",
+  "enroll_via_multichallenge_optional",
+  "the user may cancel the passkey enrolment and is logged in without it",
+  async () => {
+    let t = await bobEnrolsPasskey({});
+    try {
+      const res = await bobLogin(t);
+      assert.equal(res.body.detail.enroll_via_multichallenge_optional, false);
+      const cancel = await bobLogin(t, {
+        cancel_enrollment: "true",
+        transaction_id: res.body.detail.transaction_id,
+      });
+      assert.equal(cancel.body.result.value, false);
+      assert.equal(cancel.body.detail.message, "Failed to cancel enrollment via multichallenge");
+    } finally {
+      await t.close();
+    }
+    t = await bobEnrolsPasskey({ enroll_via_multichallenge_optional: true });
+    try {
+      const res = await bobLogin(t);
+      assert.equal(res.body.detail.enroll_via_multichallenge_optional, true);
+      const serial = res.body.detail.serial;
+      const cancel = await bobLogin(t, {
+        cancel_enrollment: "true",
+        transaction_id: res.body.detail.transaction_id,
+      });
+      assert.equal(cancel.body.result.value, true);
+      assert.equal(cancel.body.detail.message, "Cancelled enrollment via multichallenge");
+      // the waiting passkey is gone
+      const gone = await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial } }));
+      assert.equal(gone.body.result.value.count, 0);
+    } finally {
+      await t.close();
+    }
+  },
+);
