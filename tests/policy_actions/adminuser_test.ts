@@ -753,3 +753,56 @@ Deno.test("GET /healthz/resolversz: a resolver that cannot be reached fails the 
   assert.equal(after.sqlresolver["sql-r1"], "OK");
   await t.close();
 });
+
+// ---------------------------------------------------------------------------
+// otp_pin_set_random: the scope in the refusal, the PIN's contents
+
+for (const role of ["admin", "user"] as const) {
+  actionTest(
+    role,
+    "otp_pin_set_random",
+    "the random PIN has the policy's length and the caller's otp_pin_contents",
+    async () => {
+      const t = await appWithUsers();
+      await aliceToken(t, "H1");
+      ok(
+        await call(t, "admin", "POST", "/token/init", {
+          type: "spass",
+          serial: "S1",
+          user: "alice",
+          realm: "r1",
+        }),
+      );
+      await savePolicy(t.deps, "rights", { scope: role, action: "setrandompin" });
+      refused(
+        await call(t, role, "POST", "/token/setrandompin/H1", {}),
+        `ERR301: You need to specify a policy 'otp_pin_set_random' in scope ${role}.`,
+        400,
+        301,
+      );
+      await savePolicy(t.deps, "rights", {
+        scope: role,
+        action: "setrandompin, otp_pin_set_random=12, otp_pin_contents=-cs, " +
+          "spass_otp_pin_contents=[ab]",
+      });
+      const res = ok(await call(t, role, "POST", "/token/setrandompin/H1", {}));
+      const pin = res.body.detail.pin as string;
+      assert.match(pin, /^[0-9]{12}$/);
+      assert.ok(await pinWorks(t, "H1", pin, 0));
+      // the spass token follows its own contents
+      const spass = ok(await call(t, role, "POST", "/token/setrandompin/S1", {})).body.detail.pin;
+      assert.match(spass, /^[ab]{12}$/);
+      // a length that is no whole number is refused, the PIN stays
+      await savePolicy(t.deps, "rights", {
+        scope: role,
+        action: "setrandompin, otp_pin_set_random=x",
+      });
+      refused(
+        await call(t, role, "POST", "/token/setrandompin/H1", {}),
+        'The policy action "otp_pin_set_random" needs an integer from 1 to 128, got "x"',
+      );
+      assert.ok(await pinWorks(t, "H1", pin, 1));
+      await t.close();
+    },
+  );
+}

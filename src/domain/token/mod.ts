@@ -17,7 +17,7 @@ import {
 } from "../../errors.ts";
 import { decryptSecret, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { keySizeOf, type OtpHash } from "../../lib/otp.ts";
-import { fromHex, randomString, toHex } from "../../lib/random.ts";
+import { fromHex, toHex } from "../../lib/random.ts";
 import { pbkdf2 } from "node:crypto";
 import { checkTokenLimits } from "./token_limits.ts";
 import {
@@ -27,13 +27,20 @@ import {
   lostTokenSettings,
   type PinChange,
   pinChangeAfterSet,
+  policyInt,
   TWO_STEP_BOUNDS,
 } from "./enroll_policy.ts";
 import { generatePassword, lostTokenPool } from "../../lib/char_policy.ts";
 import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 import { encryptedPinOf, pinHashOf } from "./pin.ts";
-import { checkEnrolmentPin, checkPinPolicy, type PinPolicyScope, randomPin } from "./pin_policy.ts";
+import {
+  checkEnrolmentPin,
+  checkPinPolicy,
+  type PinPolicyScope,
+  pinRules,
+  randomPin,
+} from "./pin_policy.ts";
 import { checkSerial, generateSerial } from "./serial.ts";
 import * as store from "./token_store.ts";
 import type { PendingCommits } from "../../db/direct.ts";
@@ -1173,19 +1180,27 @@ export async function resyncToken(
 
 /**
  * `POST /token/setrandompin`: sets one random PIN of `length` characters on the
- * selected tokens. `length` comes from the admin/user policy
- * `otp_pin_set_random`; without it the request is refused (spec 02 §5).
+ * selected tokens. `length` is the caller's admin/user policy `otp_pin_set_random`; without it
+ * the request is refused (spec 02 §5). The PIN follows the caller's `otp_pin_contents` (the
+ * token type's own first); without one, letters and digits (privacyIDEA's default).
  */
 export async function setRandomPin(
   deps: Deps,
   sel: TokenSelector,
-  options: { length?: number; pinChange?: PinSetBy } = {},
+  options: { length?: string; pinChange?: PinSetBy; pinPolicy?: PinPolicyScope } = {},
 ): Promise<{ count: number; pin: string }> {
-  const length = options.length;
-  if (length === undefined || !Number.isInteger(length) || length < 1 || length > 128) {
-    throw new TokenAdminError("You need to specify a policy 'otp_pin_set_random' in scope admin.");
+  if (options.length === undefined) {
+    const scope = options.pinPolicy?.caller.role ?? "admin";
+    throw new TokenAdminError(
+      `You need to specify a policy 'otp_pin_set_random' in scope ${scope}.`,
+    );
   }
-  const pin = randomString(deps.random, length, BASE58);
+  const length = policyInt("otp_pin_set_random", options.length, 1, 128);
+  const first = options.pinPolicy ? (await selectTokens(deps, sel))[0] : undefined;
+  const contents = first && options.pinPolicy
+    ? (await pinRules(deps, { ...options.pinPolicy, type: first.type })).contents
+    : undefined;
+  const pin = randomPin(deps.random, length, contents);
   const count = await setPin(deps, sel, pin, { pinChange: options.pinChange });
   return { count, pin };
 }
@@ -1328,8 +1343,6 @@ let lastStamp = { ms: NaN, text: "" };
 
 // ---------------------------------------------------------------------------
 // Lost token and serial search
-
-const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
 /**
  * `POST /token/lost/<serial>`: a temporary `pw` token `lost<serial>` for the

@@ -256,10 +256,10 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
 
 for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
   tokenRoutes.post(path, async (c) => {
-    const length = await requestRightValue(c, "otp_pin_set_random");
     const res = await setRandomPin(c.get("deps"), selectorOf(c), {
-      length: length === undefined ? undefined : Number(length),
+      length: await requestRightValue(c, "otp_pin_set_random"),
       pinChange: pinSetBy(c),
+      pinPolicy: pinPolicyOf(c),
     });
     return ok(c, res.count, { detail: { pin: res.pin } });
   });
