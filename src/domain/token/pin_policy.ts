@@ -94,13 +94,15 @@ export function pinContentsProblem(pin: string, contents: string): string | unde
   return problems.length === 0 ? undefined : problems.join(",");
 }
 
-function lengthValue(action: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\s*\d{1,9}\s*$/.test(value)) {
+function lengthValue(read: { action: string; value: string } | undefined): number | undefined {
+  if (read === undefined) return undefined;
+  if (!/^\s*\d{1,9}\s*$/.test(read.value)) {
     // privacyIDEA fails with an unexpected error here; a clear refusal instead of no limit
-    throw new PolicyError(`The policy action ${action} needs a number, not "${value}"`);
+    throw new PolicyError(
+      `The policy action "${read.action}" needs a whole number, got "${read.value}"`,
+    );
   }
-  return Number(value);
+  return Number(read.value);
 }
 
 /**
@@ -110,16 +112,20 @@ function lengthValue(action: string, value: string | undefined): number | undefi
 export async function pinRules(deps: Deps, options: PinPolicyOptions): Promise<PinRules> {
   const type = options.type.toLowerCase();
   const ctx = options.context ?? {};
-  const read = async (attr: string) =>
-    await rightValue(deps, options.caller, `${type}_otp_pin_${attr}`, ctx) ??
-      await rightValue(deps, options.caller, `otp_pin_${attr}`, ctx);
+  const read = async (attr: string) => {
+    for (const action of [`${type}_otp_pin_${attr}`, `otp_pin_${attr}`]) {
+      const value = await rightValue(deps, options.caller, action, ctx);
+      if (value !== undefined) return { action, value };
+    }
+    return undefined;
+  };
   const min = await read("minlength");
   const max = await read("maxlength");
   const contents = await read("contents");
   return {
-    minLength: lengthValue("otp_pin_minlength", min),
-    maxLength: lengthValue("otp_pin_maxlength", max),
-    contents: contents === undefined || contents === "" ? undefined : contents,
+    minLength: lengthValue(min),
+    maxLength: lengthValue(max),
+    contents: contents === undefined || contents.value === "" ? undefined : contents.value,
   };
 }
 

@@ -86,3 +86,18 @@ Deno.test("checkPinPolicy: per-type values override the generic ones per attribu
   });
   await t.close();
 });
+
+Deno.test("checkPinPolicy: a length that is no whole number is refused, naming the action", async () => {
+  const t = await createTestApp();
+  const admin = { role: "admin" as const, username: "admin", realm: "" };
+  await savePolicy(t.deps, "sp", { scope: "admin", action: "spass_otp_pin_maxlength=many" });
+  await assert.rejects(
+    () => checkPinPolicy(t.deps, "1234", { caller: admin, type: "spass" }),
+    (e) =>
+      e instanceof PolicyError &&
+      e.message === 'The policy action "spass_otp_pin_maxlength" needs a whole number, got "many"',
+  );
+  // other types do not read it
+  await checkPinPolicy(t.deps, "1234", { caller: admin, type: "hotp" });
+  await t.close();
+});
