@@ -12,7 +12,6 @@
 /** `scope:action` entries without a registered effect test yet. */
 export const PENDING: readonly string[] = [
   // --- authentication
-  "authentication:enroll_via_multichallenge_passkey_offline",
   "authentication:enroll_via_multichallenge",
   // --- authorization
   // --- enrollment

@@ -13,7 +13,7 @@ import { createUsers } from "../fixtures/users.ts";
 import { enroll, enrollHotp, hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { issueApiKey, issueJwt } from "../../src/http/jwt.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
-import { SoftAuthenticator } from "../http/_soft_authenticator.ts";
+import { PI_PASSKEY, SoftAuthenticator } from "../http/_soft_authenticator.ts";
 import { startResponder } from "../radius/responder.ts";
 import { setRadiusServer } from "../../src/domain/radius/mod.ts";
 import type { Deps } from "../../src/deps.ts";
@@ -1411,6 +1411,99 @@ actionTest(
       // the waiting passkey is gone
       const gone = await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial } }));
       assert.equal(gone.body.result.value.count, 0);
+    } finally {
+      await t.close();
+    }
+  },
+);
+
+// --- user_case_insensitive (a policy attribute of privacyIDEA 3.13) -------------------------
+
+Deno.test("user_case_insensitive: a policy for user ALICE applies to alice's check only with it", async () => {
+  const { t } = await setup();
+  try {
+    const alice = { user: "alice", realm: "realm1" };
+    await policy(t, "pin", { scope: "authentication", action: "otppin=userstore", user: "ALICE" });
+    assert.equal(
+      (await check(t, { ...alice, pass: "alicepw" + hotp(0) })).body.result.value,
+      false,
+    );
+    assert.equal((await check(t, { ...alice, pass: "1234" + hotp(0) })).body.result.value, true);
+    await policy(t, "pin", {
+      scope: "authentication",
+      action: "otppin=userstore",
+      user: "ALICE",
+      user_case_insensitive: true,
+    });
+    assert.equal((await check(t, { ...alice, pass: "alicepw" + hotp(1) })).body.result.value, true);
+    assert.equal((await check(t, { ...alice, pass: "1234" + hotp(2) })).body.result.value, false);
+  } finally {
+    await t.close();
+  }
+});
+
+// --- authentication: enroll_via_multichallenge_passkey_offline (privacyIDEA 3.13) ------------
+
+/** bob logs in with his PIN and registers the passkey the login asks for, from `agent`. */
+async function bobRegistersPasskey(t: TestApp, agent: string) {
+  const headers = { Origin: "https://example.com", "User-Agent": agent };
+  const first = await jsonOf(
+    await t.post("/validate/check", { user: "bob", realm: "realm1", pass: "bob-pin" }, { headers }),
+  );
+  const entry = first.body.detail.multi_challenge[0];
+  const auth = await SoftAuthenticator.create(PI_PASSKEY);
+  const att = await auth.register({
+    challenge: entry.passkey_registration.challenge,
+    origin: "https://example.com",
+    rpId: RP_ID,
+  });
+  return await jsonOf(
+    await t.post("/validate/check", {
+      user: "bob",
+      realm: "realm1",
+      serial: entry.serial,
+      transaction_id: first.body.detail.transaction_id,
+      type: "passkey",
+      credential_id: att.credentialId,
+      rawId: att.credentialId,
+      authenticatorAttachment: "cross-platform",
+      attestationObject: att.attestationObject,
+      clientDataJSON: att.clientDataJSON,
+    }, { headers }),
+  );
+}
+
+actionTest(
+  "authentication",
+  "enroll_via_multichallenge_passkey_offline",
+  "the passkey registered at login is attached for offline use and the answer carries its offline data",
+  async () => {
+    const agent = "privacyidea-cp/2.0 Windows/LAPTOP-7";
+    let t = await bobEnrolsPasskey({});
+    try {
+      const res = await bobRegistersPasskey(t, agent);
+      assert.equal(res.body.result.value, true, JSON.stringify(res.body));
+      assert.equal("auth_items" in res.body, false);
+    } finally {
+      await t.close();
+    }
+    t = await bobEnrolsPasskey({ enroll_via_multichallenge_passkey_offline: true });
+    try {
+      const res = await bobRegistersPasskey(t, agent);
+      assert.equal(res.body.result.value, true, JSON.stringify(res.body));
+      const serial = res.body.detail.serial;
+      const [item] = res.body.auth_items.offline;
+      assert.equal(item.serial, serial);
+      assert.equal(item.user, "bob");
+      assert.match(item.refilltoken, /^[0-9a-f]{80}$/);
+      assert.equal(item.response.rpId, RP_ID);
+      assert.ok(item.response.pubKey);
+      assert.ok(item.response.credentialId);
+      const bindings = await jsonOf(
+        await t.asAdmin("GET", "/machine/token", { query: { serial, application: "offline" } }),
+      );
+      assert.equal(bindings.status, 200, JSON.stringify(bindings.body));
+      assert.equal(bindings.body.result.value.length, 1);
     } finally {
       await t.close();
     }

@@ -64,6 +64,7 @@ import {
 import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./policy.ts";
 import { getCustomAttributes, setInternalAttribute } from "../user/mod.ts";
 import { mangleParams } from "../machine/mangle.ts";
+import { attachToken, computerNameOf } from "../machine/mod.ts";
 import { userAgentName } from "../policy/mod.ts";
 import {
   infoValue,
@@ -483,6 +484,9 @@ async function completeEnrolment(
     transactionId: tid,
     registration,
   });
+  if (isEnrolled && env.policies.isEnrolledPasskeyOffline) {
+    await attachOffline(deps, token, req.userAgent);
+  }
   const result: CheckResult = isEnrolled
     ? {
       value: true,
@@ -496,6 +500,27 @@ async function completeEnrolment(
   result.login = owner.login;
   result.realm = owner.realm;
   return await postPolicies(env, result);
+}
+
+/**
+ * `enroll_via_multichallenge_passkey_offline` (privacyIDEA 3.13): the passkey
+ * just enrolled is attached to the `offline` application, so the answer
+ * carries its offline data (`auth_items`, added by the route as for any
+ * offline token). The offline data names the computer from the User-Agent;
+ * without one the passkey stays online only (logged).
+ */
+async function attachOffline(
+  deps: Deps,
+  token: TokenWithInfo,
+  userAgent: string,
+): Promise<void> {
+  if (computerNameOf(userAgent) === undefined) {
+    deps.log.info("The new passkey is not attached offline: no computer name in the User-Agent", {
+      serial: token.serial,
+    });
+    return;
+  }
+  await attachToken(deps, { serial: token.serial, application: "offline" });
 }
 
 /**

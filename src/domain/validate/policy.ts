@@ -110,6 +110,8 @@ export interface ValidatePolicies {
   enrollViaMultichallengeText?: string;
   /** `enroll_via_multichallenge_optional`: the user may cancel that enrolment. */
   isEnrollViaMultichallengeOptional: boolean;
+  /** `enroll_via_multichallenge_passkey_offline`: the new passkey is attached for offline use. */
+  isEnrolledPasskeyOffline: boolean;
   /**
    * `webauthn_authenticator_selection_list` (authorization): AAGUIDs (lower-case hex, no
    * dashes) of the FIDO tokens that may log in; undefined: all.
@@ -145,6 +147,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   preferredClientMode: ["interactive", "webauthn", "poll", "u2f"],
   clientModePerUser: false,
   isEnrollViaMultichallengeOptional: false,
+  isEnrolledPasskeyOffline: false,
   typeActions: {},
   matched: [],
 });
@@ -357,6 +360,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     if (enrolText !== undefined) out.enrollViaMultichallengeText = unescapeText(enrolText);
     out.isEnrollViaMultichallengeOptional =
       first("enroll_via_multichallenge_optional") !== undefined;
+    out.isEnrolledPasskeyOffline = first("enroll_via_multichallenge_passkey_offline") !== undefined;
     const setRealm = unique("set_realm");
     if (setRealm !== undefined) out.setrealm = setRealm.toLowerCase();
     const typeActions: Record<string, { value: string } | { conflict: string }> = {};
@@ -489,6 +493,7 @@ const AUTHENTICATION_ACTIONS = [
   "enroll_via_multichallenge",
   "enroll_via_multichallenge_text",
   "enroll_via_multichallenge_optional",
+  "enroll_via_multichallenge_passkey_offline",
   ...Object.keys(TYPE_AUTH_ACTIONS),
   ...TYPE_AUTH_BOOLS,
 ];
