@@ -13,7 +13,7 @@ import { AppError, AuthError, DatabaseUnavailableError, HttpError } from "./erro
 import { hiddenAuthError } from "./http/auth.ts";
 import { newAuditEntry } from "./domain/audit/mod.ts";
 import { beginRequest } from "./db/direct.ts";
-import { isTransientDbError } from "./db/transient_error.ts";
+import { isLostAnswer, isTransientDbError } from "./db/transient_error.ts";
 import { clientAddress, inAnyNetwork, type Network, parseIp, parseNetwork } from "./lib/ip.ts";
 import { withRequestId } from "./lib/logger.ts";
 import { authRoutes } from "./http/routes/auth.ts";
@@ -49,6 +49,9 @@ import { configRoutes } from "./http/routes/config.ts";
 import { compressAnswers } from "./http/compress.ts";
 
 const MAX_INFO = 900;
+/** Audit info of a request that failed because a statement's answer never came. */
+const LOST_ANSWER_INFO =
+  "The database stopped answering during a statement; whether it took effect is unknown";
 // an id a trusted proxy sent is kept when it is short and plain (it goes into
 // log lines and the audit as it is); otherwise the request gets a new one
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
@@ -180,6 +183,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
       // the database is down, restarting or busy: the client may retry (here or on another
       // node), so a 503 with a clear message, not a 500; the cause goes to the log
       deps.log.warn("Cannot reach the database", { path: c.req.path, error: err });
+      // a statement whose answer never came may have taken effect (an OTP used up): say so
+      if (isLostAnswer(err) && c.get("audit")) c.get("audit").info ||= LOST_ANSWER_INFO;
       err = new DatabaseUnavailableError();
     }
     if (!(err instanceof AppError)) {

@@ -78,3 +78,21 @@ export function isTransientDbError(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * True when the client gave up waiting for a statement's answer (the server
+ * stopped answering): unlike a refused connection or a cancelled statement,
+ * the statement may have taken effect.
+ */
+export function isLostAnswer(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    if (typeof e !== "object") return false;
+    const { message, cause } = e as { message?: unknown; cause?: unknown };
+    if (typeof message === "string" && LOST_ANSWER_REGEXP.test(message)) return true;
+    e = cause;
+  }
+  return false;
+}
+
+// node-postgres's query_timeout (see postgres.ts)
+const LOST_ANSWER_REGEXP = /^Query read timeout$/;

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { openDatabase } from "../../src/db/database.ts";
 import { poolStats } from "../../src/db/postgres.ts";
-import { isTransientDbError } from "../../src/db/transient_error.ts";
+import { isLostAnswer, isTransientDbError } from "../../src/db/transient_error.ts";
 import { TEST_ENGINE, TEST_PG_URL } from "../test_db.ts";
 import { startPgCluster } from "../pg_cluster.ts";
 
@@ -36,6 +36,8 @@ Deno.test({
       assert.ok(slow.error, "pg_sleep(3) finished under a 400 ms statement timeout");
       assert.match(String(slow.error), /statement timeout/);
       assert.ok(isTransientDbError(slow.error), "a cancelled statement answers 503");
+      // the server cancelled it and said so: it took no effect
+      assert.equal(isLostAnswer(slow.error), false);
       assert.ok(slow.ms < 2000, `cancelled after ${Math.round(slow.ms)} ms`);
       // the only connection of the pool serves the next statement at once
       const next = await timed(sql<{ n: number }>`select 1 as n`.execute(db));
@@ -66,6 +68,8 @@ Deno.test({
         Array.from({ length: 4 }, () => timed(sql`select 1`.execute(db))),
       );
       clearTimeout(guard);
+      // the two that held the connections got no answer: they may have run on the server
+      assert.equal(during.filter((r) => isLostAnswer(r.error)).length, 2, String(during[0].error));
       for (const [i, r] of during.entries()) {
         assert.ok(r.error, `statement ${i} answered by a stopped server`);
         assert.ok(isTransientDbError(r.error), `statement ${i}: ${r.error}`);

@@ -169,6 +169,7 @@ Deno.test({
         nodes.flatMap((n) => n.output().split("\n"))
           .filter((l) => l.endsWith(` request_id=${id}`) || l.includes(` request_id=${id} `));
       const unknown = new Set<string>();
+      const lostIds: string[] = [];
       for (const [i, a] of attempts.entries()) {
         if (a.status !== 503) continue;
         const next = attempts.slice(i + 1).find((b) => b.serial === a.serial && b.status === 200);
@@ -182,6 +183,7 @@ Deno.test({
         );
         if (lost.length > 0) {
           unknown.add(`${a.serial}-${a.counter}`);
+          lostIds.push(...lost.map((b) => b.requestId));
           continue;
         }
         const lines = tries.flatMap((b) => logOf(b.requestId));
@@ -202,13 +204,15 @@ Deno.test({
       const audit = openDatabase(url, { poolSize: 1 });
       try {
         let rows = new Map<string, number>();
+        let infos = new Map<string, string>();
         let missing: Attempt[] = accepted;
         for (let tries = 0; tries < 50 && missing.length > 0; tries++) {
           if (tries > 0) await sleep(200);
-          const res = await sql<{ request_id: string; success: number }>`
-            select request_id, success from audit where request_id like 'fault-%'
+          const res = await sql<{ request_id: string; success: number; info: string }>`
+            select request_id, success, info from audit where request_id like 'fault-%'
           `.execute(audit);
           rows = new Map(res.rows.map((r) => [r.request_id, Number(r.success)]));
+          infos = new Map(res.rows.map((r) => [r.request_id, r.info]));
           missing = accepted.filter((a) => rows.get(a.requestId) !== 1);
         }
         assert.deepEqual(missing.map(show), [], "answered successes without a success row");
@@ -216,6 +220,10 @@ Deno.test({
           a.status === 503 && rows.get(a.requestId) === 1
         );
         assert.deepEqual(contradicted.map(show), [], "503 answers audited as a success");
+        // a 503 whose statement's answer was lost says in the audit that its outcome is unknown
+        for (const id of lostIds) {
+          assert.match(infos.get(id) ?? "", /whether it took effect is unknown/, id);
+        }
       } finally {
         await audit.destroy();
       }
