@@ -268,8 +268,10 @@ function authenticationDefs(ctx: DefsContext): Record<string, ActionDef> {
       value: types,
       multiple: true,
     }),
+    // only passkeys can be enrolled this way yet (privacyIDEA also offers HOTP, TOTP, EMAIL,
+    // SMS, WEBAUTHN); another value is logged and does nothing
     enroll_via_multichallenge: s("Token type enrolled during authentication.", {
-      value: ["HOTP", "TOTP", "EMAIL", "SMS", "PASSKEY", "WEBAUTHN"],
+      value: ["PASSKEY"],
     }),
     enroll_via_multichallenge_text: s("Text shown when a token is enrolled via multichallenge."),
     passthru: s("Without tokens, check the password against the user store or a RADIUS server.", {

@@ -19,9 +19,9 @@ import {
   advanceTokenCounter,
   assignToken,
   checkContext,
-  checkPinPolicy,
   checkImportedPin,
   checkPin,
+  checkPinPolicy,
   clearFailcount,
   consumeTokenInfo,
   enrollPolicies,
@@ -378,7 +378,13 @@ async function enrolAfterSuccess(
   const user = result.user;
   const p = env.policies;
   if (!result.value || !req.user || !user || req.isWebuiLogin) return result;
-  if (p.enrollViaMultichallenge !== "passkey") return result;
+  if (p.enrollViaMultichallenge === undefined) return result;
+  if (p.enrollViaMultichallenge !== "passkey") {
+    env.deps.log.warn("enroll_via_multichallenge enrols passkeys only; the value does nothing", {
+      value: p.enrollViaMultichallenge,
+    });
+    return result;
+  }
   const started = await startPasskeyEnrolment(env.deps, user, {
     text: p.enrollViaMultichallengeText,
     isOptional: p.isEnrollViaMultichallengeOptional,
@@ -1522,7 +1528,11 @@ async function answerTransaction(
     return {
       value: true,
       // privacyIDEA answers a challenge with the message and the serial only (no type, no otplen)
-      detail: { message: "Found matching challenge", serial: t.serial, ...pinChangeInfo(t, env.now) },
+      detail: {
+        message: "Found matching challenge",
+        serial: t.serial,
+        ...pinChangeInfo(t, env.now),
+      },
       serial: t.serial,
       tokenType: t.type,
       tokens: accepted,
