@@ -551,6 +551,16 @@ for (const role of ["admin", "user"] as const) {
         });
         ok(given);
         assert.equal(given.body.detail.otpkey?.value, `seed://${SEED_HEX}`, type);
+        // a policy granting every right ("*") turns on no restriction: the client's key stays
+        await savePolicy(t.deps, "rights", { scope: role, action: "*" });
+        const star = ok(
+          await call(t, role, "POST", "/token/init", {
+            type,
+            serial: `${type}s`,
+            otpkey: SEED_HEX,
+          }),
+        );
+        assert.equal(star.body.detail.otpkey?.value, `seed://${SEED_HEX}`, type);
         await savePolicy(t.deps, "rights", rights(`${type}_force_server_generate`));
         const forced = ok(
           await call(t, role, "POST", "/token/init", {

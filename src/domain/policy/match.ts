@@ -613,6 +613,16 @@ export class PolicyMatcher {
     return (await this.policiesFor(action)).map((p) => p.name);
   }
 
+  /**
+   * Boolean use for a switch that restricts the caller: names of the matching
+   * policies that name `action` itself. A `*` or an empty action list grants
+   * every right but turns on no restriction.
+   */
+  async namedBool(action: string): Promise<string[]> {
+    return (await this.policiesFor(action)).filter((p) => p.policy.action[action] !== undefined)
+      .map((p) => p.name);
+  }
+
   /** Value use; see {@link PolicySet.actionValues}. */
   async values(
     action: string,

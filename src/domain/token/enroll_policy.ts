@@ -187,7 +187,11 @@ async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<Enr
       const { values } = await m.values(action);
       if (values.length > 0) typeActions[action] = values.join(" ");
     } else if (own.bool?.includes(action)) {
-      if ((await m.bool(action)).length > 0) typeActions[action] = "true";
+      // force_server_generate restricts the caller: only a policy naming it turns it on
+      const on = action.endsWith("_force_server_generate")
+        ? await m.namedBool(action)
+        : await m.bool(action);
+      if (on.length > 0) typeActions[action] = "true";
     } else {
       const value = await m.value(action);
       if (value !== undefined) typeActions[action] = value;
