@@ -673,3 +673,42 @@ Deno.test("POST /auth rights: all admin actions without policies, the granted on
   assert.deepEqual(Object.keys(types.body.result.value), ["hotp"]);
   await t.close();
 });
+
+Deno.test("POST /policy/<name> with a JSON action object keeps a comma inside a value", async () => {
+  const t = await createTestApp();
+  const res = await post(t, "texts", {
+    scope: "authentication",
+    action: { challenge_text: "Hello, please enter your OTP", otppin: "userstore" },
+  });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const all = await getAll(t);
+  assert.deepEqual(all.body.result.value.texts.action, {
+    challenge_text: "Hello\\, please enter your OTP",
+    otppin: "userstore",
+  });
+  // the challenge shows the text with its comma
+  await createUsers(t.deps, {
+    realm: "r1",
+    users: [{ login: "alice", password: "alice-password" }],
+  });
+  await t.asAdmin("POST", "/token/init", {
+    body: {
+      type: "hotp",
+      serial: "H1",
+      otpkey: "3132333435363738393031323334353637383930",
+      user: "alice",
+      realm: "r1",
+      pin: "pw",
+    },
+  });
+  await post(t, "cr", { scope: "authentication", action: "challenge_response=hotp" });
+  const check = await jsonOf(
+    await t.post("/validate/check", { user: "alice", realm: "r1", pass: "alice-password" }),
+  );
+  assert.equal(
+    check.body.detail?.message,
+    "Hello, please enter your OTP",
+    JSON.stringify(check.body),
+  );
+  await t.close();
+});

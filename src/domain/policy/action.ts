@@ -11,6 +11,7 @@ export type ActionMap = Record<string, string | true>;
 
 // a comma not preceded by a backslash separates entries
 const ENTRY_SPLIT_REGEXP = /(?<!\\),/;
+const ENTRY_SPLIT_REGEXP_G = /(?<!\\),/g;
 
 /** Parses a stored action string into its map (entries trimmed as a whole, `=` splits once). */
 export function parseActionString(text: string): ActionMap {
@@ -40,7 +41,9 @@ export function actionInputToString(input: unknown): string {
     const parts: string[] = [];
     for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
       if (v === true) parts.push(k);
-      else if (typeof v === "string" || typeof v === "number") parts.push(`${k}=${v}`);
+      // a comma inside a value is part of it, not a separator (privacyIDEA splits it when read)
+      else if (typeof v === "string") parts.push(`${k}=${v.replace(ENTRY_SPLIT_REGEXP_G, "\\,")}`);
+      else if (typeof v === "number") parts.push(`${k}=${v}`);
       else if (v === false) parts.push(`${k}=False`);
       else {
         throw new ParameterError(
