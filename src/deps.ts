@@ -8,7 +8,7 @@ import type { Db } from "./db/schema.ts";
 import type { Clock } from "./lib/clock.ts";
 import type { Random } from "./lib/random.ts";
 import type { Logger } from "./lib/logger.ts";
-import type { AuditWriter } from "./domain/audit/mod.ts";
+import type { AuditWriter } from "./domain/audit/writer.ts";
 
 /** Keys derived from the key file. Never logged, never returned. */
 export interface Keys {

@@ -2,24 +2,7 @@ import { CompiledQuery, type Expression, sql, type SqlBool } from "kysely";
 import type { Db } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
 import { executeDirect } from "../../db/direct.ts";
-import type { AuditEntry } from "./mod.ts";
-
-/** Searchable audit columns (`GET /audit/` filters). */
-export const AUDIT_FILTER_COLUMNS = [
-  "action",
-  "serial",
-  "token_type",
-  "user",
-  "realm",
-  "resolver",
-  "administrator",
-  "client",
-  "user_agent",
-  "info",
-  "node",
-  "policies",
-  "request_id",
-] as const;
+import type { AUDIT_FILTER_COLUMNS, AuditEntry } from "./model.ts";
 
 /** A stored audit row. */
 export interface AuditRow extends AuditEntry {

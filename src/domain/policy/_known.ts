@@ -7,7 +7,8 @@
 import type { Deps } from "../../deps.ts";
 import { realmNames } from "../realm/mod.ts";
 import { listResolvers } from "../resolver/mod.ts";
-import { TOKEN_TYPES } from "../token/types/mod.ts";
+// the catalogue, not the type modules: those use the policy engine
+import { TOKEN_TYPES } from "../token/types/catalogue.ts";
 import type { DefsContext } from "./defs.ts";
 
 /** Every realm name (lower case). */

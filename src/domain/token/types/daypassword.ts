@@ -35,7 +35,6 @@ export function parseTimeStep(text: string): number | undefined {
 export const DAYPASSWORD: TokenType = {
   type: "daypassword",
   prefix: "DYPW",
-  description: "DayPassword: A time based password that stays valid for a whole time step.",
   authenticates: true,
   challenge: true,
   init(ctx) {

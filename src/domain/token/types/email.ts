@@ -71,7 +71,6 @@ async function sendCode(ctx: TypeChallengeContext) {
 export const EMAIL: TokenType = {
   type: "email",
   prefix: "PIEM",
-  description: "EMail: Send a One Time Password to the users email address.",
   authenticates: true,
   challenge: true,
   challengeOnly: true,

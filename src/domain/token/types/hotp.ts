@@ -85,7 +85,6 @@ export async function findHotpInSyncWindow(ctx: TypeCheckContext, otp: string): 
 export const HOTP: TokenType = {
   type: "hotp",
   prefix: "OATH",
-  description: "HOTP: event based One Time Passwords",
   authenticates: true,
   challenge: true,
   init: (ctx) => initHotp(withCallerDefaults(ctx, "hotp")),

@@ -38,7 +38,6 @@ function positionsOf(data: Record<string, unknown>, length: number): number[] | 
 export const INDEXEDSECRET: TokenType = {
   type: "indexedsecret",
   prefix: "PIIX",
-  description: "Indexed Secret: Challenge Response token that asks for characters of a secret",
   authenticates: true,
   challenge: true,
   challengeOnly: true,

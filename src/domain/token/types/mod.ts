@@ -1,6 +1,7 @@
 /**
  * The one registry of token types. A new type is one module implementing
- * {@link TokenType} plus one line in {@link TOKEN_TYPE_MODULES}.
+ * {@link TokenType}, one line in {@link TOKEN_TYPE_MODULES} and its name and
+ * description in catalogue.ts.
  *
  * @module
  */
@@ -35,6 +36,7 @@ export type {
   TypeInitResult,
 } from "./token_type.ts";
 export { infoValue } from "./token_type.ts";
+export { TOKEN_TYPES } from "./catalogue.ts";
 
 /** Every registered token type module. */
 export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
@@ -64,8 +66,3 @@ const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type
 export function tokenTypeOf(type: string): TokenType | undefined {
   return BY_NAME.get(type.toLowerCase());
 }
-
-/** Type name → description (for `/auth/rights` and policy `enroll<TYPE>` actions). */
-export const TOKEN_TYPES: Readonly<Record<string, string>> = Object.fromEntries(
-  TOKEN_TYPE_MODULES.map((t) => [t.type, t.description]),
-);

@@ -13,7 +13,6 @@ import type { TokenType } from "./token_type.ts";
 export const PAPER: TokenType = {
   type: "paper",
   prefix: "PPR",
-  description: "PPR: One Time Passwords printed on a sheet of paper",
   authenticates: true,
   challenge: false,
   init(ctx) {

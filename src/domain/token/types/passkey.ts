@@ -205,7 +205,6 @@ async function completeRegistration(ctx: TypeInitContext): Promise<TypeInitResul
 export const PASSKEY: FidoTokenType = {
   type: "passkey",
   prefix: "PIPK",
-  description: "Passkey: A discoverable FIDO2 credential for logins without a user name.",
   authenticates: true,
   challenge: true,
   challengeOnly: true,

@@ -55,7 +55,6 @@ function initPw(ctx: TypeInitContext) {
 export const PW: TokenType = {
   type: "pw",
   prefix: "PW",
-  description: "PW: A token with a fixed password",
   authenticates: true,
   challenge: false,
   init: initPw,
@@ -66,8 +65,6 @@ export const PW: TokenType = {
 export const REGISTRATION: TokenType = {
   type: "registration",
   prefix: "REG",
-  description:
-    "Registration: A token that creates a registration code that can be used as a second factor once",
   authenticates: true,
   challenge: false,
   deleteAfterSuccess: true,

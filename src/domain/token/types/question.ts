@@ -79,7 +79,6 @@ function questionsOf(ctx: TypeCheckContext): string[] {
 export const QUESTION: TokenType = {
   type: "question",
   prefix: "QUST",
-  description: "Questionnaire: Token to answer several questions.",
   authenticates: true,
   challenge: true,
   challengeOnly: true,

@@ -196,7 +196,6 @@ export interface RadiusTokenExtras {
 export const RADIUS: TokenType & RadiusTokenExtras = {
   type: "radius",
   prefix: "PIRA",
-  description: "RADIUS: Forward authentication request to a RADIUS server",
   authenticates: true,
   challenge: true,
   defaultOtplen: 6,

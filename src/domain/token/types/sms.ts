@@ -53,7 +53,6 @@ async function sendCode(ctx: TypeChallengeContext) {
 export const SMS: TokenType = {
   type: "sms",
   prefix: "PISM",
-  description: "SMS: Send a One Time Password to the users mobile phone.",
   authenticates: true,
   challenge: true,
   challengeOnly: true,

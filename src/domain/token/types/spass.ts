@@ -9,7 +9,6 @@ import type { TokenType } from "./token_type.ts";
 export const SPASS: TokenType = {
   type: "spass",
   prefix: "PISP",
-  description: "SPass: Simple Pass token. Static passwords",
   authenticates: true,
   challenge: false,
   pinOnly: true,

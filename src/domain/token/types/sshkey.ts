@@ -21,7 +21,6 @@ export const SSH_KEY_TYPES: readonly string[] = [
 export const SSHKEY: TokenType = {
   type: "sshkey",
   prefix: "SSHK",
-  description: "SSHkey: The token represents an SSH public key",
   authenticates: false,
   challenge: false,
   init(ctx) {

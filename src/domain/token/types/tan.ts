@@ -94,7 +94,6 @@ function initTan(ctx: TypeInitContext): TypeInitResult {
 export const TAN: TokenType = {
   type: "tan",
   prefix: "PITN",
-  description: "TAN: TAN List",
   authenticates: true,
   challenge: true,
   init: initTan,

@@ -141,8 +141,6 @@ export interface TokenType {
   readonly type: string;
   /** Serial prefix (`OATH`). */
   readonly prefix: string;
-  /** Description for `/auth/rights` and policy actions. */
-  readonly description: string;
   /** Can answer `/validate/check` (false for sshkey). */
   readonly authenticates: boolean;
   /** Supports challenge-response (triggerchallenge, policy `challenge_response`). */

@@ -27,7 +27,6 @@ async function findStep(ctx: TypeCheckContext, otp: string, from: number, to: nu
 export const TOTP: TokenType = {
   type: "totp",
   prefix: "TOTP",
-  description: "TOTP: time based One Time Passwords",
   authenticates: true,
   challenge: true,
   init(given) {

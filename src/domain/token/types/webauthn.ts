@@ -279,7 +279,6 @@ export function sharedNonce(ctx: TypeChallengeContext): Uint8Array {
 export const WEBAUTHN: FidoTokenType = {
   type: "webauthn",
   prefix: "WAN",
-  description: "WebAuthn: A FIDO2 security key (WebAuthn / U2F).",
   authenticates: true,
   challenge: true,
   // a correct PIN always asks the key, no challenge_response policy needed

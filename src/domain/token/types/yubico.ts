@@ -137,7 +137,6 @@ async function verifyRemotely(
 export const YUBICO: TokenType = {
   type: "yubico",
   prefix: "UBCM",
-  description: "Yubikey Cloud mode: Forward authentication request to YubiCloud.",
   authenticates: true,
   challenge: true,
   defaultOtplen: OTP_LENGTH,

@@ -138,7 +138,6 @@ export function checkYubikeyOtp(ctx: TypeCheckContext, otp: string): OtpCheck {
 export const YUBIKEY: TokenType = {
   type: "yubikey",
   prefix: "UBAM",
-  description: "Yubikey AES mode: One Time Passwords with Yubikey.",
   authenticates: true,
   challenge: true,
   defaultOtplen: YUBICO_BLOCK_LENGTH + 12,

@@ -1,0 +1,32 @@
+/**
+ * The token types Tessera has, by name and description, as data. The policy
+ * engine lists `enroll<TYPE>` actions from it; the type modules of mod.ts
+ * implement exactly these (a test compares the two). It imports nothing: the
+ * token types use the policy engine, so the engine reads the names here and
+ * not from the modules.
+ *
+ * @module
+ */
+
+/** Type name (lower case) → description, for `/auth/rights` and policy `enroll<TYPE>` actions. */
+export const TOKEN_TYPES: Readonly<Record<string, string>> = {
+  hotp: "HOTP: event based One Time Passwords",
+  totp: "TOTP: time based One Time Passwords",
+  spass: "SPass: Simple Pass token. Static passwords",
+  pw: "PW: A token with a fixed password",
+  registration:
+    "Registration: A token that creates a registration code that can be used as a second factor once",
+  sshkey: "SSHkey: The token represents an SSH public key",
+  paper: "PPR: One Time Passwords printed on a sheet of paper",
+  radius: "RADIUS: Forward authentication request to a RADIUS server",
+  email: "EMail: Send a One Time Password to the users email address.",
+  sms: "SMS: Send a One Time Password to the users mobile phone.",
+  tan: "TAN: TAN List",
+  indexedsecret: "Indexed Secret: Challenge Response token that asks for characters of a secret",
+  question: "Questionnaire: Token to answer several questions.",
+  daypassword: "DayPassword: A time based password that stays valid for a whole time step.",
+  webauthn: "WebAuthn: A FIDO2 security key (WebAuthn / U2F).",
+  passkey: "Passkey: A discoverable FIDO2 credential for logins without a user name.",
+  yubikey: "Yubikey AES mode: One Time Passwords with Yubikey.",
+  yubico: "Yubikey Cloud mode: Forward authentication request to YubiCloud.",
+};
