@@ -1,7 +1,10 @@
 /**
- * Password hashes found in user stores: sha256-crypt (`$5$`), sha512-crypt
- * (`$6$`), md5-crypt (`$1$`), bcrypt (`$2a$`/`$2b$`/`$2y$`), LDAP-style
- * `{SHA}`, `{SSHA}`, `{SSHA256}`, `{SSHA512}` and bare hex SHA-256.
+ * Password hashes found in user stores, as privacyIDEA's SQL resolver reads
+ * them (spec 16 §1.7): phpass (`$P$`, `$H$`), Drupal's phpass (`$S$`),
+ * LDAP-style `{SSHA}`, `{SSHA256}`, `{SSHA512}`, `{SHA}`, md5-crypt (`$1$`),
+ * bcrypt (`$2a$`/`$2b$`/`$2y$`), sha512-crypt (`$6$`), sha256-crypt (`$5$`)
+ * and bare hex SHA-256, each recognised by its exact format (a salt longer
+ * than the format allows, or a mixed-case `{Ssha}`, never verifies).
  * Verification is constant-time where the hash format allows it.
  *
  * @module
@@ -14,10 +17,12 @@ const SALT_REGEXP = /^[./0-9A-Za-z]*$/;
 
 /** Hash formats Tessera can write (sqlresolver `Password_Hash_Type`). */
 export const WRITABLE_HASH_TYPES = [
-  "SSHA256",
-  "SSHA",
-  "SSHA512",
+  "PHPASS",
   "SHA",
+  "SSHA",
+  "SSHA256",
+  "SSHA512",
+  "OTRS",
   "SHA256CRYPT",
   "SHA512CRYPT",
   "MD5CRYPT",
@@ -207,27 +212,163 @@ function toB64(bytes: Uint8Array): string {
   return btoa(s);
 }
 
-const LDAP_ALGS: Record<string, { alg: string; size: number; salted: boolean }> = {
-  SHA: { alg: "sha1", size: 20, salted: false },
-  SSHA: { alg: "sha1", size: 20, salted: true },
-  SSHA256: { alg: "sha256", size: 32, salted: true },
-  SSHA512: { alg: "sha512", size: 64, salted: true },
+const LDAP_ALGS: Record<
+  string,
+  { alg: string; size: number; format: RegExp; minSalt: number; maxSalt: number }
+> = {
+  // passlib's formats and salt limits, as privacyIDEA 3.12 uses them (SSHA256 is its own: 4-32)
+  SSHA: { alg: "sha1", size: 20, format: /^[+/a-zA-Z0-9]{32,}={0,2}$/, minSalt: 4, maxSalt: 16 },
+  SSHA256: {
+    alg: "sha256",
+    size: 32,
+    format: /^[+/a-zA-Z0-9]{48,}={0,2}$/,
+    minSalt: 4,
+    maxSalt: 32,
+  },
+  SSHA512: {
+    alg: "sha512",
+    size: 64,
+    format: /^[+/a-zA-Z0-9]{91,}={0,2}$/,
+    minSalt: 4,
+    maxSalt: 16,
+  },
+  SHA: { alg: "sha1", size: 20, format: /^[+/a-zA-Z0-9]{27}=$/, minSalt: 0, maxSalt: 0 },
 };
 
+const IS_LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const MD5_SHIFTS = new Int32Array([7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21]);
+const MD5_K = Int32Array.from(
+  { length: 64 },
+  (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 2 ** 32) | 0,
+);
+const MD5_WORD = Int32Array.from(
+  { length: 64 },
+  (_, i) => i < 16 ? i : i < 32 ? (5 * i + 1) & 15 : i < 48 ? (3 * i + 5) & 15 : (7 * i) & 15,
+);
+
 /**
- * Verifies `password` against a stored hash of any supported format.
- * Unknown formats, `x`, `*` and empty hashes never verify.
+ * `count` rounds of `h = MD5(h ‖ password)` from `h` (phpass): one buffer for
+ * every round instead of a hash object per round, which node:crypto needs
+ * and which makes PHPASS's 2^19 rounds take 3 s instead of 0.5 s.
+ */
+function md5Rounds(h: Uint8Array, password: Uint8Array, count: number): Uint8Array {
+  if (!IS_LITTLE_ENDIAN) {
+    let out = h;
+    for (let r = 0; r < count; r++) out = digest("md5", out, password);
+    return out;
+  }
+  const n = 16 + password.length;
+  const blocks = ((n + 8) >>> 6) + 1;
+  const buf = new Uint8Array(blocks * 64);
+  buf.set(password, 16);
+  buf[n] = 0x80;
+  const words = new Int32Array(buf.buffer);
+  words[blocks * 16 - 2] = n * 8;
+  words[blocks * 16 - 1] = Math.floor(n / 0x20000000);
+  const state = new Int32Array(4);
+  const out = new Uint8Array(state.buffer);
+  out.set(h);
+  for (let r = 0; r < count; r++) {
+    buf.set(out);
+    let a0 = 0x67452301, b0 = 0xefcdab89 | 0, c0 = 0x98badcfe | 0, d0 = 0x10325476;
+    for (let off = 0; off < blocks * 16; off += 16) {
+      let a = a0, b = b0, c = c0, d = d0;
+      for (let i = 0; i < 64; i++) {
+        const f = i < 16
+          ? (b & c) | (~b & d)
+          : i < 32
+          ? (d & b) | (~d & c)
+          : i < 48
+          ? b ^ c ^ d
+          : c ^ (b | ~d);
+        const s = MD5_SHIFTS[((i >> 4) << 2) | (i & 3)];
+        const x = (a + f + MD5_K[i] + words[off + MD5_WORD[i]]) | 0;
+        a = d;
+        d = c;
+        c = b;
+        b = (b + ((x << s) | (x >>> (32 - s)))) | 0;
+      }
+      a0 = (a0 + a) | 0;
+      b0 = (b0 + b) | 0;
+      c0 = (c0 + c) | 0;
+      d0 = (d0 + d) | 0;
+    }
+    state[0] = a0;
+    state[1] = b0;
+    state[2] = c0;
+    state[3] = d0;
+  }
+  return out.slice();
+}
+
+/** phpass's base64: little-endian groups of 3 bytes in `./0-9A-Za-z`. */
+function phpassEncode(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = bytes.length - i;
+    const v = bytes[i] | (n > 1 ? bytes[i + 1] << 8 : 0) | (n > 2 ? bytes[i + 2] << 16 : 0);
+    s += to64(v, n === 1 ? 2 : n === 2 ? 3 : 4);
+  }
+  return s;
+}
+
+/**
+ * phpass (`$P$`, `$H$`: MD5) and Drupal's variant (`$S$`: SHA-512, 43
+ * characters): `h = H(salt ‖ pw)`, then 2^rounds times `h = H(h ‖ pw)`.
+ * `rounds` is 7-30 (the index of `roundsChar` in `./0-9A-Za-z`).
+ */
+export function phpassHash(
+  id: "P" | "H" | "S",
+  password: string,
+  roundsChar: string,
+  salt: string,
+): string | undefined {
+  const rounds = CRYPT64.indexOf(roundsChar);
+  if (rounds < 7 || rounds > 30 || roundsChar.length !== 1) return undefined;
+  const p = utf8(password);
+  const count = 2 ** rounds;
+  let h: Uint8Array;
+  if (id === "S") {
+    h = digest("sha512", utf8(salt), p);
+    for (let r = 0; r < count; r++) h = digest("sha512", h, p);
+  } else {
+    h = md5Rounds(digest("md5", utf8(salt), p), p, count);
+  }
+  const encoded = phpassEncode(h);
+  return `$${id}$${roundsChar}${salt}${id === "S" ? encoded.slice(0, 43) : encoded}`;
+}
+
+function ldapHashMatches(id: string, body: string, password: string): boolean {
+  const spec = LDAP_ALGS[id];
+  if (!spec || !spec.format.test(body)) return false;
+  const raw = fromB64(body);
+  if (!raw) return false;
+  const saltLength = raw.length - spec.size;
+  if (saltLength < spec.minSalt || saltLength > spec.maxSalt) return false;
+  const salt = raw.subarray(spec.size);
+  return bytesEqual(digest(spec.alg, utf8(password), salt), raw.subarray(0, spec.size));
+}
+
+/**
+ * Verifies `password` against a stored hash of any supported format, tried
+ * in privacyIDEA's order (spec 16 §1.7). Unknown or malformed formats, `x`,
+ * `*` and empty hashes never verify.
  */
 export async function verifyCryptHash(stored: string, password: string): Promise<boolean> {
   let hash = stored.trim();
+  // ownCloud's marker
   if (hash.startsWith("1|")) hash = hash.slice(2);
+  // a lower-case identifier is upper-cased ({ssha} is {SSHA}); a mixed-case one stays unknown
+  hash = hash.replace(/^\{([a-z0-9]+)\}/, (_, id: string) => `{${id.toUpperCase()}}`);
   if (hash === "" || hash === "x" || hash === "*" || hash.startsWith("!")) return false;
 
-  const sha = hash.match(/^\$([56])\$(?:rounds=(\d+)\$)?([^$]{0,16})\$([./0-9A-Za-z]+)$/);
-  if (sha) {
-    const rounds = sha[2] === undefined ? undefined : Number(sha[2]);
-    return strEqual(shaCrypt(sha[1] as "5" | "6", password, sha[3], rounds), hash);
+  const phpass = hash.match(/^\$([PHS])\$([./0-9A-Za-z])([./0-9A-Za-z]{8})([./0-9A-Za-z]+)$/);
+  if (phpass && phpass[4].length === (phpass[1] === "S" ? 43 : 22)) {
+    const again = phpassHash(phpass[1] as "P" | "H" | "S", password, phpass[2], phpass[3]);
+    return again !== undefined && strEqual(again, hash);
   }
+  const ldap = hash.match(/^\{(SSHA|SSHA256|SSHA512|SHA)\}(.*)$/s);
+  if (ldap) return ldapHashMatches(ldap[1], ldap[2], password);
   const md5 = hash.match(/^\$1\$([^$]{0,8})\$([./0-9A-Za-z]{22})$/);
   if (md5) return strEqual(md5Crypt(password, md5[1]), hash);
   if (/^\$2[abxy]?\$\d\d\$[./0-9A-Za-z]{53}$/.test(hash)) {
@@ -237,14 +378,10 @@ export async function verifyCryptHash(stored: string, password: string): Promise
       return false;
     }
   }
-  const ldap = hash.match(/^\{([A-Za-z0-9]+)\}(.*)$/s);
-  if (ldap) {
-    const spec = LDAP_ALGS[ldap[1].toUpperCase()];
-    const raw = spec ? fromB64(ldap[2]) : undefined;
-    if (!spec || !raw || raw.length < spec.size) return false;
-    if (!spec.salted && raw.length !== spec.size) return false;
-    const salt = raw.subarray(spec.size);
-    return bytesEqual(digest(spec.alg, utf8(password), salt), raw.subarray(0, spec.size));
+  const sha = hash.match(/^\$([56])\$(?:rounds=(\d+)\$)?([^$]{0,16})\$([./0-9A-Za-z]+)$/);
+  if (sha) {
+    const rounds = sha[2] === undefined ? undefined : Number(sha[2]);
+    return strEqual(shaCrypt(sha[1] as "5" | "6", password, sha[3], rounds), hash);
   }
   if (/^[0-9a-fA-F]{64}$/.test(hash)) {
     return strEqual(createHash("sha256").update(password).digest("hex"), hash.toLowerCase());
@@ -273,6 +410,11 @@ export function hashCryptPassword(type: HashType, password: string, saltBytes: U
       const salt = saltBytes.subarray(0, 16);
       return `{${type}}${toB64(concat(digest(spec.alg, utf8(password), salt), salt))}`;
     }
+    case "PHPASS":
+      // 2^19 rounds, as privacyIDEA writes them
+      return phpassHash("P", password, "H", cryptSalt(saltBytes, 8))!;
+    case "OTRS":
+      return createHash("sha256").update(password).digest("hex");
     case "SHA256CRYPT":
       return shaCrypt("5", password, cryptSalt(saltBytes, 16));
     case "SHA512CRYPT":
