@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { createTestApp, type Json, jsonOf, type TestApp } from "../test_app.ts";
-import { shaCrypt } from "../../src/lib/crypt.ts";
+import { shaCrypt } from "../../src/lib/unix_crypt.ts";
 
 const SQL_MAP = JSON.stringify({ userid: "id", username: "username", email: "email" });
 

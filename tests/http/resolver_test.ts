@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createTestApp, jsonOf } from "../test_app.ts";
 import { TEST_ENGINE } from "../test_db.ts";
-import { shaCrypt } from "../../src/lib/crypt.ts";
+import { shaCrypt } from "../../src/lib/unix_crypt.ts";
 
 const SQL_MAP = JSON.stringify({
   userid: "id",

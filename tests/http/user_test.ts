@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
-import { shaCrypt } from "../../src/lib/crypt.ts";
+import { shaCrypt } from "../../src/lib/unix_crypt.ts";
 
 const CORNELIUS_GECOS = "Cornelius,field2,+491111111,+491234566,user@localhost.localdomain";
 

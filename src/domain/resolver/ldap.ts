@@ -25,7 +25,7 @@ import { parse as parseYaml } from "yaml";
 import { Attribute, Change, type Client, type Entry, type Filter } from "ldapts";
 import type { Config } from "../../config.ts";
 import { ParameterError, ResolverError, UserError } from "../../errors.ts";
-import { hashCryptPassword } from "../../lib/crypt.ts";
+import { hashCryptPassword } from "../../lib/unix_crypt.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Random } from "../../lib/random.ts";
 import {

@@ -8,7 +8,7 @@
  */
 import type { Config } from "../../config.ts";
 import { ParameterError, ResolverError } from "../../errors.ts";
-import { verifyCryptHash } from "../../lib/crypt.ts";
+import { verifyCryptHash } from "../../lib/unix_crypt.ts";
 import { readAllUpTo, refuseOwnPath } from "./paths.ts";
 import {
   emptyUserInfo,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parsePasswd, passwdResolver, starMatch } from "../../../src/domain/resolver/passwd.ts";
-import { shaCrypt } from "../../../src/lib/crypt.ts";
+import { shaCrypt } from "../../../src/lib/unix_crypt.ts";
 
 const CORNELIUS =
   "cornelius:x:1000:1000:Cornelius,field2,+491111111,+491234566,user@localhost.localdomain::";

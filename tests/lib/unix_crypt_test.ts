@@ -6,7 +6,7 @@ import {
   shaCrypt,
   verifyCryptHash,
   WRITABLE_HASH_TYPES,
-} from "../../src/lib/crypt.ts";
+} from "../../src/lib/unix_crypt.ts";
 
 // reference values produced by `openssl passwd` and Python's hashlib
 const VECTORS: [string, string][] = [
