@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../context.ts";
-import { yubikeyValidate } from "../../domain/ttype/mod.ts";
+import { yubikeyValidate } from "../../domain/yubico_validation/mod.ts";
 import { hiddenTokenError } from "../auth.ts";
 
 /** `/ttype/`: protocol endpoints of token types (spec 11 §6.4). */
