@@ -26,7 +26,7 @@ import {
   type HashType,
   verifyCryptHash,
   WRITABLE_HASH_TYPES,
-} from "../../lib/unix_crypt.ts";
+} from "../../lib/crypt.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Random } from "../../lib/random.ts";
 import type { Db } from "../../db/schema.ts";
@@ -56,7 +56,18 @@ export interface SqlResolverConfig {
 const IDENT_REGEXP = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const TABLE_REGEXP = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
 const SQLITE_DRIVERS = new Set(["", "sqlite", "sqlite3", "sqlite+pysqlite"]);
-const WHERE_REGEXP = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|!=|<>|=|<|>|\blike\b)\s*(.*?)\s*$/i;
+// privacyIDEA's operators (`==`, `>`, `<`, `like`), and the SQL comparisons it ignores
+const WHERE_OPERATORS: Record<string, users.WhereCondition["op"]> = {
+  "==": "=",
+  ">": ">",
+  "<": "<",
+  like: "like",
+  "=": "=",
+  "!=": "!=",
+  "<>": "!=",
+  ">=": ">=",
+  "<=": "<=",
+};
 
 /** The default `Map`: every standard attribute in a column of the same name, uid in `id`. */
 export const SQL_DEFAULT_MAP: Record<string, string> = {
@@ -213,6 +224,41 @@ export function isTruthy(value: string | undefined): boolean {
   return ["1", "true", "yes", "on"].includes((value ?? "").trim().toLowerCase());
 }
 
+/**
+ * privacyIDEA's `Where` mini-syntax (spec 16 §1.5): parts joined by ` and `
+ * (any case), each exactly `column operator value` separated by whitespace;
+ * the value is bound as text exactly as written (quotes are part of it).
+ * Operators: `==`, `>`, `<`, `like`; privacyIDEA ignores any other operator
+ * (the part adds no condition), which would widen the filter unnoticed, so
+ * `=`, `!=`, `<>`, `>=` and `<=` are applied as SQL comparisons and anything
+ * else is refused.
+ */
+export function parseWhere(
+  text: string,
+  fail: (why: string) => Error,
+): users.WhereCondition[] {
+  const where: users.WhereCondition[] = [];
+  if (text.trim() === "") return where;
+  for (const part of text.split(/ and /i)) {
+    const words = part.trim().split(/\s+/).filter((w) => w !== "");
+    if (words.length !== 3) {
+      throw fail(
+        `Where part "${part.trim()}" must be three words: column, operator (==, >, <, like), value`,
+      );
+    }
+    const [column, operator, value] = words;
+    const op = WHERE_OPERATORS[operator.toLowerCase()];
+    if (op === undefined) {
+      throw fail(`Where part "${part.trim()}" has an unknown operator (use ==, >, < or like)`);
+    }
+    if (!IDENT_REGEXP.test(column)) {
+      throw fail(`Where part "${part.trim()}" must start with a column name (letters, digits, _)`);
+    }
+    where.push({ column, op, value });
+  }
+  return where;
+}
+
 /** Parses and validates a sqlresolver configuration (ParameterError on problems). */
 export function parseSqlConfig(
   name: string,
@@ -244,20 +290,7 @@ export function parseSqlConfig(
     }
   }
   if (!map.userid || !map.username) throw fail("Map needs the keys userid and username");
-  const where: users.WhereCondition[] = [];
-  const whereText = (config.Where ?? "").trim();
-  if (whereText !== "") {
-    for (const part of whereText.split(/\s+and\s+/i)) {
-      const m = part.match(WHERE_REGEXP);
-      if (!m) throw fail(`cannot parse Where condition "${part}"`);
-      const op = m[2].toLowerCase() === "<>" ? "!=" : m[2].toLowerCase();
-      where.push({
-        column: m[1],
-        op: op as users.WhereCondition["op"],
-        value: m[3].replace(/^(['"])(.*)\1$/, "$2"),
-      });
-    }
-  }
+  const where = parseWhere(config.Where ?? "", fail);
   const limitText = (config.Limit ?? "").trim();
   const limit = limitText === "" ? 100 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100000) {

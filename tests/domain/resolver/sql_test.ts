@@ -12,16 +12,25 @@ Deno.test("parseSqlConfig resolves paths under the data dir and parses Where saf
     Database: "sub/users.sqlite",
     Table: "people",
     Map: MAP,
-    Where: "active = 1 and kind != 'bot'",
+    Where: "active == 1 AND  kind != 'bot' and name like a%",
     Editable: "True",
   }, "/data");
   assert.equal(cfg.database, "/data/sub/users.sqlite");
   assert.equal(cfg.editable, true);
   assert.equal(cfg.hashType, "SSHA256");
+  // privacyIDEA's syntax: the value is the third word as written (quotes included)
   assert.deepEqual(cfg.table.where, [
     { column: "active", op: "=", value: "1" },
-    { column: "kind", op: "!=", value: "bot" },
+    { column: "kind", op: "!=", value: "'bot'" },
+    { column: "name", op: "like", value: "a%" },
   ]);
+  for (const Where of ["givenname == hans dampf", "a ~ b", "1 = 1", "a == 1 and"]) {
+    assert.throws(
+      () => parseSqlConfig("s", { Database: "a", Table: "t", Map: MAP, Where }, "/d"),
+      /Where part/,
+      Where,
+    );
+  }
   assert.throws(
     () =>
       parseSqlConfig(
@@ -98,7 +107,7 @@ Deno.test("a non-editable sqlresolver refuses changes and honours Where", async 
     await w.addUser({ username: "hide", email: "hide" });
     await saveResolver(t.deps, "w", {
       type: "sqlresolver",
-      params: { Editable: "", Where: "mail = 'keep'" },
+      params: { Editable: "", Where: "mail == keep" },
     });
     const ro = (await getResolver(t.deps, "w"))!;
     assert.equal(ro.editable, false);
