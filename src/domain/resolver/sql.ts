@@ -26,7 +26,7 @@ import {
   type HashType,
   verifyCryptHash,
   WRITABLE_HASH_TYPES,
-} from "../../lib/crypt.ts";
+} from "../../lib/unix_crypt.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Random } from "../../lib/random.ts";
 import type { Db } from "../../db/schema.ts";
