@@ -178,7 +178,7 @@ Deno.test("secret system config values: stored encrypted, answered censored, kep
   assert.ok(!JSON.stringify(all.body).includes("hunter2"));
 
   // what the server itself reads is the secret
-  const { loadSystemConfig } = await import("../../src/domain/system/mod.ts");
+  const { loadSystemConfig } = await import("../../src/domain/system_config/mod.ts");
   assert.equal((await loadSystemConfig(t.deps)).get("my.password"), "hunter2-hunter2");
   assert.equal((await loadSystemConfig(t.deps)).get("yubico.secret"), "c2VjcmV0LWtleQ==");
 

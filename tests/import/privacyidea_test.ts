@@ -7,7 +7,7 @@
  * a PostgreSQL database.
  */
 import assert from "node:assert/strict";
-import { loadSystemConfig } from "../../src/domain/system/mod.ts";
+import { loadSystemConfig } from "../../src/domain/system_config/mod.ts";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { hotp, totp } from "../fixtures/tokens.ts";
 import { TEST_PG_URL } from "../test_db.ts";

@@ -8,7 +8,7 @@ import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { type FreeRadius, HAS_FREERADIUS, startFreeRadius } from "./freeradius.ts";
 import { setRadiusServer } from "../../src/domain/radius/mod.ts";
 import { checkContext, getTokenBySerial, initToken } from "../../src/domain/token/mod.ts";
-import { loadSystemConfig } from "../../src/domain/system/mod.ts";
+import { loadSystemConfig } from "../../src/domain/system_config/mod.ts";
 import { radiusAuthenticate } from "../../src/domain/token/types/radius.ts";
 
 async function testRequest(

@@ -14,7 +14,7 @@ import {
   startRadiusListener,
 } from "../../src/radius/listener.ts";
 import { HAS_RADCLIENT, radclient } from "./radclient.ts";
-import { setSystemConfig } from "../../src/domain/system/mod.ts";
+import { setSystemConfig } from "../../src/domain/system_config/mod.ts";
 
 // deno-lint-ignore no-explicit-any
 const lib = Radius as any;

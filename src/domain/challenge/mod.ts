@@ -6,7 +6,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import { randomDigits } from "../../lib/random.ts";
-import type { SystemConfig } from "../system/mod.ts";
+import type { SystemConfig } from "../system_config/mod.ts";
 import type { PendingCommits } from "../../db/direct.ts";
 import * as store from "./challenge_store.ts";
 

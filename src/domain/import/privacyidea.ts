@@ -22,7 +22,7 @@ import { radiusServerIdentifiers, setRadiusServer } from "../radius/mod.ts";
 import { getDefaultRealmName, realmExistsByName, setDefaultRealm, setRealm } from "../realm/mod.ts";
 import { getResolver, resolverExists, saveResolver } from "../resolver/mod.ts";
 import { saveSmtpServer, smtpServerIds } from "../smtp/mod.ts";
-import { readSystemConfig, setSystemConfig } from "../system/mod.ts";
+import { readSystemConfig, setSystemConfig } from "../system_config/mod.ts";
 import {
   findTokenBySerial,
   importedPinHash,

@@ -11,7 +11,7 @@
 import type { Deps } from "../../deps.ts";
 import { ParameterError, PolicyError, TokenAdminError, UserError } from "../../errors.ts";
 import { child, childrenNamed, parseXml, textOf, XmlError } from "../../lib/xml.ts";
-import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
+import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
 import {
   checkSerial,
   findTokenBySerial,

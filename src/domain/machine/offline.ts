@@ -9,7 +9,7 @@ import { ParameterError } from "../../errors.ts";
 import { safeEqual } from "../../lib/crypto.ts";
 import { findHotpCounter, hotpAt, type OtpHash } from "../../lib/otp.ts";
 import { toHex } from "../../lib/random.ts";
-import { loadSystemConfig } from "../system/mod.ts";
+import { loadSystemConfig } from "../system_config/mod.ts";
 import {
   checkImportedPin,
   checkPin,

@@ -8,7 +8,7 @@ import type { Deps } from "../../deps.ts";
 import { AppError, ConfigAdminError, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { inAnyNetwork, type Network, parseIp, parseNetwork } from "../../lib/ip.ts";
-import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
+import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
 import * as store from "./radius_store.ts";
 import {
   type RadiusAnswer,

@@ -14,7 +14,7 @@ import { splitPinPass } from "./pin.ts";
 import * as store from "./token_store.ts";
 import { tokenTypeOf } from "./types/mod.ts";
 import { checkUserPassword } from "./_users.ts";
-import { loadSystemConfig } from "../system/mod.ts";
+import { loadSystemConfig } from "../system_config/mod.ts";
 import { assignToken, checkContext, parseValidityDate, tokenSecret } from "./mod.ts";
 
 /** Unassigned tokens of a realm tried per request (privacyIDEA tries all). */

@@ -31,7 +31,7 @@ import {
   TWO_STEP_BOUNDS,
 } from "./enroll_policy.ts";
 import { generatePassword, lostTokenPool } from "../../lib/char_policy.ts";
-import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
+import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
 import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 import { encryptedPinOf, pinHashOf } from "./pin.ts";
 import {

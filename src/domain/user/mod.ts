@@ -7,7 +7,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import { ParameterError, PolicyError, ResolverError, UserError } from "../../errors.ts";
-import { loadSystemConfig } from "../system/mod.ts";
+import { loadSystemConfig } from "../system_config/mod.ts";
 import {
   getDefaultRealmName,
   normaliseRealmName,

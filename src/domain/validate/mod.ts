@@ -14,7 +14,7 @@ import {
   UserError,
   ValidateError,
 } from "../../errors.ts";
-import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
+import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
 import {
   advanceTokenCounter,
   assignToken,

@@ -23,7 +23,7 @@ import {
   MODHEX_REGEXP,
   yubicoSignature,
 } from "../../lib/yubico_otp.ts";
-import { loadSystemConfig, type SystemConfig } from "../system/mod.ts";
+import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
 import { findTokensByInfo, type UserRef } from "../token/mod.ts";
 import { MAX_PUBLIC_ID, YUBICO_BLOCK_LENGTH } from "../token/types/yubikey.ts";
 import { validateTokens } from "../validate/mod.ts";

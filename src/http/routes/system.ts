@@ -2,7 +2,11 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam, stringParam } from "../params.ts";
-import { deleteSystemConfig, readSystemConfig, setSystemConfig } from "../../domain/system/mod.ts";
+import {
+  deleteSystemConfig,
+  readSystemConfig,
+  setSystemConfig,
+} from "../../domain/system_config/mod.ts";
 
 /** `/system/`: key-value system configuration. */
 export const systemRoutes = new Hono<AppEnv>();

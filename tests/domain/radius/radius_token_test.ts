@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { createTestApp, type TestApp } from "../../test_app.ts";
 import { type Responder, startResponder } from "../../radius/responder.ts";
 import { checkContext, getTokenBySerial, initToken } from "../../../src/domain/token/mod.ts";
-import { loadSystemConfig, setSystemConfig } from "../../../src/domain/system/mod.ts";
+import { loadSystemConfig, setSystemConfig } from "../../../src/domain/system_config/mod.ts";
 import { setRadiusServer } from "../../../src/domain/radius/mod.ts";
 import {
   RADIUS,

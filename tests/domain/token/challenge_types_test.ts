@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { checkContext, getTokenBySerial, initToken } from "../../../src/domain/token/mod.ts";
 import { tokenTypeOf } from "../../../src/domain/token/types/mod.ts";
-import { loadSystemConfig } from "../../../src/domain/system/mod.ts";
+import { loadSystemConfig } from "../../../src/domain/system_config/mod.ts";
 import {
   MessageTagError,
   renderMessage,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { checkContext, getTokenBySerial, initToken } from "../../../src/domain/token/mod.ts";
 import { tokenTypeOf } from "../../../src/domain/token/types/mod.ts";
-import { loadSystemConfig } from "../../../src/domain/system/mod.ts";
+import { loadSystemConfig } from "../../../src/domain/system_config/mod.ts";
 import { createTestApp, type TestApp } from "../../test_app.ts";
 import { hotp, SEED_HEX, totp } from "../../fixtures/tokens.ts";
 

@@ -11,7 +11,7 @@ import {
 } from "../../../src/domain/user/mod.ts";
 import { saveResolver } from "../../../src/domain/resolver/mod.ts";
 import { setRealm } from "../../../src/domain/realm/mod.ts";
-import { setSystemConfig } from "../../../src/domain/system/mod.ts";
+import { setSystemConfig } from "../../../src/domain/system_config/mod.ts";
 
 Deno.test("createUsers builds a realm whose users resolve, carry attributes and check passwords", async () => {
   const t = await createTestApp();

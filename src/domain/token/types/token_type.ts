@@ -5,7 +5,7 @@
  * @module
  */
 import type { Deps } from "../../../deps.ts";
-import type { SystemConfig } from "../../system/mod.ts";
+import type { SystemConfig } from "../../system_config/mod.ts";
 import type { TokenInfo, TokenWithInfo, UserRef } from "../model.ts";
 
 /** Init parameters as received (flat map, typed JSON values or strings). */

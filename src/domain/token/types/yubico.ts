@@ -22,7 +22,7 @@ import {
   parseYubicoReply,
   yubicoSignature,
 } from "../../../lib/yubico_otp.ts";
-import type { SystemConfig } from "../../system/mod.ts";
+import type { SystemConfig } from "../../system_config/mod.ts";
 import { param } from "./_oath.ts";
 import {
   infoValue,
