@@ -16,7 +16,7 @@ import type { RadiusClientConfig } from "../config.ts";
 import { AppError, ConfigError } from "../errors.ts";
 import { auditSerials, newAuditEntry } from "../domain/audit/mod.ts";
 import { currentRequestId, withRequestId } from "../lib/logger.ts";
-import { mayOverrideClient } from "../domain/radius/mod.ts";
+import { mayOverrideClient } from "../domain/radius_server/mod.ts";
 import { inNetwork, type Network, parseIp, parseNetwork } from "../lib/ip.ts";
 import { toHex } from "../lib/random.ts";
 import {
@@ -30,7 +30,7 @@ import {
   parsePacket,
   revealUserPassword,
   text,
-} from "../domain/radius/packet.ts";
+} from "../domain/radius_server/packet.ts";
 
 /** What the listener asks the validate path (the fields of `/validate/check`). */
 export interface RadiusCheckRequest {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createTestApp, jsonOf } from "../test_app.ts";
-import { startResponder } from "../radius/responder.ts";
+import { startResponder } from "../domain/radius_server/responder.ts";
 import { CENSORED } from "../../src/lib/crypto.ts";
 import { issueJwt } from "../../src/http/jwt.ts";
 
@@ -104,7 +104,7 @@ Deno.test("POST /radiusserver/<id> update resets omitted fields and keeps a cens
     retries: 3,
     options: { message_authenticator: true },
   });
-  const { radiusTarget } = await import("../../src/domain/radius/mod.ts");
+  const { radiusTarget } = await import("../../src/domain/radius_server/mod.ts");
   assert.equal((await radiusTarget(t.deps, "my_server")).secret, "s1");
   await t.close();
 });

@@ -14,8 +14,8 @@ import { enroll, enrollHotp, hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { issueApiKey, issueJwt } from "../../src/http/jwt.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
 import { PI_PASSKEY, SoftAuthenticator } from "../http/_soft_authenticator.ts";
-import { startResponder } from "../radius/responder.ts";
-import { setRadiusServer } from "../../src/domain/radius/mod.ts";
+import { startResponder } from "../domain/radius_server/responder.ts";
+import { setRadiusServer } from "../../src/domain/radius_server/mod.ts";
 import type { Deps } from "../../src/deps.ts";
 
 /** realm1 with alice (HOTP, PIN 1234) and bob (no token). */

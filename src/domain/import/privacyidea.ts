@@ -18,7 +18,7 @@ import { addImportedAdmin, adminExists, importedAdminHash } from "../admin/mod.t
 import { listEventDefinitions, saveEventDefinition } from "../event/mod.ts";
 import { attachToken, listMachineResolvers, saveMachineResolver } from "../machine/mod.ts";
 import { listPolicies, savePolicy, unlistedPolicyActions } from "../policy/mod.ts";
-import { radiusServerIdentifiers, setRadiusServer } from "../radius/mod.ts";
+import { radiusServerIdentifiers, setRadiusServer } from "../radius_server/mod.ts";
 import { getDefaultRealmName, realmExistsByName, setDefaultRealm, setRealm } from "../realm/mod.ts";
 import { getResolver, resolverExists, saveResolver } from "../resolver/mod.ts";
 import { saveSmtpServer, smtpServerIds } from "../smtp/mod.ts";

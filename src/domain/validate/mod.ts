@@ -104,7 +104,7 @@ import {
   uvOfChallengeData,
 } from "../token/types/_fido.ts";
 import { PASSKEY_AUTH_TEXT } from "../token/types/passkey.ts";
-import { radiusPassthru } from "../radius/mod.ts";
+import { radiusPassthru } from "../radius_server/mod.ts";
 import {
   completePasskeyEnrolment,
   dropEnrolment,

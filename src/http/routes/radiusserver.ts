@@ -8,7 +8,7 @@ import {
   listRadiusServers,
   setRadiusServer,
   testRadiusRequest,
-} from "../../domain/radius/mod.ts";
+} from "../../domain/radius_server/mod.ts";
 
 /** `/radiusserver/`: RADIUS server definitions (spec 08 §1). */
 export const radiusserverRoutes = new Hono<AppEnv>();

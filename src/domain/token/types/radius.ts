@@ -21,7 +21,7 @@ import {
   nasIdentifierOf,
   type RadiusAnswer,
   sendRadiusTo,
-} from "../../radius/mod.ts";
+} from "../../radius_server/mod.ts";
 import type { TokenWithInfo } from "../model.ts";
 import {
   infoValue,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { createTestApp } from "../../test_app.ts";
 import { createUsers } from "../../fixtures/users.ts";
-import { startResponder } from "../../radius/responder.ts";
-import { setRadiusServer } from "../../../src/domain/radius/mod.ts";
+import { startResponder } from "./responder.ts";
+import { setRadiusServer } from "../../../src/domain/radius_server/mod.ts";
 import { setValidatePolicyOverride, validateCheck } from "../../../src/domain/validate/mod.ts";
 
 Deno.test("validateCheck with passthru=<RADIUS definition> for a user without tokens", async () => {

@@ -4,12 +4,12 @@
  * wrong shared secret (the server's reply does not verify, so it is ignored).
  */
 import assert from "node:assert/strict";
-import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
+import { createTestApp, jsonOf, type TestApp } from "../../test_app.ts";
 import { type FreeRadius, HAS_FREERADIUS, startFreeRadius } from "./freeradius.ts";
-import { setRadiusServer } from "../../src/domain/radius/mod.ts";
-import { checkContext, getTokenBySerial, initToken } from "../../src/domain/token/mod.ts";
-import { loadSystemConfig } from "../../src/domain/system_config/mod.ts";
-import { radiusAuthenticate } from "../../src/domain/token/types/radius.ts";
+import { setRadiusServer } from "../../../src/domain/radius_server/mod.ts";
+import { checkContext, getTokenBySerial, initToken } from "../../../src/domain/token/mod.ts";
+import { loadSystemConfig } from "../../../src/domain/system_config/mod.ts";
+import { radiusAuthenticate } from "../../../src/domain/token/types/radius.ts";
 
 async function testRequest(
   t: TestApp,

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createTestApp, type TestApp } from "../../test_app.ts";
-import { type Responder, startResponder } from "../../radius/responder.ts";
+import { type Responder, startResponder } from "./responder.ts";
 import { checkContext, getTokenBySerial, initToken } from "../../../src/domain/token/mod.ts";
 import { loadSystemConfig, setSystemConfig } from "../../../src/domain/system_config/mod.ts";
-import { setRadiusServer } from "../../../src/domain/radius/mod.ts";
+import { setRadiusServer } from "../../../src/domain/radius_server/mod.ts";
 import {
   RADIUS,
   RADIUS_CHALLENGE_MESSAGE,
@@ -209,7 +209,7 @@ Deno.test("radius token local-PIN challenge message", () => {
 Deno.test("radiusPassthru: true only for Access-Accept of the named definition", async () => {
   const { t, up } = await setup();
   try {
-    const { radiusPassthru } = await import("../../../src/domain/radius/mod.ts");
+    const { radiusPassthru } = await import("../../../src/domain/radius_server/mod.ts");
     assert.equal(await radiusPassthru(t.deps, "up", { login: "nönäscii", pass: "passwörd" }), true);
     assert.equal(await radiusPassthru(t.deps, "up", { login: "nönäscii", pass: "wrong" }), false);
     assert.equal(

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { sendAccessRequest } from "../../../src/domain/radius/client.ts";
+import { sendAccessRequest } from "../../../src/domain/radius_server/client.ts";
 import { secureRandom } from "../../../src/lib/random.ts";
 import { memoryLogger } from "../../../src/lib/logger.ts";
-import { startResponder } from "../../radius/responder.ts";
+import { startResponder } from "./responder.ts";
 
 function target(port: number, secret: string) {
   return {

@@ -10,7 +10,7 @@ import {
   encodeAccessRequest,
   encodeReply,
   parsePacket,
-} from "../../../src/domain/radius/packet.ts";
+} from "../../../src/domain/radius_server/packet.ts";
 
 // deno-lint-ignore no-explicit-any
 const lib = Radius as any;

@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createTestApp, jsonOf, type TestApp } from "../../test_app.ts";
 import { createUsers } from "../../fixtures/users.ts";
-import { type Responder, startResponder } from "../../radius/responder.ts";
-import { setRadiusServer } from "../../../src/domain/radius/mod.ts";
+import { type Responder, startResponder } from "./responder.ts";
+import { setRadiusServer } from "../../../src/domain/radius_server/mod.ts";
 import { challengesOfTransaction } from "../../../src/domain/challenge/mod.ts";
 import { setValidatePolicyOverride, validateCheck } from "../../../src/domain/validate/mod.ts";
 
