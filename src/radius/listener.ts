@@ -12,6 +12,7 @@
 import dgram from "node:dgram";
 import { Buffer } from "node:buffer";
 import type { Deps } from "../deps.ts";
+import { beginRequest } from "../db/direct.ts";
 import type { RadiusClientConfig } from "../config.ts";
 import { AppError, ConfigError } from "../errors.ts";
 import { auditSerials, newAuditEntry } from "../domain/audit/mod.ts";
@@ -266,6 +267,8 @@ async function answer(
   source: string,
 ): Promise<Uint8Array | undefined> {
   const started = performance.now();
+  // as an HTTP request does: caches read other nodes' commits afresh, nothing older counts
+  beginRequest(deps.db);
   const audit = newAuditEntry(deps.clock.now(), RADIUS_AUDIT_ACTION, deps.nodeName);
   audit.requestId = currentRequestId() ?? "";
   audit.client = parseIp(source)?.toString() ?? source;
