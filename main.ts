@@ -22,7 +22,7 @@ import {
 import { VERSION } from "./src/version.ts";
 import { DatabaseTooNewError, openDatabase } from "./src/db/database.ts";
 import { type SqliteUserStore, sqliteUserStores } from "./src/domain/resolver/mod.ts";
-import { KeyMismatchError } from "./src/domain/keys.ts";
+import { KeyMismatchError } from "./src/domain/keys/mod.ts";
 import { BackupError, backupSqlite, sqliteFileOf, userStoreCopyPath } from "./src/db/backup.ts";
 import { startRadiusListener } from "./src/radius/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";

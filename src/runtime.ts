@@ -15,7 +15,7 @@ import { isPostgresUrl } from "./db/postgres.ts";
 import type { Db } from "./db/schema.ts";
 import { sqliteFileOf } from "./db/backup.ts";
 import { AuditWriter } from "./domain/audit/mod.ts";
-import { checkKeyFile, keysFromKeyFile, openKeyFile } from "./domain/keys.ts";
+import { checkKeyFile, keysFromKeyFile, openKeyFile } from "./domain/keys/mod.ts";
 import { systemClock } from "./lib/clock.ts";
 import type { Logger } from "./lib/logger.ts";
 import { secureRandom } from "./lib/random.ts";

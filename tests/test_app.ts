@@ -10,7 +10,7 @@ import { type Config, loadConfig } from "../src/config.ts";
 import type { Deps } from "../src/deps.ts";
 import { openTestDatabase } from "./test_db.ts";
 import { AuditWriter } from "../src/domain/audit/mod.ts";
-import { keysFromKeyFile } from "../src/domain/keys.ts";
+import { keysFromKeyFile } from "../src/domain/keys/mod.ts";
 import { addAdmin } from "../src/domain/admin/mod.ts";
 import { FixedClock } from "../src/lib/clock.ts";
 import { memoryLogger } from "../src/lib/logger.ts";

@@ -7,7 +7,7 @@
 import { loadConfig } from "../../src/config.ts";
 import { migrateToLatest, openDatabase } from "../../src/db/database.ts";
 import { AuditWriter } from "../../src/domain/audit/mod.ts";
-import { keysFromKeyFile } from "../../src/domain/keys.ts";
+import { keysFromKeyFile } from "../../src/domain/keys/mod.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { secureRandom } from "../../src/lib/random.ts";

@@ -16,7 +16,7 @@ import { migrateToLatest, openDatabase } from "../db/database.ts";
 import { sqliteFileOf } from "../db/backup.ts";
 import { MIGRATIONS } from "../db/migrations/mod.ts";
 import { AuditWriter } from "../domain/audit/mod.ts";
-import { checkKeyFile, KeyMismatchError, keysFromKeyFile } from "../domain/keys.ts";
+import { checkKeyFile, KeyMismatchError, keysFromKeyFile } from "../domain/keys/mod.ts";
 import { systemClock } from "../lib/clock.ts";
 import { KEY_FILE_LENGTH, readKeyFile } from "../lib/key_file.ts";
 import { secureRandom } from "../lib/random.ts";

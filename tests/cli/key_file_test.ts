@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { keyFingerprint } from "../../src/domain/keys.ts";
+import { keyFingerprint } from "../../src/domain/keys/mod.ts";
 import { TEST_ENGINE } from "../test_db.ts";
 import { serverDatabase } from "./_server.ts";
 

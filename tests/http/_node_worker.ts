@@ -15,7 +15,7 @@ import { loadConfig } from "../../src/config.ts";
 import type { Deps } from "../../src/deps.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { AuditWriter } from "../../src/domain/audit/mod.ts";
-import { keysFromKeyFile } from "../../src/domain/keys.ts";
+import { keysFromKeyFile } from "../../src/domain/keys/mod.ts";
 import { FixedClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/logger.ts";
 import { fromHex, secureRandom } from "../../src/lib/random.ts";

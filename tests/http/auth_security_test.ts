@@ -13,7 +13,7 @@ import {
 } from "../../src/domain/admin/mod.ts";
 import { FAILED_LOGIN_MIN_MS } from "../../src/domain/auth/mod.ts";
 import { AuditWriter } from "../../src/domain/audit/mod.ts";
-import { keysFromKeyFile } from "../../src/domain/keys.ts";
+import { keysFromKeyFile } from "../../src/domain/keys/mod.ts";
 import { FixedClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/logger.ts";
 import { secureRandom, toHex } from "../../src/lib/random.ts";

@@ -9,7 +9,7 @@ import { enroll, enrollHotp, hotp } from "../fixtures/tokens.ts";
 import { findTokenBySerial, getTokenBySerial } from "../../src/domain/token/mod.ts";
 import { migrateToLatest, openDatabase } from "../../src/db/database.ts";
 import { AuditWriter } from "../../src/domain/audit/mod.ts";
-import { keysFromKeyFile } from "../../src/domain/keys.ts";
+import { keysFromKeyFile } from "../../src/domain/keys/mod.ts";
 import { memoryLogger } from "../../src/lib/logger.ts";
 import { toHex } from "../../src/lib/random.ts";
 

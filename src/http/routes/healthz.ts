@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
-import { checkDatabase } from "../../domain/health.ts";
+import { checkDatabase } from "../../domain/health/mod.ts";
 import { probeResolvers } from "../../domain/resolver/mod.ts";
 import { loadPolicySet } from "../../domain/policy/mod.ts";
 import { authenticate, tokenOf } from "../auth.ts";

@@ -4,7 +4,7 @@ import { loadConfig } from "../../../src/config.ts";
 import { migrateToLatest, openDatabase } from "../../../src/db/database.ts";
 import { EXTERNAL_CHECK_MS } from "../../../src/db/sqlite_adapter.ts";
 import { AuditWriter } from "../../../src/domain/audit/mod.ts";
-import { keysFromKeyFile } from "../../../src/domain/keys.ts";
+import { keysFromKeyFile } from "../../../src/domain/keys/mod.ts";
 import { FixedClock } from "../../../src/lib/clock.ts";
 import { memoryLogger } from "../../../src/lib/logger.ts";
 import { secureRandom } from "../../../src/lib/random.ts";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { loadConfig } from "../../src/config.ts";
-import { closeRuntime, openRuntime } from "../../src/runtime.ts";
-import { KeyMismatchError, openKeyFile } from "../../src/domain/keys.ts";
-import { secureRandom } from "../../src/lib/random.ts";
-import { memoryLogger } from "../../src/lib/logger.ts";
-import { dropTestDatabase, openTestDatabase } from "../test_db.ts";
+import { loadConfig } from "../../../src/config.ts";
+import { closeRuntime, openRuntime } from "../../../src/runtime.ts";
+import { KeyMismatchError, openKeyFile } from "../../../src/domain/keys/mod.ts";
+import { secureRandom } from "../../../src/lib/random.ts";
+import { memoryLogger } from "../../../src/lib/logger.ts";
+import { dropTestDatabase, openTestDatabase } from "../../test_db.ts";
 
 /** A node's config: its own data dir (key file) on the shared database `url`. */
 async function nodeConfig(url: string) {

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import type { Deps } from "../deps.ts";
-import { pingDatabase } from "../db/health_store.ts";
+import type { Deps } from "../../deps.ts";
+import { pingDatabase } from "../../db/health_store.ts";
 
 /**
  * How long readiness waits for the database. A load balancer's check has a

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { Keys } from "../deps.ts";
-import { deriveKey } from "../lib/crypto.ts";
-import type { Db } from "../db/schema.ts";
-import { readKeyFile, stageKeyFile } from "../lib/key_file.ts";
-import type { Random } from "../lib/random.ts";
+import type { Keys } from "../../deps.ts";
+import { deriveKey } from "../../lib/crypto.ts";
+import type { Db } from "../../db/schema.ts";
+import { readKeyFile, stageKeyFile } from "../../lib/key_file.ts";
+import type { Random } from "../../lib/random.ts";
 import * as store from "./key_check_store.ts";
 
 /** Splits the 96-byte key file into slots and derives the PIN pepper and JWT secret. */

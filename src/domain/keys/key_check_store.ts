@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../../db/schema.ts";
 
 const NAME = "encKey";
 
