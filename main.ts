@@ -24,7 +24,7 @@ import { DatabaseTooNewError, openDatabase } from "./src/db/database.ts";
 import { type SqliteUserStore, sqliteUserStores } from "./src/domain/resolver/mod.ts";
 import { KeyMismatchError } from "./src/domain/keys/mod.ts";
 import { BackupError, backupSqlite, sqliteFileOf, userStoreCopyPath } from "./src/db/backup.ts";
-import { startRadiusListener } from "./src/radius/listener.ts";
+import { startRadiusListener } from "./src/radius_listener/listener.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
 import { IMPORT_HELP, runImportCommand } from "./src/cli/import.ts";

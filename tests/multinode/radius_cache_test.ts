@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
-import { HAS_RADCLIENT, radclient } from "../radius/radclient.ts";
+import { HAS_RADCLIENT, radclient } from "../radius_listener/radclient.ts";
 import {
   api,
   type ApiResult,

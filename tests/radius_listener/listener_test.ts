@@ -12,7 +12,7 @@ import {
   type RadiusCheckRequest,
   type RadiusListener,
   startRadiusListener,
-} from "../../src/radius/listener.ts";
+} from "../../src/radius_listener/listener.ts";
 import { HAS_RADCLIENT, radclient } from "./radclient.ts";
 import { setSystemConfig } from "../../src/domain/system_config/mod.ts";
 

@@ -7,7 +7,7 @@ import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { validateCheck } from "../../src/domain/validate/mod.ts";
 import { setValidatePolicyOverride } from "../../src/domain/validate/policy.ts";
-import { type RadiusListener, startRadiusListener } from "../../src/radius/listener.ts";
+import { type RadiusListener, startRadiusListener } from "../../src/radius_listener/listener.ts";
 import { HAS_RADCLIENT, radclient as send } from "./radclient.ts";
 
 async function radclient(port: number, attrs: string): Promise<string> {

@@ -8,7 +8,7 @@ import dgram from "node:dgram";
 import { Buffer } from "node:buffer";
 import Radius from "radius";
 import { createTestApp } from "../test_app.ts";
-import { type RadiusCheck, startRadiusListener } from "../../src/radius/listener.ts";
+import { type RadiusCheck, startRadiusListener } from "../../src/radius_listener/listener.ts";
 
 // deno-lint-ignore no-explicit-any
 const lib = Radius as any;

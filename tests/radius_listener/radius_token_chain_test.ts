@@ -11,7 +11,7 @@ import { createUsers } from "../fixtures/users.ts";
 import { startResponder } from "../domain/radius_server/responder.ts";
 import { setRadiusServer } from "../../src/domain/radius_server/mod.ts";
 import { setValidatePolicyOverride, validateCheck } from "../../src/domain/validate/mod.ts";
-import { startRadiusListener } from "../../src/radius/listener.ts";
+import { startRadiusListener } from "../../src/radius_listener/listener.ts";
 import { HAS_RADCLIENT, radclient as send } from "./radclient.ts";
 
 const NAS_SECRET = "nas-secret";
