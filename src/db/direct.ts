@@ -120,13 +120,24 @@ export function attachDirect(db: object, access: DirectAccess): void {
   attached.set(db, access);
 }
 
+// requests begun in this process: every SQLite connection (a resolver's user database too,
+// not only the request's own) reads other connections' commits afresh once it moved
+let requestsBegun = 0;
+
 /**
  * Marks the start of a request on `db`: caches re-check other connections'
- * commits at their next look (see {@link DirectAccess.beginRequest}).
+ * commits at their next look (see {@link DirectAccess.beginRequest}), those
+ * of every other SQLite database of the process included.
  */
 export function beginRequest(db: object): void {
+  requestsBegun++;
   attached.get(db)?.beginRequest();
   sources.get(db)?.beginRequest();
+}
+
+/** How many requests this process has begun ({@link beginRequest}). */
+export function requestsBegunCount(): number {
+  return requestsBegun;
 }
 
 /**

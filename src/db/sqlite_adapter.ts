@@ -15,6 +15,7 @@ import {
   type ExecuteOptions,
   QUIET_WRITE,
   READ_ONLY,
+  requestsBegunCount,
   TOKEN_WRITE,
 } from "./direct.ts";
 
@@ -145,6 +146,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   #dataVersion: StatementSync | undefined;
   #lastDataVersion: unknown = undefined;
   #checkedAt = -Infinity;
+  #checkedInRequest = -1;
   #group: WriteGroup | undefined = undefined;
   readonly #begin: Prepared;
   readonly #commit: Prepared;
@@ -300,11 +302,14 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   epoch(): number {
     // other connections' commits: PRAGMA data_version costs ~5 µs, so it is read
     // at most once per EXTERNAL_CHECK_MS within a request, and always at the first
-    // look of a request (beginRequest): a commit of another process made before a
-    // request starts is seen by it (our own writes move the epoch at once)
+    // look of a request (beginRequest, on any database of the process): a commit of
+    // another process made before a request starts is seen by it (our own writes
+    // move the epoch at once)
     const now = performance.now();
-    if (now - this.#checkedAt >= EXTERNAL_CHECK_MS) {
+    const request = requestsBegunCount();
+    if (now - this.#checkedAt >= EXTERNAL_CHECK_MS || request !== this.#checkedInRequest) {
       this.#checkedAt = now;
+      this.#checkedInRequest = request;
       this.#dataVersion ??= this.raw.prepare("PRAGMA data_version");
       const version = (this.#dataVersion.get() as { data_version: unknown }).data_version;
       if (version !== this.#lastDataVersion) {

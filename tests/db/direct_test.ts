@@ -88,6 +88,23 @@ Deno.test("beginRequest: another connection's commit is seen by the next request
   });
 });
 
+Deno.test("beginRequest: every SQLite database of the process reads other connections' commits afresh", async () => {
+  // the request's database is `main`; `users` stands for an SQL resolver's user database,
+  // whose rows are cached under its own epoch and changed by another process (`other`)
+  await withTwoConnections(async (main) => {
+    await withTwoConnections(async (users, other) => {
+      await users.insertInto("config").values({ key: "k", value: "v", type: "", description: "" })
+        .execute();
+      const direct = directOf(users)!;
+      const e1 = direct.epoch();
+      // synchronous, so the next look falls within the millisecond a reading is reused
+      sqliteConnectionOf(other)!.raw.exec(`update "config" set "value" = 'w' where "key" = 'k'`);
+      beginRequest(main);
+      assert.notEqual(direct.epoch(), e1, "a request that starts after the commit sees it");
+    });
+  });
+});
+
 Deno.test("EpochCache: reloads after a change from either connection, not before", async () => {
   await withTwoConnections(async (a, b) => {
     const cache = new EpochCache<string, string>();
