@@ -15,7 +15,7 @@ import {
   rightValue,
   rightValues,
 } from "../domain/policy/mod.ts";
-import { getUserInfo } from "../domain/user/mod.ts";
+import { getUserAttributes } from "../domain/user/mod.ts";
 import { tokenConditionData } from "../domain/token/mod.ts";
 
 /**
@@ -34,7 +34,7 @@ export function requestConditionData(c: Context<AppEnv>, target: RequestTarget):
       HTTP_USER_AGENT: c.get("userAgent"),
     },
     "Request Data": c.get("params"),
-    userinfo: () => target.user ? getUserInfo(deps, target.user) : Promise.resolve(undefined),
+    userinfo: () => target.user ? getUserAttributes(deps, target.user) : Promise.resolve(undefined),
     ...tokenConditionData(() => Promise.resolve(token)),
   };
 }

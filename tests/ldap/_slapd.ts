@@ -4,7 +4,8 @@
  * `tests/fixtures/ldap_users.ldif`, listening on free loopback ports for
  * `ldap://` (StartTLS offered) and `ldaps://`, with a certificate signed by a
  * CA the helper makes with the openssl CLI (plus a second, unrelated CA for
- * "wrong CA" tests). Never the system service: slapd runs in the foreground
+ * "wrong CA" tests), and the dynlist overlay computing `memberOf` with nested
+ * groups. Never the system service: slapd runs in the foreground
  * (`-d 0`) as a child of the test process and is stopped by its pid. As root
  * slapd simply runs as root (no `-u`/`-g`).
  *
@@ -224,11 +225,14 @@ export async function startSlapd(options: { ldif?: string } = {}): Promise<Slapd
       "include /etc/ldap/schema/cosine.schema",
       "include /etc/ldap/schema/inetorgperson.schema",
       "include /etc/ldap/schema/nis.schema",
+      // groupOfURLs, which dynlist's memberOf rule names
+      "include /etc/ldap/schema/dyngroup.schema",
       `include ${dir}/ad.schema`,
       `pidfile ${dir}/slapd.pid`,
       `argsfile ${dir}/slapd.args`,
       "modulepath /usr/lib/ldap",
       "moduleload back_mdb",
+      "moduleload dynlist",
       `TLSCACertificateFile ${dir}/ca.pem`,
       `TLSCertificateFile ${dir}/server.pem`,
       `TLSCertificateKeyFile ${dir}/server.key`,
@@ -244,6 +248,10 @@ export async function startSlapd(options: { ldif?: string } = {}): Promise<Slapd
       "  by * none",
       "access to *",
       "  by * read",
+      // memberOf of an entry lists its groupOfNames groups, nested ones too (the trailing *):
+      // OpenLDAP's way to nested groups, which the LDAP group search tests read
+      "overlay dynlist",
+      "dynlist-attrset groupOfURLs memberURL member+memberOf@groupOfNames*",
       "",
     ].join("\n"),
   );

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   escapeDnValue,
+  filterFromTemplate,
   firstRdn,
   guidToBytes,
   guidToString,
@@ -105,4 +106,68 @@ Deno.test("parseLdapConfig: privacyIDEA's keys, defaults and clear errors", () =
       JSON.stringify(overrides),
     );
   }
+});
+
+Deno.test("group search filter: privacyIDEA's tags, Active Directory's in-chain rule, values escaped", () => {
+  // privacyIDEA's example (tests/test_lib_resolver.py): user info and LDAPBASE=o=test
+  const ad = "(&(sAMAccountName=*)(objectCategory=group)" +
+    "(member:1.2.840.113556.1.4.1941:=cn={username},{base_dn}))";
+  assert.equal(
+    filterFromTemplate(ad, {
+      username: "alice",
+      surname: "Alice",
+      givenname: "Cooper",
+      base_dn: "o=test",
+    }).toString(),
+    "(&(sAMAccountName=*)(objectCategory=group)" +
+      "(member:1.2.840.113556.1.4.1941:=cn=alice,o=test))",
+  );
+  // a value is one value: it cannot close the filter or add a wildcard
+  assert.equal(
+    filterFromTemplate("(member=uid={username},{base_dn})", {
+      username: "x*)(cn=*",
+      base_dn: "ou=a\\,b",
+    }).toString(),
+    "(member=uid=x\\2a\\29\\28cn=\\2a,ou=a\\5c,b)",
+  );
+  // an unknown tag stays (the server then finds nothing)
+  assert.equal(
+    filterFromTemplate("(member={nosuchfield})", {}).toString(),
+    "(member={nosuchfield})",
+  );
+});
+
+Deno.test("parseLdapConfig: the group search is on only with all its keys", () => {
+  const base = {
+    LDAPURI: "ldap://a.example.org",
+    LDAPBASE: "dc=example,dc=org",
+    LOGINNAMEATTRIBUTE: "uid",
+    LDAPSEARCHFILTER: "(objectClass=person)",
+  };
+  const groups = {
+    recursive_group_search: "True",
+    group_search_filter: "(member={userid})",
+    group_name_attribute: "cn",
+    group_attribute_mapping_key: "groups",
+  };
+  const on = parseLdapConfig("r", { ...base, ...groups }, "/d");
+  assert.deepEqual(on.groups, {
+    base: "dc=example,dc=org",
+    filter: "(member={userid})",
+    attribute: "cn",
+    key: "groups",
+  });
+  assert.equal(
+    parseLdapConfig("r", { ...base, ...groups, group_base_dn: "ou=g,dc=example,dc=org" }, "/d")
+      .groups?.base,
+    "ou=g,dc=example,dc=org",
+  );
+  assert.equal(
+    parseLdapConfig("r", { ...base, ...groups, recursive_group_search: "0" }, "/d")
+      .groups,
+    undefined,
+  );
+  const off = parseLdapConfig("r", { ...base, ...groups, group_name_attribute: "" }, "/d");
+  assert.equal(off.groups, undefined);
+  assert.match(off.groupsOff ?? "", /group_name_attribute is empty/);
 });

@@ -42,6 +42,7 @@ import {
   ATTRIBUTE_REGEXP,
   equalityFilter,
   escapeDnValue,
+  filterFromTemplate,
   firstRdn,
   guidToBytes,
   guidToString,
@@ -108,6 +109,22 @@ export type UidType =
   | { kind: "guid"; attribute: string }
   | { kind: "attribute"; attribute: string };
 
+/**
+ * The group search (`recursive_group_search` and the `group_*` keys): the
+ * values of `attribute` of every entry `filter` finds below `base` go into
+ * the user's attributes under `key`, as a list.
+ */
+export interface LdapGroupSearch {
+  /** `group_base_dn`, else `LDAPBASE`. */
+  base: string;
+  /** `group_search_filter` with `{base_dn}` and `{<user field>}` tags. */
+  filter: string;
+  /** `group_name_attribute`. */
+  attribute: string;
+  /** `group_attribute_mapping_key`. */
+  key: string;
+}
+
 /** The parsed, validated configuration of an ldapresolver. */
 export interface LdapResolverConfig {
   server: LdapServerSettings;
@@ -124,6 +141,10 @@ export interface LdapResolverConfig {
   objectClasses: string[];
   dnTemplate: string;
   cacheTtlMs: number;
+  /** The group search, when switched on and complete. */
+  groups?: LdapGroupSearch;
+  /** Why `recursive_group_search` is on but the search is not (a key is missing). */
+  groupsOff?: string;
 }
 
 const TRUE_VALUES = new Set(["1", "true", "yes", "on"]);
@@ -336,6 +357,7 @@ export function parseLdapConfig(
     throw fail(`UIDTYPE "${uidText.slice(0, 64)}" is not an attribute`);
   } else if (uidText.toLowerCase() === "objectguid") uidType = { kind: "guid", attribute: uidText };
   else uidType = { kind: "attribute", attribute: uidText };
+  const groupSearch = parseGroupSearch(fail, config, base);
   const editable = isTrue(config.EDITABLE);
   const objectClasses = attributeList(fail, "OBJECT_CLASSES", config.OBJECT_CLASSES ?? "");
   const dnTemplate = (config.DN_TEMPLATE ?? "").trim();
@@ -360,7 +382,53 @@ export function parseLdapConfig(
       min: 0,
       max: 86_400,
     }) * 1000,
+    ...groupSearch,
   };
+}
+
+/** User fields the group list may not replace: they identify the user. */
+const RESERVED_GROUP_KEYS = new Set(["username", "userid"]);
+
+/**
+ * The group search of `config`: on with `recursive_group_search` when
+ * `group_name_attribute`, `group_search_filter` and
+ * `group_attribute_mapping_key` are all set (privacyIDEA switches it off when
+ * one is missing, and so does Tessera, saying why).
+ */
+function parseGroupSearch(
+  fail: (why: string) => ParameterError,
+  config: Record<string, string>,
+  base: string,
+): { groups?: LdapGroupSearch; groupsOff?: string } {
+  if (!isTrue(config.recursive_group_search)) return {};
+  const attribute = (config.group_name_attribute ?? "").trim();
+  const filter = (config.group_search_filter ?? "").trim();
+  const key = (config.group_attribute_mapping_key ?? "").trim();
+  const missing = [
+    ["group_name_attribute", attribute],
+    ["group_search_filter", filter],
+    ["group_attribute_mapping_key", key],
+  ].filter(([, v]) => v === "").map(([k]) => k);
+  if (missing.length > 0) {
+    return { groupsOff: `recursive_group_search is on, but ${missing.join(", ")} is empty` };
+  }
+  if (!ATTRIBUTE_REGEXP.test(attribute)) {
+    throw fail(`group_name_attribute "${attribute.slice(0, 64)}" is not an attribute name`);
+  }
+  if (key.length > 255 || key.includes("\0") || RESERVED_GROUP_KEYS.has(key)) {
+    throw fail(
+      `group_attribute_mapping_key "${key.slice(0, 64)}" cannot be used (e.g. groups; ` +
+        "not username or userid)",
+    );
+  }
+  try {
+    // every tag filled with a value: what remains must be a filter
+    filterFromTemplate(filter.replace(/\{[^{}]+\}/g, "x"), {});
+  } catch (err) {
+    throw fail(`group_search_filter is no LDAP filter: ${(err as Error).message.slice(0, 200)}`);
+  }
+  const groupBase = (config.group_base_dn ?? "").trim();
+  return { groups: { base: groupBase === "" ? base : groupBase, filter, attribute, key } };
 }
 
 const MAX_CA_BYTES = 1024 * 1024;
@@ -454,7 +522,14 @@ interface FoundUser {
   dn: string;
   /** Attributes; multi-valued fields (MULTIVALUEATTRIBUTES) as lists. */
   info: UserListEntry;
+  /** The group search's result, once read (kept with the entry, as privacyIDEA caches it). */
+  groups?: string[];
 }
+
+/** Most group entries one group search reads. */
+const GROUPS_MAX = 10_000;
+/** Group searches of a user list that run at once on its connection. */
+const GROUP_SEARCHES_AT_ONCE = 16;
 
 /** Options of {@link ldapResolver}. */
 export interface LdapResolverOptions {
@@ -487,6 +562,9 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
       return pem;
     },
   });
+  if (cfg.groupsOff) {
+    opts.log.info("LDAP group search is off", { resolver: name, reason: cfg.groupsOff });
+  }
   const cache = new LookupCache<FoundUser>(cfg.cacheTtlMs, CACHE_MAX);
   const logins = new LookupCache<string>(cfg.cacheTtlMs, CACHE_MAX);
   const service: BindAs = { kind: "service" };
@@ -581,6 +659,72 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
     info.username = username;
     info.userid = uid;
     return { uid, dn: entry.dn, info };
+  }
+
+  /** Text of a group entry's name attribute (its DN for `dn`/`distinguishedName` without one). */
+  function groupNames(entry: Entry, attribute: string): string[] {
+    if (attribute.toLowerCase() === "objectguid") {
+      return rawValues(entry, attribute).map((v) => typeof v === "string" ? v : guidToString(v));
+    }
+    const values = textValues(entry, attribute);
+    if (values.length > 0) return values;
+    const lower = attribute.toLowerCase();
+    return lower === "dn" || lower === "distinguishedname" ? [entry.dn] : [];
+  }
+
+  /**
+   * The groups of a user: the group search with the user's text fields as
+   * tags. A failed search is an error, never "no groups": a policy that a
+   * group turns on must not silently lose its user.
+   */
+  async function readGroups(c: Client, found: FoundUser): Promise<string[]> {
+    const search = cfg.groups!;
+    const tags: Record<string, string> = {};
+    for (const [field, value] of Object.entries(found.info)) {
+      if (typeof value === "string") tags[field] = value;
+    }
+    tags.base_dn = cfg.base;
+    const filter = filterFromTemplate(search.filter, tags);
+    try {
+      const result = await c.search(search.base, {
+        scope: cfg.scope,
+        filter,
+        attributes: [search.attribute],
+        explicitBufferAttributes: search.attribute.toLowerCase() === "objectguid"
+          ? [search.attribute]
+          : [],
+        sizeLimit: GROUPS_MAX,
+        paged: { pageSize: 500 },
+        derefAliases: "never",
+      });
+      return result.searchEntries.flatMap((e) => groupNames(e, search.attribute));
+    } catch (err) {
+      // a connection that failed is the pool's business (the server is marked down)
+      if (ldapResultCode(err) === undefined) throw err;
+      throw new ResolverError(
+        `Cannot read the groups of "${found.info.username}" in LDAP resolver "${name}": ${
+          ldapErrorText(err)
+        }`,
+      );
+    }
+  }
+
+  /** Reads the groups of the users that lack them (the group search is on). */
+  async function withGroups(c: Client, users: FoundUser[]): Promise<void> {
+    const todo = users.filter((u) => u.groups === undefined);
+    for (let i = 0; i < todo.length; i += GROUP_SEARCHES_AT_ONCE) {
+      const batch = todo.slice(i, i + GROUP_SEARCHES_AT_ONCE);
+      const lists = await Promise.all(batch.map((u) => readGroups(c, u)));
+      batch.forEach((u, j) => u.groups = lists[j]);
+    }
+  }
+
+  /** The attributes of a found user as privacyIDEA's user info: lists kept, groups added. */
+  function userAttributesOf(found: FoundUser): UserListEntry {
+    const out: UserListEntry = {};
+    for (const [k, v] of Object.entries(found.info)) out[k] = Array.isArray(v) ? [...v] : v;
+    if (cfg.groups) out[cfg.groups.key] = [...(found.groups ?? [])];
+    return out;
   }
 
   function remember(found: FoundUser, login?: string): void {
@@ -729,22 +873,27 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
       const found = await findByUid(uid);
       return found ? flat(found.info) : undefined;
     },
+    async getUserAttributes(uid) {
+      const found = await findByUid(uid);
+      if (!found) return undefined;
+      if (cfg.groups && found.groups === undefined) {
+        await withService("read the groups of a user", (c) => withGroups(c, [found]));
+      }
+      return userAttributesOf(found);
+    },
     async getUserList(search) {
       const filter = searchFilterOf(search);
       if (filter === undefined) return [];
-      const entries = await withService(
-        "list users",
-        (c) => searchEntries(c, filter, { sizeLimit: cfg.sizeLimit, paged: true }),
-      );
-      const out: UserListEntry[] = [];
-      for (const e of entries) {
-        const found = foundOf(e);
-        if (!found) continue;
-        remember(found);
-        out.push({ ...found.info });
-        if (out.length >= cfg.sizeLimit) break;
-      }
-      return out;
+      const users = await withService("list users", async (c) => {
+        const entries = await searchEntries(c, filter, { sizeLimit: cfg.sizeLimit, paged: true });
+        const found = entries.map(foundOf).filter((f): f is FoundUser => f !== undefined)
+          .slice(0, cfg.sizeLimit);
+        // each user of a list gets their groups, as in privacyIDEA (one search each)
+        if (cfg.groups) await withGroups(c, found);
+        return found;
+      });
+      for (const found of users) remember(found);
+      return users.map(userAttributesOf);
     },
     async checkPass(uid, password) {
       // an empty password would be an anonymous bind, which "succeeds"

@@ -137,6 +137,24 @@ export function parseFilter(text: string): Filter {
   return FilterParser.parseString(t);
 }
 
+/** Escapes a value for filter text (RFC 4515): `\`, `*`, `(`, `)` and NUL as `\5c` … `\00`. */
+export function escapeFilterValue(value: string): string {
+  return value.replace(/[\\*()\0]/g, (c) => `\\${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+/**
+ * An admin-written filter with `{tag}` placeholders (the LDAP group search):
+ * each known tag is replaced by its value, escaped so that it is one value
+ * and never filter syntax; an unknown tag stays as it is. Throws on bad syntax.
+ */
+export function filterFromTemplate(template: string, tags: Record<string, string>): Filter {
+  const text = template.replace(
+    /\{([^{}]+)\}/g,
+    (tag, name: string) => Object.hasOwn(tags, name) ? escapeFilterValue(tags[name]) : tag,
+  );
+  return parseFilter(text);
+}
+
 /**
  * A filter matching `attribute` against a user-given `pattern` in which `*`
  * is the only wildcard; every other character is a literal value. Undefined

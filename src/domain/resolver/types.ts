@@ -40,6 +40,12 @@ export interface UserResolver {
   getUserId(login: string): Promise<string | undefined>;
   /** Attributes of the user with `uid`, undefined when unknown. */
   getUserInfo(uid: string): Promise<UserInfo | undefined>;
+  /**
+   * The attributes as privacyIDEA's user info has them, for policy conditions
+   * and answers: multi-valued fields and LDAP groups stay lists. A store
+   * without lists leaves it out ({@link getUserInfo} serves).
+   */
+  getUserAttributes?(uid: string): Promise<UserListEntry | undefined>;
   /** Users matching every search field (`*` wildcard); unknown fields give []. */
   getUserList(search: Record<string, string>): Promise<UserListEntry[]>;
   /** Checks a password; false for unknown users and unusable hashes. */

@@ -21,7 +21,7 @@ export interface AttributeRightsContext {
   /** Client address of the request, for policy `client` matching. */
   client?: string;
   /** The user's attributes, for policy conditions on `userinfo` (read only when one needs them). */
-  userinfo: () => Promise<Record<string, string> | undefined>;
+  userinfo: () => Promise<Record<string, string | string[]> | undefined>;
 }
 
 /** Allowed key → values to set (`*` = any) and deletable keys (`*` = any). */

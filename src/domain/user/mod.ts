@@ -126,6 +126,26 @@ export async function getUserInfo(deps: Deps, ref: UserRef): Promise<Record<stri
   return { ...custom, ...info };
 }
 
+/**
+ * The user's attributes as privacyIDEA's user info has them, for policy
+ * conditions (`userinfo`) and answers (`detail.user`, `GET /user/`): like
+ * {@link getUserInfo}, but multi-valued fields and LDAP groups stay lists.
+ */
+export async function getUserAttributes(
+  deps: Deps,
+  ref: UserRef,
+): Promise<Record<string, string | string[]>> {
+  const inst = await getResolver(deps, ref.resolver);
+  const info = inst === undefined
+    ? undefined
+    : inst.getUserAttributes
+    ? await inst.getUserAttributes(ref.uid)
+    : await inst.getUserInfo(ref.uid);
+  const custom = await attrStore.attributesOf(deps.db, ref);
+  // the user store's own fields win over custom attributes of the same name
+  return { ...custom, ...(info ?? Object.fromEntries(USER_FIELDS.map((f) => [f, ""]))) };
+}
+
 /** Checks the user's password against the user store. */
 export async function checkUserPassword(
   deps: Deps,
@@ -252,7 +272,11 @@ export async function listUsers(
     const ref = await resolveUser(deps, login, realm, options.only.resolver || undefined);
     if (!ref) return items;
     const inst = await getResolver(deps, ref.resolver);
-    const info = inst ? await inst.getUserInfo(ref.uid) : undefined;
+    const info = inst === undefined
+      ? undefined
+      : inst.getUserAttributes
+      ? await inst.getUserAttributes(ref.uid)
+      : await inst.getUserInfo(ref.uid);
     if (inst && info) await finish(info, ref.realm, inst);
     return items;
   }
@@ -404,7 +428,7 @@ async function rightsFor(deps: Deps, caller: Caller, ref: UserRef): Promise<Attr
     realm: caller.realm,
     user: ref,
     client: caller.client,
-    userinfo: () => getUserInfo(deps, ref),
+    userinfo: () => getUserAttributes(deps, ref),
   });
 }
 

@@ -62,7 +62,7 @@ import {
   splitUser,
 } from "../token/_users.ts";
 import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./policy.ts";
-import { getCustomAttributes, setInternalAttribute } from "../user/mod.ts";
+import { getCustomAttributes, getUserAttributes, setInternalAttribute } from "../user/mod.ts";
 import { mangleParams } from "../machine/mangle.ts";
 import { attachToken, computerNameOf } from "../machine/mod.ts";
 import { userAgentName } from "../policy/mod.ts";
@@ -1907,7 +1907,7 @@ async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckRe
       throw new ValidateError("User is not authorized to authenticate under these conditions.");
     }
     if (p.addUserInResponse && result.user) {
-      const info = await getUserInfo(env.deps, result.user);
+      const info = await getUserAttributes(env.deps, result.user);
       result.detail.user = { ...info, password: "" };
     }
     if (p.addResolverInResponse && result.user) {

@@ -11,7 +11,7 @@ import type { TokenWithInfo, UserRef } from "../token/model.ts";
 import { PolicyError } from "../../errors.ts";
 import { type ConditionData, loadPolicySet, unescapeText, userAgentName } from "../policy/mod.ts";
 import { orderedResolversOfRealm } from "../realm/mod.ts";
-import { getUserInfo } from "../user/mod.ts";
+import { getUserAttributes } from "../user/mod.ts";
 import { tokenConditionData } from "../token/mod.ts";
 
 /** Who and what a validate request is about (policy match context). */
@@ -526,7 +526,7 @@ function conditionData(deps: Deps, ctx: ValidatePolicyContext): ConditionData {
   const user = ctx.user;
   const token = ctx.token;
   return {
-    userinfo: user ? async () => await getUserInfo(deps, user) : undefined,
+    userinfo: user ? async () => await getUserAttributes(deps, user) : undefined,
     ...tokenConditionData(() => Promise.resolve(token)),
   };
 }

@@ -14,7 +14,7 @@ import {
   type PolicyMatcher,
   userAgentName,
 } from "../policy/mod.ts";
-import { getUserInfo, resolveUser, splitUser, type UserRef } from "../user/mod.ts";
+import { getUserAttributes, resolveUser, splitUser, type UserRef } from "../user/mod.ts";
 import { getTokensOfUser } from "../token/mod.ts";
 import { subscriptionStatus, webuiSubscriptionStatus } from "../subscription/mod.ts";
 import { realmNames } from "../realm/mod.ts";
@@ -106,7 +106,7 @@ export async function loginSettings(
     ...req.conditions,
     userinfo: async () => {
       const user = await realmUser();
-      return user ? await getUserInfo(deps, user) : undefined;
+      return user ? await getUserAttributes(deps, user) : undefined;
     },
   };
   const base = {
