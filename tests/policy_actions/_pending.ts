@@ -12,9 +12,7 @@
 /** `scope:action` entries without a registered effect test yet. */
 export const PENDING: readonly string[] = [
   // --- authentication
-  "authentication:enroll_via_multichallenge",
   // --- authorization
   // --- enrollment
-  "enrollment:email_validation",
   // --- token
 ];

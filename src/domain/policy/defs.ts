@@ -268,10 +268,9 @@ function authenticationDefs(ctx: DefsContext): Record<string, ActionDef> {
       value: types,
       multiple: true,
     }),
-    // only passkeys can be enrolled this way yet (privacyIDEA also offers HOTP, TOTP, EMAIL,
-    // SMS, WEBAUTHN); another value is logged and does nothing
+    // privacyIDEA 3.12 also offers PUSH and SMARTPHONE (types Tessera does not have)
     enroll_via_multichallenge: s("Token type enrolled during authentication.", {
-      value: ["PASSKEY"],
+      value: ["HOTP", "TOTP", "DAYPASSWORD", "EMAIL", "SMS", "PASSKEY"],
     }),
     enroll_via_multichallenge_text: s("Text shown when a token is enrolled via multichallenge."),
     passthru: s("Without tokens, check the password against the user store or a RADIUS server.", {
@@ -346,7 +345,9 @@ function enrollmentDefs(ctx: DefsContext): Record<string, ActionDef> {
     }),
     "registration.contents": s("Contents of the registration code."),
     "pw.contents": s("Contents of the password of a PW token."),
-    email_validation: s("Module that validates email addresses."),
+    email_validation: s("Module that validates email addresses.", {
+      value: ["privacyidea.lib.utils.emailvalidation"],
+    }),
     verify_enrollment: s("Token types whose enrollment must be verified.", {
       value: types,
       multiple: true,

@@ -294,6 +294,12 @@ export async function initToken(
     client?: string;
     /** The caller's PIN policies (`enrollpin`, `otp_pin_*`); absent: not checked. */
     pinPolicy?: PinPolicyScope;
+    /**
+     * An enrolment via multichallenge: privacyIDEA's plain `init_token`, without the
+     * `/token/init` pre-policies (require_description, verify_enrollment, two-step,
+     * otp_pin_random).
+     */
+    isViaMultichallenge?: boolean;
   } = {},
 ): Promise<InitResult> {
   const type = (str(params, "type") || "hotp").toLowerCase();
@@ -314,13 +320,22 @@ export async function initToken(
   } else {
     serial = await generateSerial(deps, type, module.prefix, system.int("SerialLength"));
   }
-  const policies = await enrollPolicies(deps, {
+  let policies = await enrollPolicies(deps, {
     type,
     user: options.user ?? existing?.owner,
     realm: options.realm,
     caller: options.caller,
     client: options.client,
   });
+  if (options.isViaMultichallenge) {
+    policies = {
+      ...policies,
+      requireDescription: [],
+      verifyEnrollment: [],
+      twoStep: "none",
+      randomPinLength: undefined,
+    };
+  }
   // require_description: a new token (not the second step of one) needs a description
   if (
     policies.requireDescription.includes(type) && !str(params, "description") &&

@@ -113,6 +113,12 @@ import {
   pendingEnrolmentOf,
   startPasskeyEnrolment,
 } from "./_enrol_passkey.ts";
+import {
+  answerAddressChallenge,
+  enrolTokenViaMultichallenge,
+  isAddressChallenge,
+  optionalTokenEnrolmentOf,
+} from "./_enrol_token.ts";
 
 export type { UserRef } from "../token/mod.ts";
 export type { FidoAnswer } from "../token/types/_fido.ts";
@@ -366,9 +372,10 @@ async function mangleRequest(
 }
 
 /**
- * `enroll_via_multichallenge=passkey` (spec 11 §5.4): a user who just
- * authenticated and has no passkey gets step 1 of its enrolment as a
- * challenge instead of the success.
+ * `enroll_via_multichallenge` (spec 11 §5.4, spec 15 §3.8): a user who just
+ * authenticated and has no token of the type gets step 1 of its enrolment as
+ * a challenge instead of the success (passkey here, the OTP types in
+ * `_enrol_token.ts`).
  */
 async function enrolAfterSuccess(
   env: CheckEnv,
@@ -380,10 +387,11 @@ async function enrolAfterSuccess(
   if (!result.value || !req.user || !user || req.isWebuiLogin) return result;
   if (p.enrollViaMultichallenge === undefined) return result;
   if (p.enrollViaMultichallenge !== "passkey") {
-    env.deps.log.warn("enroll_via_multichallenge enrols passkeys only; the value does nothing", {
-      value: p.enrollViaMultichallenge,
+    return await enrolTokenViaMultichallenge(env.deps, user, result, {
+      type: p.enrollViaMultichallenge,
+      text: p.enrollViaMultichallengeText,
+      isOptional: p.isEnrollViaMultichallengeOptional,
     });
-    return result;
   }
   const started = await startPasskeyEnrolment(env.deps, user, {
     text: p.enrollViaMultichallengeText,
@@ -541,7 +549,7 @@ async function cancelEnrolment(deps: Deps, req: CheckRequest): Promise<CheckResu
     value: false,
     detail: { message: "Failed to cancel enrollment via multichallenge" },
   };
-  const token = await pendingEnrolmentOf(deps, tid);
+  const token = await pendingEnrolmentOf(deps, tid) ?? await optionalTokenEnrolmentOf(deps, tid);
   if (!token) return failed;
   const owner = await liveOwnerOf(deps, req, token);
   if (!owner) return { ...failed, serial: token.serial, tokenType: token.type };
@@ -1303,7 +1311,13 @@ async function classifyAnswer(
   if (!challenge) return;
   const ctx = checkContext(env.deps, env.system, t);
   let check: OtpCheck;
-  if (isRemotePin(module, t)) {
+  if (isAddressChallenge(parseData(challenge.data))) {
+    // the first answer of an email or SMS enrolment via multichallenge is the new address
+    check = await answerAddressChallenge(env.deps, t, pass, {
+      user: env.user ?? t.owner,
+      clientIp: env.clientIp,
+    });
+  } else if (isRemotePin(module, t)) {
     // the upstream server checks the answer; its State travels in the challenge data
     const out = await (module as TokenType & RadiusTokenExtras).authenticate(ctx, pass, {
       challengeData: parseData(challenge.data),
