@@ -1,15 +1,14 @@
 /**
- * The event engine: finds the active definitions of an event (cached per
- * database, keyed by the config version every write bumps, so every node sees
- * changes on its next request), checks their conditions and runs their actions.
+ * The event engine: finds the active definitions of an event (compiled once
+ * per load of the event store, which decides when its definitions are current:
+ * every node sees changes on its next request), checks their conditions and
+ * runs their actions.
  *
  * @module
  */
-import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
-import type { Db } from "../../db/schema.ts";
 import type { AuditEntry } from "../audit/mod.ts";
-import { configVersion, type EventRow, loadAll } from "./event_store.ts";
+import { currentEvents, type EventRow, type LoadedEvents } from "./event_store.ts";
 import type { EventContext } from "./types.ts";
 import { EventAbortError } from "./types.ts";
 import {
@@ -32,15 +31,12 @@ export interface EventPlan {
   post: PlannedDefinition[];
 }
 
-interface Compiled {
-  version: number;
-  byEvent: Map<string, EventPlan>;
-}
-
-const CACHE = new WeakMap<Db, Compiled>();
+// a pure memo: the plans compiled from one frozen load of the event store (by identity); the
+// store hands out a new object after a change
+const PLANS = new WeakMap<LoadedEvents, Map<string, EventPlan>>();
 const MAX_INFO = 900;
 
-function compile(version: number, rows: EventRow[]): Compiled {
+function compile(rows: readonly EventRow[]): Map<string, EventPlan> {
   const byEvent = new Map<string, EventPlan>();
   // rows come ordered by ordering, then id
   for (const row of rows) {
@@ -55,24 +51,18 @@ function compile(version: number, rows: EventRow[]): Compiled {
       (row.position === "pre" ? plan.pre : plan.post).push(planned);
     }
   }
-  return { version, byEvent };
+  return byEvent;
 }
 
-const CURRENT = new EpochCache<"events", Compiled>();
-
-/** The active definitions for `event`, or undefined when none (kept until the database changes). */
+/** The active definitions for `event`, or undefined when none (current as the event store says). */
 export async function eventPlan(deps: Deps, event: string): Promise<EventPlan | undefined> {
-  const compiled = await CURRENT.get(deps.db, "events", async () => {
-    const version = await configVersion(deps.db);
-    let known = CACHE.get(deps.db);
-    if (!known || known.version !== version) {
-      const loaded = await loadAll(deps.db);
-      known = compile(loaded.version, loaded.rows);
-      CACHE.set(deps.db, known);
-    }
-    return known;
-  });
-  return compiled.byEvent.get(event);
+  const loaded = await currentEvents(deps.db);
+  let byEvent = PLANS.get(loaded);
+  if (byEvent === undefined) {
+    byEvent = compile(loaded.rows);
+    PLANS.set(loaded, byEvent);
+  }
+  return byEvent.get(event);
 }
 
 function auditCopy(

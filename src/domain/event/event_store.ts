@@ -2,9 +2,18 @@
  * SQL of the event feature: handler definitions, the config version counter
  * and the Counter handler's named counters.
  *
+ * Cache rule ({@link currentEvents}): the loaded definitions are used while the
+ * database's epoch is the one they were loaded under (db/direct.ts: every
+ * committed write to `eventhandler` or `eventconfig_version`, on any process
+ * or node, moves it; a request reads it afresh at its start). When the epoch
+ * moved, the one-row config version decides: the same version keeps the same
+ * loaded object (so what callers compiled from it stays current), another one
+ * loads again. The counters (`eventcounter`) are never cached.
+ *
  * @module
  */
 import { type CompiledQuery, sql } from "kysely";
+import { EpochCache } from "../../db/direct.ts";
 import type { Db } from "../../db/schema.ts";
 
 /** A stored event handler definition. */
@@ -113,6 +122,37 @@ export async function loadAll(db: Db): Promise<{ version: number; rows: EventRow
     const version = await configVersion(trx);
     const rows = await listEvents(trx);
     return { version, rows };
+  });
+}
+
+/** Every definition with the config version they were read at; frozen, shared between requests. */
+export interface LoadedEvents {
+  readonly version: number;
+  readonly rows: readonly Readonly<EventRow>[];
+}
+
+// see the module doc for when an entry is used
+const currentLoaded = new EpochCache<"events", LoadedEvents>();
+const lastLoaded = new WeakMap<object, LoadedEvents>();
+
+/**
+ * Every definition and the config version, while they are current (see the
+ * module doc): the same object as long as nothing changed, so callers may
+ * compile it once.
+ */
+export function currentEvents(db: Db): Promise<LoadedEvents> {
+  return currentLoaded.get(db, "events", async () => {
+    // the epoch moved (any cached table changed): the version says whether the events did
+    const version = await configVersion(db);
+    const last = lastLoaded.get(db);
+    if (last !== undefined && last.version === version) return last;
+    const loaded = await loadAll(db);
+    const frozen: LoadedEvents = Object.freeze({
+      version: loaded.version,
+      rows: Object.freeze(loaded.rows.map((r) => Object.freeze(r))),
+    });
+    lastLoaded.set(db, frozen);
+    return frozen;
   });
 }
 
