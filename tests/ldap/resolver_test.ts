@@ -65,7 +65,7 @@ ldapTest(
       assert.match(broken.description, /LDAPSEARCHFILTER is no LDAP filter/);
       const ntlm = await testConfig(t, ldapConfig(slapd, { AUTHTYPE: "NTLM" }));
       assert.equal(ntlm.value, false);
-      assert.match(ntlm.description, /AUTHTYPE "NTLM" is not supported/);
+      assert.match(ntlm.description, /Authtype NTLM not supported \(supported: Simple;/);
     });
   },
 );

@@ -262,6 +262,12 @@ export const LDAP: MachineResolverType = {
     if ((config.LDAPURI ?? "").trim() !== "") {
       parseServerSettings(fail, { LDAPURI: config.LDAPURI }, deps.config.storage.dataDir);
     }
+    if ((config.AUTHTYPE ?? "").trim() !== "") {
+      parseServerSettings(fail, {
+        LDAPURI: "ldap://localhost",
+        AUTHTYPE: config.AUTHTYPE,
+      }, deps.config.storage.dataDir);
+    }
     if ((config.SEARCHFILTER ?? "").trim() !== "") filterOf(fail, config.SEARCHFILTER);
     if ((config.TLS_CA_FILE ?? "").trim() !== "") {
       const path = parseServerSettings(fail, {

@@ -166,6 +166,8 @@ const TLS_VERSIONS: Record<string, SecureVersion | undefined> = {
   "TLSV1.3": "TLSv1.3",
 };
 const MAX_TIMEOUT_S = 120;
+/** The `AUTHTYPE` values Tessera binds with. */
+const SUPPORTED_AUTHTYPES = ["Simple"];
 const AD_EPOCH_OFFSET_MS = 11_644_473_600_000;
 
 function isTrue(value: string | undefined): boolean {
@@ -286,7 +288,13 @@ export function parseServerSettings(
   const uris = parseUris(fail, config.LDAPURI ?? "");
   const authType = (config.AUTHTYPE ?? "").trim() || "Simple";
   if (authType.toLowerCase() !== "simple") {
-    throw fail(`AUTHTYPE "${authType.slice(0, 32)}" is not supported (only Simple)`);
+    // privacyIDEA's other types need NTLM, Kerberos (GSSAPI) or a multi-step SASL exchange,
+    // none of which ldapts (or any maintained JavaScript LDAP client) performs
+    throw fail(
+      `Authtype ${authType.slice(0, 32)} not supported (supported: ${
+        SUPPORTED_AUTHTYPES.join(", ")
+      }; privacyIDEA's SASL Digest-MD5, NTLM and SASL Kerberos are not available)`,
+    );
   }
   const strategyText = (config.SERVERPOOL_STRATEGY ?? "").trim().toUpperCase() || "ROUND_ROBIN";
   if (!["ROUND_ROBIN", "FIRST", "RANDOM"].includes(strategyText)) {
