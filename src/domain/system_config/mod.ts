@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import { ParameterError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
@@ -202,22 +201,29 @@ export class SystemConfig {
   }
 }
 
-const configCache = new EpochCache<"config", SystemConfig>();
+// a pure memo: the configuration of one frozen load of the store (by identity), secrets
+// decrypted with one key; the store hands out a new array after a change
+const decrypted = new WeakMap<
+  readonly store.StoredValue[],
+  { key: Uint8Array; config: SystemConfig }
+>();
 
-/** The whole system config, secrets decrypted (one small query, kept until the database changes). */
-export function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
-  return configCache.get(deps.db, "config", async () => {
-    const rows = await store.allValues(deps.db);
-    const secret = new Set<string>();
-    const values = new Map<string, string>();
-    for (const r of rows) {
-      if (r.type === PASSWORD) {
-        secret.add(r.key);
-        values.set(r.key, decryptSecretText(deps.keys.config, r.value));
-      } else values.set(r.key, r.value);
-    }
-    return new SystemConfig(values, secret);
-  });
+/** The whole system config, secrets decrypted (current as the system store says). */
+export async function loadSystemConfig(deps: Deps): Promise<SystemConfig> {
+  const rows = await store.currentValues(deps.db);
+  const known = decrypted.get(rows);
+  if (known !== undefined && known.key === deps.keys.config) return known.config;
+  const secret = new Set<string>();
+  const values = new Map<string, string>();
+  for (const r of rows) {
+    if (r.type === PASSWORD) {
+      secret.add(r.key);
+      values.set(r.key, decryptSecretText(deps.keys.config, r.value));
+    } else values.set(r.key, r.value);
+  }
+  const config = new SystemConfig(values, secret);
+  decrypted.set(rows, { key: deps.keys.config, config });
+  return config;
 }
 
 /**

@@ -1,5 +1,16 @@
+/**
+ * Storage of the system configuration (`config`).
+ *
+ * Cache rule ({@link currentValues}): the stored entries are used while the
+ * database's epoch is the one they were read under (db/direct.ts: every
+ * committed write to `config`, on any process or node, moves it; a request
+ * reads it afresh at its start).
+ *
+ * @module
+ */
 import type { Db } from "../../db/schema.ts";
 import { runCached } from "../../db/compiled.ts";
+import { EpochCache } from "../../db/direct.ts";
 
 /** One stored system config entry. */
 export interface ConfigEntry {
@@ -9,17 +20,31 @@ export interface ConfigEntry {
   description: string;
 }
 
-/** Key, value and type of every stored entry, ordered by key (read once per change). */
-export async function allValues(
-  db: Db,
-): Promise<{ key: string; value: string; type: string }[]> {
-  const { rows } = await runCached<{ key: string; value: string; type: string }>(
-    db,
-    "configValues",
-    () => db.selectFrom("config").select(["key", "value", "type"]).orderBy("key"),
-    [],
-  );
-  return rows;
+/** Key, value and type of one stored entry. */
+export interface StoredValue {
+  readonly key: string;
+  readonly value: string;
+  readonly type: string;
+}
+
+// see the module doc for when an entry is used
+const currentLoaded = new EpochCache<"config", readonly StoredValue[]>();
+
+/**
+ * Key, value and type of every stored entry, ordered by key, while they are
+ * current (see the module doc): the same frozen array as long as nothing
+ * changed, so callers may derive from it once.
+ */
+export function currentValues(db: Db): Promise<readonly StoredValue[]> {
+  return currentLoaded.get(db, "config", async () => {
+    const { rows } = await runCached<StoredValue>(
+      db,
+      "configValues",
+      () => db.selectFrom("config").select(["key", "value", "type"]).orderBy("key"),
+      [],
+    );
+    return Object.freeze(rows.map((r) => Object.freeze(r)));
+  });
 }
 
 /** Inserts or updates several entries atomically. */
