@@ -632,6 +632,9 @@ Deno.test("policy changes are seen at once through the version row (as another n
   const first = await loadPolicySet(t.deps);
   assert.equal(first.hasActivePolicies("webui"), false);
   assert.equal(await loadPolicySet(t.deps), first, "unchanged version reuses the compiled set");
+  // a change of another cached table moves the epoch; the policies' version decides
+  await jsonOf(await t.asAdmin("POST", "/system/setConfig", { body: { splitAtSign: "1" } }));
+  assert.equal(await loadPolicySet(t.deps), first, "other tables' changes keep the compiled set");
   await post(t, "w", { scope: "webui", action: "search_on_enter" });
   const second = await loadPolicySet(t.deps);
   assert.notEqual(second, first);

@@ -4,9 +4,8 @@
  *
  * Public API for other features (keep it small):
  * - {@link loadPolicySet}`(deps)` → {@link PolicySet}: the compiled policies of the
- *   current version. One tiny version query per call; the compiled set is
- *   reused while the version row is unchanged, so a change on any node is seen
- *   by every node on its next request.
+ *   current version, reused while the policy store says they are current (its
+ *   cache rule), so a change on any node is seen by every node on its next request.
  *   - `set.match(ctx)` → matching policies by priority (spec 04 §4);
  *   - `set.actionBool(ctx)` → names of the policies granting `ctx.action` (empty = off);
  *   - `set.actionValues(ctx, {unique, freeText})` → `{values, policies}`; `unique`
@@ -20,7 +19,6 @@
  *
  * @module
  */
-import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import {
   ConfigAdminError,
@@ -630,31 +628,28 @@ export function policyNodes(deps: Deps): string[] {
   return knownNodes(deps);
 }
 
-const cache = new WeakMap<object, PolicySet>();
-const current = new EpochCache<"policies", PolicySet>();
+// a pure memo: the policy set compiled from one frozen load of the store (by identity), for
+// one deps (its node name, clock and log); the store hands out a new object after a change
+const compiledSets = new WeakMap<store.LoadedPolicies, { deps: Deps; set: PolicySet }>();
 
 /**
- * The compiled policy set of the current version: kept while the database
- * is unchanged; after a change, the one-row version counter decides whether
- * the compiled set is still current.
+ * The compiled policy set of the current version (the store decides when its
+ * policies are current: a change on any node is seen by the next request).
  */
-export function loadPolicySet(deps: Deps): Promise<PolicySet> {
-  return current.get(deps.db, "policies", async () => {
-    const version = await store.readVersion(deps.db);
-    const cached = cache.get(deps.db);
-    if (cached && cached.version === version) return cached;
-    const loaded = await store.loadAll(deps.db);
-    const policies = loaded.rows.map(toPolicy);
-    warnUnlisted(deps, policies);
-    const set = new PolicySet(policies, {
-      version: loaded.version,
-      nodeName: deps.nodeName,
-      now: () => deps.clock.now(),
-      warn: (msg, fields) => deps.log.warn(msg, fields),
-    });
-    cache.set(deps.db, set);
-    return set;
+export async function loadPolicySet(deps: Deps): Promise<PolicySet> {
+  const loaded = await store.currentPolicies(deps.db);
+  const compiled = compiledSets.get(loaded);
+  if (compiled !== undefined && compiled.deps === deps) return compiled.set;
+  const policies = loaded.rows.map(toPolicy);
+  warnUnlisted(deps, policies);
+  const set = new PolicySet(policies, {
+    version: loaded.version,
+    nodeName: deps.nodeName,
+    now: () => deps.clock.now(),
+    warn: (msg, fields) => deps.log.warn(msg, fields),
   });
+  compiledSets.set(loaded, { deps, set });
+  return set;
 }
 
 /**

@@ -2,10 +2,18 @@
  * Policy rows and the policy version counter. Every write bumps the version
  * in the same transaction, so every node sees the change on its next request.
  *
+ * Cache rule ({@link currentPolicies}): the loaded policies are used while the
+ * database's epoch is the one they were loaded under (db/direct.ts: every
+ * committed write to `policy` or `policy_version`, on any process or node,
+ * moves it; a request reads it afresh at its start). When the epoch moved,
+ * the one-row version decides: the same version keeps the same loaded object
+ * (so what callers compiled from it stays current), another one loads again.
+ *
  * @module
  */
 import { sql } from "kysely";
 import { runCached } from "../../db/compiled.ts";
+import { EpochCache } from "../../db/direct.ts";
 import type { Db, PolicyTable } from "../../db/schema.ts";
 
 /** A stored policy: list fields as comma-separated strings, conditions as JSON text. */
@@ -108,6 +116,36 @@ export async function loadAll(db: Db): Promise<{ version: number; rows: PolicyRo
     const version = await readVersion(trx);
     const rows = await trx.selectFrom("policy").selectAll().orderBy("id").execute();
     return { version, rows: rows.map(fromRow) };
+  });
+}
+
+/** Every policy with the version they were read at; frozen, shared between requests. */
+export interface LoadedPolicies {
+  readonly version: number;
+  readonly rows: readonly Readonly<PolicyRow>[];
+}
+
+// see the module doc for when an entry is used
+const currentLoaded = new EpochCache<"policies", LoadedPolicies>();
+const lastLoaded = new WeakMap<object, LoadedPolicies>();
+
+/**
+ * Every policy and the version, while they are current (see the module doc):
+ * the same object as long as nothing changed, so callers may compile it once.
+ */
+export function currentPolicies(db: Db): Promise<LoadedPolicies> {
+  return currentLoaded.get(db, "policies", async () => {
+    // the epoch moved (any cached table changed): the version says whether the policies did
+    const version = await readVersion(db);
+    const last = lastLoaded.get(db);
+    if (last !== undefined && last.version === version) return last;
+    const loaded = await loadAll(db);
+    const frozen: LoadedPolicies = Object.freeze({
+      version: loaded.version,
+      rows: Object.freeze(loaded.rows.map((r) => Object.freeze(r))),
+    });
+    lastLoaded.set(db, frozen);
+    return frozen;
   });
 }
 
