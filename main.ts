@@ -188,6 +188,7 @@ const VALUE_FLAGS = new Set([
   // internal: where the workers' metrics sockets are (`serve --workers N` with metrics on)
   "metrics-dir",
   "database",
+  "database-file",
   "enckey",
   "enckey-password-file",
   "pepper-file",

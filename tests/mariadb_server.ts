@@ -9,7 +9,9 @@
  * Binaries come from Debian's `mariadb-server` package (`.ci/setup-extra`
  * installs it without starting the service). When they are missing, starting
  * fails with a message that says so: the tests fail, they are never skipped.
- * As root (CI) the server runs as root (`--user=root`), as slapd does.
+ * As root (CI) the server runs as root (`--user=root`), as slapd does. With
+ * `tls: true` it also offers TLS with a certificate for 127.0.0.1/localhost
+ * signed by a test CA the helper makes with the openssl CLI.
  *
  * @module
  */
@@ -31,6 +33,10 @@ export interface MariaDb {
   database: string;
   /** The server's folder (data, socket, pid file, error log). */
   dir: string;
+  /** The server's Unix socket (the same users as over TCP). */
+  socket: string;
+  /** With `tls`: PEM files of the CA that signed the server's certificate and of another CA. */
+  tls?: { caFile: string; wrongCaFile: string };
   readonly pid: number;
   /** URL of database `name` on this server for {@link user}. */
   urlOf(name: string): string;
@@ -91,10 +97,15 @@ function serverOptions(dir: string): string[] {
   ];
 }
 
-async function output(cmd: string, args: string[]): Promise<Deno.CommandOutput> {
+async function output(cmd: string, args: string[], cwd?: string): Promise<Deno.CommandOutput> {
   try {
-    return await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped", stdin: "null" })
-      .output();
+    return await new Deno.Command(cmd, {
+      args,
+      cwd,
+      stdout: "piped",
+      stderr: "piped",
+      stdin: "null",
+    }).output();
   } catch (err) {
     throw new Error(`Cannot run ${cmd}: ${(err as Error).message}`);
   }
@@ -107,12 +118,85 @@ const text = (out: Deno.CommandOutput) =>
 const USER = "tessera";
 const DATABASE = "tessera_test";
 
+/** Makes `ca.pem`, `wrong-ca.pem` and a server certificate for 127.0.0.1/localhost in `dir`. */
+async function makeCertificates(dir: string): Promise<void> {
+  const ssl = async (args: string[]) => {
+    const out = await output("openssl", args, dir);
+    if (!out.success) throw new Error(`openssl ${args[0]} failed: ${text(out).slice(0, 1000)}`);
+  };
+  const key = ["-newkey", "rsa:2048", "-nodes"];
+  await ssl([
+    "req",
+    "-x509",
+    ...key,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=Tessera Test CA",
+  ]);
+  await ssl([
+    "req",
+    "-x509",
+    ...key,
+    "-keyout",
+    "wrong-ca.key",
+    "-out",
+    "wrong-ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=Some Other CA",
+  ]);
+  await ssl([
+    "req",
+    ...key,
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=localhost",
+  ]);
+  await Deno.writeTextFile(
+    `${dir}/server.ext`,
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n" +
+      "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+  );
+  await ssl([
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "server.ext",
+  ]);
+}
+
+/** Options of {@link startMariaDb}. */
+export interface MariaDbOptions {
+  /** Offer TLS (see the module doc). */
+  tls?: boolean;
+}
+
 /**
  * Starts a private MariaDB server with a user `tessera` (a random password)
  * and an empty database `tessera_test`. Throws with a clear message when
  * MariaDB is not installed or the server does not start.
  */
-export async function startMariaDb(): Promise<MariaDb> {
+export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaDb> {
   const bin = mariaDbBinaries();
   if (!bin) {
     throw new Error(
@@ -136,6 +220,16 @@ export async function startMariaDb(): Promise<MariaDb> {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw new Error(`mariadb-install-db failed: ${text(install).slice(-2000)}`);
   }
+  if (options.tls) {
+    try {
+      await makeCertificates(dir);
+    } catch (err) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      throw new Error(
+        `Cannot make the test certificates (openssl needed): ${(err as Error).message}`,
+      );
+    }
+  }
   const port = await freePort();
   const host = "127.0.0.1";
   let child: Deno.ChildProcess | undefined = new Deno.Command(bin.server, {
@@ -149,6 +243,9 @@ export async function startMariaDb(): Promise<MariaDb> {
       // the log goes to a file: a pipe nobody reads would fill and stall the server
       `--log-error=${dir}/error.log`,
       "--max-connections=300",
+      ...(options.tls
+        ? [`--ssl-ca=${dir}/ca.pem`, `--ssl-cert=${dir}/server.pem`, `--ssl-key=${dir}/server.key`]
+        : []),
       ...serverOptions(dir),
     ],
     stdin: "null",
@@ -236,6 +333,8 @@ export async function startMariaDb(): Promise<MariaDb> {
     password,
     database: DATABASE,
     dir,
+    socket,
+    tls: options.tls ? { caFile: `${dir}/ca.pem`, wrongCaFile: `${dir}/wrong-ca.pem` } : undefined,
     get pid() {
       return child?.pid ?? 0;
     },

@@ -30,6 +30,7 @@ import {
 /** Help text of the `import` command. */
 export const IMPORT_HELP =
   `Usage: tessera import privacyidea --database <url> --enckey <file> [options]
+       tessera import privacyidea --database-file <file> --enckey <file> [options]
 
 Copies a privacyIDEA installation into Tessera's database in one transaction:
 tokens (secrets re-encrypted under Tessera's key, counters, fail counters,
@@ -46,9 +47,15 @@ the command exits with code 3 (also when a policy fails for another reason, or
 on a dry run that would leave one out). Exit codes: 0 done, 1 error (nothing
 written), 2 usage, 3 done but policies left out.
 
-  --database <url>             sqlite:////var/lib/privacyidea/pi.sqlite (SQLAlchemy form),
-                               sqlite:<path>, or postgresql://user:pw@host/db
-                               (MySQL/MariaDB: not yet; copy the data to PostgreSQL first)
+  --database <url>             privacyIDEA's database, as pi.cfg's SQLALCHEMY_DATABASE_URI
+                               has it: sqlite:////var/lib/privacyidea/pi.sqlite,
+                               postgresql://user:pw@host/db, or
+                               mysql+pymysql://user:pw@host[:port]/db (also mysql://,
+                               mariadb://; ?unix_socket=, ssl_ca=, ssl_cert=, ssl_key=,
+                               ssl_check_hostname=, connect_timeout=, charset=utf8);
+                               read in one read-only transaction, never written
+  --database-file <file>       first line: the database URL (keeps its password off the
+                               command line, which other users of the host can list)
   --enckey <file>              privacyIDEA's PI_ENCFILE (96 bytes, or password-protected)
   --enckey-password-file <f>   first line: the password of a password-protected key file
   --pepper-file <file>         first line: PI_PEPPER (admin password hashes); default "missing"
@@ -103,8 +110,11 @@ async function importInput(
 ): Promise<{ database: string; options: PiImportOptions }> {
   const encKeyPasswordFile = flags.get("enckey-password-file");
   const pepperFile = flags.get("pepper-file");
+  const databaseFile = flags.get("database-file");
   return {
-    database: flags.get("database") as string,
+    database: typeof databaseFile === "string"
+      ? (await firstLine(databaseFile)).trim()
+      : flags.get("database") as string,
     options: {
       encKey: await Deno.readFile(flags.get("enckey") as string),
       encKeyPassword: typeof encKeyPasswordFile === "string"
@@ -218,10 +228,13 @@ function checkArgs(args: string[], flags: Map<string, string | true>): void {
   if (args[0] !== "privacyidea" || args.length !== 1) {
     throw new ImportUsageError(`Unknown import source "${args.join(" ")}"; expected privacyidea`);
   }
-  for (const f of ["database", "enckey"]) {
-    if (typeof flags.get(f) !== "string") {
-      throw new ImportUsageError(`tessera import privacyidea needs --${f}`);
-    }
+  if (flags.has("database") === flags.has("database-file")) {
+    throw new ImportUsageError(
+      "tessera import privacyidea needs --database or --database-file (one of them)",
+    );
+  }
+  if (typeof flags.get("enckey") !== "string") {
+    throw new ImportUsageError("tessera import privacyidea needs --enckey");
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * A privacyIDEA installation built by the tests from spec 12's formats and
- * test vectors: its database (SQLite file or a PostgreSQL database) with the
- * tables of §4, and its `encKey` (bytes 00…5f, §6).
+ * test vectors: its database (SQLite file, a PostgreSQL database or a
+ * MariaDB/MySQL database) with the tables of §4, and its `encKey` (bytes
+ * 00…5f, §6). The schema is privacyIDEA 3.12's.
  *
  * @module
  */
@@ -9,7 +10,9 @@ import { DatabaseSync } from "node:sqlite";
 import { createCipheriv } from "node:crypto";
 import { Buffer } from "node:buffer";
 import pg from "pg";
+import mysql from "mysql2/promise";
 import { argon2id } from "hash-wasm";
+import type { MariaDb } from "../mariadb_server.ts";
 
 /** The test encKey: bytes 00 01 … 5f. */
 export const ENC_KEY = Uint8Array.from({ length: 96 }, (_, i) => i);
@@ -47,7 +50,7 @@ export function piEncrypt(slot: 0 | 1, ivHex: string, text: string): string {
   return `${ivHex}:${Buffer.concat([c.update(text, "utf8"), c.final()]).toString("hex")}`;
 }
 
-const TABLES = [
+const TABLES_312 = [
   `create table realm (id integer primary key, name varchar(255) unique, "default" boolean)`,
   `create table resolver (id integer primary key, name varchar(255) unique, rtype varchar(255))`,
   `create table resolverconfig (id integer primary key, resolver_id integer, "Key" varchar(255),
@@ -91,7 +94,7 @@ const TABLES = [
     mt_key varchar(64), mt_value varchar(64))`,
   `create table radiusserver (id integer primary key, identifier varchar(255), server varchar(255),
     port integer, secret varchar(255), dictionary varchar(255), description varchar(2000),
-    timeout integer, retries integer, options text)`,
+    timeout integer, retries integer, options json)`,
   `create table smtpserver (id integer primary key, identifier varchar(255), server varchar(255),
     port integer, username varchar(255), password varchar(255), sender varchar(255), tls boolean,
     description varchar(2000), timeout integer, enqueue_job boolean)`,
@@ -101,7 +104,36 @@ const TABLES = [
     "Description" varchar(2000))`,
   `create table tokengroup (id integer primary key, name varchar(255), "Description" varchar(255))`,
   `create table pidea_audit (id integer primary key, action varchar(50), signature varchar(620))`,
+  `create table alembic_version (version_num varchar(32) not null primary key)`,
 ];
+
+/** The alembic head of the schema (spec 17 §4). */
+const REVISION = { "3.12": "1c48d4ffb8c3" } as const;
+
+/** Which privacyIDEA release's schema a fixture database has. */
+export type PiVersion = keyof typeof REVISION;
+
+function tablesOf(engine: "sqlite" | "postgres" | "mysql"): string[] {
+  return engine === "mysql" ? TABLES_312.map(mysqlDdl) : TABLES_312;
+}
+
+/**
+ * A table of the list as SQLAlchemy makes it on MySQL/MariaDB: identifiers in
+ * backticks (`condition`, `default`, `Key` … are reserved or mixed case), ids
+ * AUTO_INCREMENT, DATETIME for timestamps, InnoDB.
+ */
+function mysqlDdl(ddl: string): string {
+  return ddl
+    .replace(/"(\w+)"/g, "$1")
+    .replace(
+      /([(,]\s*)(\w+)(\s+(?:integer|bigint|varchar|text|boolean|json|timestamp)\b)/gi,
+      "$1`$2`$3",
+    )
+    .replace(/^create table (\w+)/, "create table `$1`")
+    .replace(/(`id` (?:integer|bigint)) primary key/, "$1 not null auto_increment primary key")
+    // SQLAlchemy's DateTime is DATETIME there
+    .replace(/(`\w+`\s+)timestamp\b/g, "$1datetime") + " engine=InnoDB";
+}
 
 type Rows = Record<string, Record<string, unknown>[]>;
 
@@ -116,7 +148,11 @@ export interface PiFixture {
 }
 
 /** The rows of the installation (see the module doc for what each token tests). */
-async function rowsOf(dir: string, nowMs: number): Promise<{ rows: Rows; fixture: PiFixture }> {
+async function rowsOf(
+  dir: string,
+  nowMs: number,
+  version: PiVersion,
+): Promise<{ rows: Rows; fixture: PiFixture }> {
   const passwdFile = `${dir}/passwd`;
   await Deno.writeTextFile(
     passwdFile,
@@ -195,6 +231,8 @@ async function rowsOf(dir: string, nowMs: number): Promise<{ rows: Rows; fixture
       { id: 4, token_id: 1, Key: "hashlib", Value: "sha1", Type: "" },
       { id: 5, token_id: 1, Key: "secret_note", Value: T3, Type: "password" },
       { id: 6, token_id: 1, Key: "tokenkind", Value: "software", Type: "" },
+      // text beyond ASCII comes through every engine's encoding unchanged
+      { id: 7, token_id: 1, Key: "note", Value: "Jürgen’s Schlüssel ✓", Type: "" },
     ],
     tokenowner: [
       { id: 1, token_id: 1, resolver: "users1", user_id: "1000", realm_id: 1 },
@@ -297,7 +335,7 @@ async function rowsOf(dir: string, nowMs: number): Promise<{ rows: Rows; fixture
       description: "old RADIUS",
       timeout: 5,
       retries: 3,
-      options: null,
+      options: '{"message_authenticator": true}',
     }],
     smtpserver: [{
       id: 1,
@@ -326,19 +364,28 @@ async function rowsOf(dir: string, nowMs: number): Promise<{ rows: Rows; fixture
     ],
     tokengroup: [{ id: 1, name: "group1", Description: "" }],
     pidea_audit: [{ id: 1, action: "POST /token/init", signature: "rsa_sha256_pss:00" }],
+    alembic_version: [{ version_num: REVISION[version] }],
   };
   return { rows, fixture: { passwdFile, hostsFile, totpLastStep } };
+}
+
+/** Options of the fixture builders. */
+export interface PiFixtureOptions {
+  /** The schema's privacyIDEA release (default 3.12). */
+  version?: PiVersion;
 }
 
 /** Writes the installation into a new SQLite file `<dir>/privacyidea.db`; returns its URL. */
 export async function createPiSqlite(
   dir: string,
   nowMs: number,
+  options: PiFixtureOptions = {},
 ): Promise<{ url: string; fixture: PiFixture }> {
-  const { rows, fixture } = await rowsOf(dir, nowMs);
+  const version = options.version ?? "3.12";
+  const { rows, fixture } = await rowsOf(dir, nowMs, version);
   const path = `${dir}/privacyidea.db`;
   const db = new DatabaseSync(path);
-  for (const ddl of TABLES) db.exec(ddl);
+  for (const ddl of tablesOf("sqlite")) db.exec(ddl);
   for (const [table, list] of Object.entries(rows)) {
     for (const r of list) {
       const cols = Object.keys(r);
@@ -347,7 +394,9 @@ export async function createPiSqlite(
           cols.map(() => "?").join(", ")
         })`,
       ).run(
-        ...cols.map((c) => typeof r[c] === "boolean" ? (r[c] ? 1 : 0) : r[c] as string | number),
+        ...cols.map((c) =>
+          typeof r[c] === "boolean" ? (r[c] ? 1 : 0) : r[c] as string | number | null
+        ),
       );
     }
   }
@@ -360,8 +409,10 @@ export async function createPiPostgres(
   clusterUrl: string,
   dir: string,
   nowMs: number,
+  options: PiFixtureOptions = {},
 ): Promise<{ url: string; fixture: PiFixture; drop: () => Promise<void> }> {
-  const { rows, fixture } = await rowsOf(dir, nowMs);
+  const version = options.version ?? "3.12";
+  const { rows, fixture } = await rowsOf(dir, nowMs, version);
   const name = `pi_${Deno.pid}_${crypto.randomUUID().slice(0, 8)}`;
   const admin = new pg.Client({ connectionString: clusterUrl });
   await admin.connect();
@@ -372,7 +423,7 @@ export async function createPiPostgres(
   const client = new pg.Client({ connectionString: u.toString() });
   await client.connect();
   try {
-    for (const ddl of TABLES) await client.query(ddl);
+    for (const ddl of tablesOf("postgres")) await client.query(ddl);
     for (const [table, list] of Object.entries(rows)) {
       for (const r of list) {
         const cols = Object.keys(r);
@@ -396,5 +447,52 @@ export async function createPiPostgres(
       await c.query(`drop database if exists "${name}" with (force)`);
       await c.end();
     },
+  };
+}
+
+/**
+ * Writes the installation into a new database on the MariaDB server (as
+ * privacyIDEA's installer has it: `utf8` tables, InnoDB); returns its URL in
+ * the SQLAlchemy form pi.cfg holds (`mysql+pymysql://…`).
+ */
+export async function createPiMysql(
+  server: MariaDb,
+  dir: string,
+  nowMs: number,
+  options: PiFixtureOptions = {},
+): Promise<{ url: string; fixture: PiFixture; database: string; drop: () => Promise<void> }> {
+  const version = options.version ?? "3.12";
+  const { rows, fixture } = await rowsOf(dir, nowMs, version);
+  const database = `pi_${Deno.pid}_${crypto.randomUUID().slice(0, 8)}`;
+  await server.sql(`create database \`${database}\` character set utf8 collate utf8_unicode_ci`);
+  const conn = await mysql.createConnection({
+    host: server.host,
+    port: server.port,
+    user: server.user,
+    password: server.password,
+    database,
+    charset: "utf8mb4",
+  });
+  try {
+    for (const ddl of tablesOf("mysql")) await conn.query(ddl);
+    for (const [table, list] of Object.entries(rows)) {
+      for (const r of list) {
+        const cols = Object.keys(r);
+        await conn.execute(
+          `insert into \`${table}\` (${cols.map((c) => `\`${c}\``).join(", ")}) values (${
+            cols.map(() => "?").join(", ")
+          })`,
+          cols.map((c) => r[c] as string | number | boolean | null),
+        );
+      }
+    }
+  } finally {
+    await conn.end();
+  }
+  return {
+    url: server.urlOf(database).replace(/^mysql:/, "mysql+pymysql:"),
+    fixture,
+    database,
+    drop: async () => void await server.sql(`drop database if exists \`${database}\``),
   };
 }

@@ -1,218 +1,109 @@
 /**
  * `tessera import privacyidea` against a privacyIDEA database the test builds
- * (tests/import/_pi_fixture.ts): dry run, wrong key, the real run, then over
- * HTTP: imported PIN + next OTP accepted, the same OTP refused, the locked
- * token still locked, policies and realms listed, the admin logs in; a second
- * run changes nothing. The source is SQLite, and in the PostgreSQL run also
- * a PostgreSQL database.
+ * (tests/import/_pi_fixture.ts) in the scenario of tests/import/_pi_scenario.ts:
+ * dry run, wrong key, the real run, then over HTTP: imported PIN + next OTP
+ * accepted, the same OTP refused, the locked token still locked, policies and
+ * realms listed, the admin logs in; a second run changes nothing. The source
+ * is SQLite, and in the PostgreSQL run also a PostgreSQL database (MariaDB:
+ * privacyidea_mariadb_test.ts). Also: database URLs that are refused before
+ * any connection.
  */
 import assert from "node:assert/strict";
-import { loadSystemConfig } from "../../src/domain/system_config/mod.ts";
-import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
-import { hotp, totp } from "../fixtures/tokens.ts";
+import { createTestApp } from "../test_app.ts";
 import { TEST_PG_URL } from "../test_db.ts";
 import { importPrivacyidea } from "../../src/domain/import/mod.ts";
-import { findTokenBySerial, listTokens } from "../../src/domain/token/mod.ts";
-import { listAdmins } from "../../src/domain/admin/mod.ts";
-import { AppError } from "../../src/errors.ts";
+import { mysqlTargetOf } from "../../src/domain/import/privacyidea_store.ts";
 import { createPiPostgres, createPiSqlite, ENC_KEY } from "./_pi_fixture.ts";
-
-async function check(t: TestApp, body: Record<string, string>) {
-  const res = await jsonOf(await t.post("/validate/check", body));
-  return res.body;
-}
-
-/** `GET /policy/`: the policies as a list. */
-async function policiesListed(t: TestApp): Promise<Record<string, unknown>[]> {
-  const value = (await jsonOf(await t.asAdmin("GET", "/policy/"))).body.result.value;
-  return Array.isArray(value) ? value : Object.values(value);
-}
-
-async function tokenCount(t: TestApp): Promise<number> {
-  return (await listTokens(t.deps, {})).count;
-}
-
-async function migrationScenario(source: "sqlite" | "postgres") {
-  const t = await createTestApp();
-  const dir = await Deno.makeTempDir({ prefix: "tessera-pi-" });
-  const made = source === "sqlite"
-    ? { ...(await createPiSqlite(dir, t.clock.now())), drop: () => Promise.resolve() }
-    : await createPiPostgres(TEST_PG_URL!, dir, t.clock.now());
-  try {
-    // a wrong key file is refused before anything is written
-    const wrongKey = ENC_KEY.map((b) => b ^ 0x5a);
-    await assert.rejects(
-      importPrivacyidea(t.deps, made.url, { encKey: wrongKey }),
-      (err: unknown) => err instanceof AppError && /does not decrypt/.test(err.message),
-    );
-    assert.equal(await tokenCount(t), 0);
-
-    const dry = await importPrivacyidea(t.deps, made.url, { encKey: ENC_KEY, dryRun: true });
-    assert.equal(dry.isDryRun, true);
-    assert.equal(dry.changed, 0);
-    assert.ok(dry.log.includes("would import: token HOTP0001"), dry.log.join("\n"));
-    assert.ok(dry.log.includes("would import: policies pol_auth"));
-    assert.equal(await tokenCount(t), 0);
-    assert.equal((await policiesListed(t)).length, 0);
-
-    const progress: number[] = [];
-    const real = await importPrivacyidea(t.deps, made.url, {
-      encKey: ENC_KEY,
-      onProgress: (done) => progress.push(done),
-    });
-    const summary = Object.fromEntries(real.summary.map((r) => [r.what, r]));
-    assert.deepEqual(
-      Object.fromEntries(
-        Object.entries(summary).map(([k, r]) => [k, [r.found, r.imported, r.failed]]),
-      ),
-      {
-        "resolvers": [1, 1, 0],
-        "realms": [2, 2, 0],
-        "system config": [3, 3, 0],
-        "policies": [2, 2, 0],
-        "event handlers": [1, 1, 0],
-        "machine resolvers": [1, 1, 0],
-        "RADIUS servers": [1, 1, 0],
-        "SMTP servers": [1, 1, 0],
-        "admins": [1, 1, 0],
-        "tokens": [6, 6, 0],
-        "machine tokens": [1, 1, 0],
-      },
-      real.log.join("\n"),
-    );
-    assert.deepEqual(progress, [1, 2, 3, 4, 5, 6]);
-    assert.ok(real.log.includes("not imported: 1 token groups (table tokengroup)"));
-    assert.ok(real.log.some((l) => l.startsWith('token U2F0001: token type "u2f"')));
-
-    // alice: argon2 PIN + the next HOTP (counter 2); the same OTP again is refused
-    const ok = await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(2) });
-    assert.equal(ok.result.value, true, JSON.stringify(ok));
-    const again = await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(2) });
-    assert.equal(again.result.value, false);
-    assert.equal(
-      (await check(t, { user: "alice", realm: "realm1", pass: "9999" + hotp(3) })).result.value,
-      false,
-    );
-    // the PIN was re-hashed to Tessera's form at its first use
-    const alice = await findTokenBySerial(t.deps, "HOTP0001");
-    assert.match(alice!.pinHash, /^hmac256\$/);
-    assert.equal(alice!.owner?.login, "alice");
-    assert.equal(alice!.info.secret_note.type, "password");
-    assert.equal(
-      (await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(4) })).result.value,
-      true,
-    );
-    // bob: pbkdf2 PIN + TOTP; a step at or before the imported last step is a replay
-    const now = t.clock.now();
-    assert.equal(
-      (await check(t, { user: "bob", realm: "realm1", pass: "1234" + totp(now) })).result.value,
-      true,
-    );
-    assert.equal(
-      (await check(t, { user: "bob", realm: "realm1", pass: "1234" + totp(now) })).result.value,
-      false,
-    );
-    // the locked token is still locked
-    const locked = await jsonOf(
-      await t.post("/validate/check", { serial: "LOCK0001", pass: "1234" + hotp(0) }),
-    );
-    assert.notEqual(locked.body.result.value, true);
-    const enable = await jsonOf(
-      await t.asAdmin("POST", "/token/enable", { body: { serial: "LOCK0001" } }),
-    );
-    assert.equal(enable.status, 400);
-    assert.equal(enable.body.result.error.code, 1007);
-    // legacy seeded PIN with a legacy-padded secret; an encrypted PIN; fail counter carried
-    assert.equal(
-      (await check(t, { serial: "LEGA0001", pass: "1234" + hotp(0) })).result.value,
-      true,
-    );
-    assert.equal((await findTokenBySerial(t.deps, "ENCP0001"))!.failcount, 3);
-    assert.match((await findTokenBySerial(t.deps, "ENCP0001"))!.pinHash, /^hmac256\$/);
-    assert.equal(
-      (await check(t, { serial: "ENCP0001", pass: "1234" + hotp(0) })).result.value,
-      true,
-    );
-    assert.equal((await findTokenBySerial(t.deps, "U2F0001"))!.active, false);
-
-    // policies, realms, servers listed
-    const policies = await policiesListed(t);
-    // deno-lint-ignore no-explicit-any
-    const pol: Record<string, any> = Object.fromEntries(policies.map((p) => [p.name, p]));
-    assert.deepEqual(Object.keys(pol).sort(), ["pol_admin", "pol_auth"]);
-    assert.deepEqual(pol.pol_auth.action, { otppin: "tokenpin" });
-    assert.equal(pol.pol_auth.priority, 2);
-    assert.equal(pol.pol_auth.description, "PINs of realm1");
-    assert.equal(pol.pol_auth.conditions.length, 1);
-    assert.equal(pol.pol_admin.active, false);
-    const realms = (await jsonOf(await t.asAdmin("GET", "/realm/"))).body.result.value;
-    assert.deepEqual(Object.keys(realms).sort(), ["realm1", "realm2"]);
-    assert.equal(realms.realm1.default, true);
-    const radius = (await jsonOf(await t.asAdmin("GET", "/radiusserver/"))).body.result.value;
-    assert.equal(radius.rad1.server, "127.0.0.1");
-    const smtp = (await jsonOf(await t.asAdmin("GET", "/smtpserver/"))).body.result.value;
-    assert.equal(smtp.mail1.username, "pi");
-    // a password-type config value: decrypted with privacyIDEA's key, encrypted with Tessera's
-    const system = (await jsonOf(await t.asAdmin("GET", "/system/"))).body.result.value;
-    assert.equal(system["yubico.secret"], "__CENSORED__");
-    assert.equal((await loadSystemConfig(t.deps)).get("yubico.secret"), "c2VjcmV0LWtleQ==");
-    const stored = await t.deps.db.selectFrom("config").select(["value", "type"])
-      .where("key", "=", "yubico.secret").executeTakeFirstOrThrow();
-    assert.deepEqual([stored.type, stored.value.startsWith("g1:")], ["password", true]);
-    const bindings =
-      (await jsonOf(await t.asAdmin("GET", "/machine/token", { query: { serial: "LEGA0001" } })))
-        .body.result.value;
-    assert.equal(bindings.length, 1, JSON.stringify(bindings));
-
-    // the imported admin logs in with privacyIDEA's password (argon2 + pepper "missing")
-    const login = await jsonOf(
-      await t.post("/auth", { username: "piadmin", password: "Test123!" }),
-    );
-    assert.equal(login.status, 200, JSON.stringify(login.body));
-    assert.ok((await listAdmins(t.deps)).some((a) => a.username === "piadmin"));
-    const wrong = await jsonOf(
-      await t.post("/auth", { username: "piadmin", password: "Test1234" }),
-    );
-    assert.equal(wrong.status, 401);
-
-    // a second run changes nothing
-    const second = await importPrivacyidea(t.deps, made.url, { encKey: ENC_KEY });
-    assert.equal(second.changed, 0);
-    for (const r of second.summary) {
-      if (r.what === "machine tokens") continue;
-      assert.equal(r.existing, r.found, `${r.what}: ${JSON.stringify(r)}`);
-    }
-    assert.match((await findTokenBySerial(t.deps, "HOTP0001"))!.pinHash, /^hmac256\$/);
-    assert.equal(
-      (await check(t, { user: "alice", realm: "realm1", pass: "1234" + hotp(4) })).result.value,
-      false,
-    );
-  } finally {
-    await made.drop();
-    await t.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { migrationScenario } from "./_pi_scenario.ts";
 
 Deno.test("import privacyidea from SQLite: dry run, wrong key, import, HTTP checks, second run", async () => {
-  await migrationScenario("sqlite");
+  await migrationScenario(async (dir, nowMs) => ({
+    ...(await createPiSqlite(dir, nowMs)),
+    drop: () => Promise.resolve(),
+  }));
 });
 
 Deno.test({
   name: "import privacyidea from PostgreSQL: the same scenario",
   ignore: TEST_PG_URL === undefined,
-  fn: async () => await migrationScenario("postgres"),
+  fn: async () =>
+    await migrationScenario((dir, nowMs) => createPiPostgres(TEST_PG_URL!, dir, nowMs)),
 });
 
-Deno.test("import privacyidea refuses MySQL URLs and unreadable key files", async () => {
+Deno.test("import privacyidea reads MySQL URLs as pi.cfg holds them; refuses what it cannot honour, never showing the password", async () => {
+  for (
+    const url of [
+      "mysql://pi:s3cr%40t@db.example.org/pi",
+      "mariadb://pi:s3cr%40t@db.example.org/pi",
+      "mysql+pymysql://pi:s3cr%40t@db.example.org/pi?charset=utf8",
+      "mysql+mysqldb://pi:s3cr%40t@db.example.org:3306/pi?charset=utf8mb4",
+      "mariadb+mariadbconnector://pi:s3cr%40t@db.example.org/pi",
+    ]
+  ) {
+    const target = await mysqlTargetOf(url);
+    assert.deepEqual(target, {
+      host: "db.example.org",
+      port: 3306,
+      user: "pi",
+      password: "s3cr@t",
+      database: "pi",
+      socketPath: undefined,
+      connectTimeoutMs: 10_000,
+      ssl: undefined,
+    }, url);
+  }
+  const socket = await mysqlTargetOf(
+    "mysql+pymysql://pi:pw@localhost:3307/pi?unix_socket=/run/mysqld/mysqld.sock&connect_timeout=3",
+  );
+  assert.deepEqual(
+    [socket.port, socket.socketPath, socket.connectTimeoutMs],
+    [3307, "/run/mysqld/mysqld.sock", 3000],
+  );
+
   const t = await createTestApp();
-  await assert.rejects(
-    importPrivacyidea(t.deps, "mysql+pymysql://pi:pw@localhost/pi", { encKey: ENC_KEY }),
-    /Cannot read MySQL\/MariaDB databases yet/,
-  );
-  await assert.rejects(
-    importPrivacyidea(t.deps, "sqlite:///nonexistent.db", { encKey: new Uint8Array(10) }),
-    /Cannot read the key file: the key file has 10 bytes, expected 96/,
-  );
-  await t.close();
+  try {
+    const refused: [string, RegExp][] = [
+      [
+        "mysql+pymysql://pi:topsecret@db/pi?ssl_mode=REQUIRED",
+        /^Cannot use the database URL parameters ssl_mode \(supported: charset, unix_socket, connect_timeout, ssl_ca, ssl_cert, ssl_key, ssl_check_hostname\)$/,
+      ],
+      [
+        "mysql://pi:topsecret@db/",
+        /^Cannot read the database URL mysql:\/\/pi@db\/: it names no database/,
+      ],
+      [
+        "mysql://pi:topsecret@db/pi?charset=latin1",
+        /^Cannot use charset=latin1: Tessera reads the database as utf8mb4/,
+      ],
+      [
+        "mysql://pi:topsecret@db/pi?connect_timeout=0",
+        /^Cannot use connect_timeout=0: expected whole seconds from 1 to 600$/,
+      ],
+      [
+        "mysql://pi:topsecret@db/pi?ssl_ca=/nonexistent/ca.pem",
+        /^Cannot read ssl_ca "\/nonexistent\/ca.pem": /,
+      ],
+      [
+        "mysql://pi:topsecret@db/pi?ssl_check_hostname=false",
+        /^ssl_check_hostname needs ssl_ca/,
+      ],
+      [
+        "oracle://pi:topsecret@db/pi",
+        /^Cannot read the database URL "oracle:\/\/pi@db\/pi": expected sqlite:\/\/\/<path>, postgresql:\/\/…, mysql:\/\/… or mariadb:\/\/…$/,
+      ],
+    ];
+    for (const [url, message] of refused) {
+      await assert.rejects(importPrivacyidea(t.deps, url, { encKey: ENC_KEY }), (err: Error) => {
+        assert.match(err.message, message, url);
+        assert.ok(!err.message.includes("topsecret"), err.message);
+        return true;
+      });
+    }
+    await assert.rejects(
+      importPrivacyidea(t.deps, "sqlite:///nonexistent.db", { encKey: new Uint8Array(10) }),
+      /Cannot read the key file: the key file has 10 bytes, expected 96/,
+    );
+  } finally {
+    await t.close();
+  }
 });

@@ -658,8 +658,32 @@ const PI_REQUIRED_TABLES: PiTable[] = [
   "config",
 ];
 
+/** privacyIDEA's schema revisions (alembic heads) of the releases Tessera reads. */
+const PI_SCHEMA_RELEASES: Readonly<Record<string, string>> = {
+  "69e7817b9863": "3.10",
+  "903a6ed6f6c4": "3.11",
+  "1c48d4ffb8c3": "3.12",
+  "06b105a4f941": "3.13.0",
+  "b1a2c3d4e5f6": "3.13.1 to 3.13.3",
+};
+
+/** The log line that names the source's schema (its `alembic_version`). */
+function schemaLine(revisions: PiRow[]): string {
+  const revision = str(revisions[0]?.version_num);
+  if (revision === "") {
+    return "privacyIDEA database: no schema revision recorded (table alembic_version)";
+  }
+  const release = PI_SCHEMA_RELEASES[revision];
+  return release
+    ? `privacyIDEA database: schema of privacyIDEA ${release} (revision ${revision})`
+    : `privacyIDEA database: schema revision ${revision}, not one of the releases Tessera ` +
+      "knows (privacyIDEA 3.10 to 3.13.3): the tables are read as 3.13 has them; check the summary";
+}
+
 /** A privacyIDEA database read and decrypted, not yet written ({@link readPrivacyidea}). */
 export interface PiSnapshot {
+  /** What the source's schema revision says (the report's first line). */
+  schema: string;
   groups: Item[][];
   plans: TokenPlan[];
   machineTokens: ReturnType<typeof machineTokenWork>;
@@ -687,6 +711,7 @@ export async function readPrivacyidea(
   }
   const source = await openPiSource(databaseUrl);
   let t: Tables;
+  let schema: string;
   const notCarried: string[] = [];
   try {
     const missing: PiTable[] = [];
@@ -698,6 +723,7 @@ export async function readPrivacyidea(
         `The database is not a privacyIDEA database (missing tables: ${missing.join(", ")})`,
       );
     }
+    schema = schemaLine(await source.rows("alembic_version"));
     t = await readAll(source);
     for (const [table, what] of NOT_CARRIED) {
       const n = await source.count(table);
@@ -728,6 +754,7 @@ export async function readPrivacyidea(
     );
   }
   return {
+    schema,
     groups,
     plans,
     machineTokens: machineTokenWork(t),
@@ -749,7 +776,7 @@ export async function writePrivacyidea(
     if (!r) summary.set(what, r = { what, found: 0, imported: 0, existing: 0, failed: 0 });
     return r;
   };
-  const log: string[] = [];
+  const log: string[] = [snapshot.schema];
   let changed = 0;
   const policiesNotImported: string[] = [];
   // active admin/user policies left out, per scope, and the scopes that got an active one
