@@ -193,3 +193,20 @@ export async function searchEntries(
     })),
   };
 }
+
+/** Number of `/validate/check` and `/auth` audit rows of a user since `since` with the outcome. */
+export async function countAuthAttempts(
+  db: Db,
+  q: { user: string; realm: string; since: number; isSuccess: boolean },
+): Promise<number> {
+  const row = await db.selectFrom("audit")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("user", "=", q.user)
+    .where("realm", "=", q.realm)
+    .where("ts", ">=", q.since)
+    .where("success", "=", q.isSuccess ? 1 : 0)
+    // privacyIDEA counts /validate/check and /auth (not radiuscheck or samlcheck)
+    .where("action", "in", ["GET /validate/check", "POST /validate/check", "POST /auth"])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -8,6 +8,8 @@ import type { Deps } from "../../deps.ts";
 import { AppError, ParameterError, ResourceNotFoundError, UserError } from "../../errors.ts";
 import * as resolverStore from "../resolver/resolver_store.ts";
 import * as store from "./realm_store.ts";
+import * as tokenStore from "../token/token_store.ts";
+import * as attributeStore from "../user/attribute_store.ts";
 
 export type { RealmMember, RealmRecord } from "./realm_store.ts";
 
@@ -151,7 +153,7 @@ export async function setRealmNodeResolvers(
 
 /** Whether a token is still assigned to a user of `realm` (hook for the token feature). */
 export async function realmHasTokens(deps: Deps, realm: string): Promise<boolean> {
-  return (await store.countTokensInRealm(deps.db, realm)) > 0;
+  return (await tokenStore.countOfRealmUsers(deps.db, realm)) > 0;
 }
 
 /** `DELETE /realm/<realm>`: deletes a realm; returns its id. */
@@ -164,12 +166,12 @@ export async function deleteRealm(
   return await store.inTransaction(deps.db, async (trx) => {
     const realm = await store.findRealm(trx, name);
     if (!realm) throw new ResourceNotFoundError(REALM_NOT_FOUND);
-    if ((await store.countTokensInRealm(trx, name)) > 0) {
+    if ((await tokenStore.countOfRealmUsers(trx, name)) > 0) {
       throw new UserError(
         "Realm can not be deleted, because a user of this realm is still assigned to a token.",
       );
     }
-    const keys = await store.attributeKeysInRealm(trx, name);
+    const keys = await attributeStore.attributeKeysInRealm(trx, name);
     if (keys.length > 0 && !options.deleteCustomAttributes) {
       throw new AppError(
         `Realm '${name}' contains custom user attributes (${
@@ -178,7 +180,7 @@ export async function deleteRealm(
         908,
       );
     }
-    await store.deleteAttributesInRealm(trx, name);
+    await attributeStore.deleteAttributesInRealm(trx, name);
     await store.deleteRealm(trx, realm.id);
     if ((await store.defaultRealmName(trx)) === undefined) {
       const rest = await store.listRealms(trx);

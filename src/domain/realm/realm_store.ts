@@ -135,26 +135,6 @@ export async function deleteRealm(db: Db, realmId: number): Promise<void> {
   await db.deleteFrom("realm").where("id", "=", realmId).execute();
 }
 
-/** Sorted distinct custom attribute keys stored for users of `realm`. */
-export async function attributeKeysInRealm(db: Db, realm: string): Promise<string[]> {
-  const rows = await db.selectFrom("user_attribute").select("key").distinct()
-    .where("realm", "=", realm).orderBy("key").execute();
-  return rows.map((r) => r.key);
-}
-
-/** Deletes every custom attribute of users of `realm`. */
-export async function deleteAttributesInRealm(db: Db, realm: string): Promise<number> {
-  const res = await db.deleteFrom("user_attribute").where("realm", "=", realm).executeTakeFirst();
-  return Number(res.numDeletedRows);
-}
-
-/** Number of tokens assigned to users of `realm` (token table of migration 0003_tokens). */
-export async function countTokensInRealm(db: Db, realm: string): Promise<number> {
-  const row = await db.selectFrom("token").select(sql<number>`count(*)`.as("n"))
-    .where("user_realm", "=", realm).executeTakeFirst();
-  return Number(row?.n ?? 0);
-}
-
 /** Resolver records of a realm with their priority and node, for user resolution. */
 export async function resolversOfRealm(
   db: Db,

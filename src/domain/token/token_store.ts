@@ -226,6 +226,25 @@ export async function countInRealm(db: Db, realm: string): Promise<number> {
   return Number(r.n);
 }
 
+/** Serials of the tokens without owner that have `realm` among their token realms, oldest first. */
+export async function unassignedSerialsInRealm(db: Db, realm: string): Promise<string[]> {
+  const rows = await db.selectFrom("token")
+    .innerJoin("token_realm", "token_realm.token_id", "token.id")
+    .select(["token.serial"])
+    .where("token.user_id", "=", "")
+    .where("token_realm.realm", "=", realm)
+    .orderBy("token.id")
+    .execute();
+  return rows.map((r) => r.serial);
+}
+
+/** Number of tokens assigned to users of `realm` (deleting a realm needs none). */
+export async function countOfRealmUsers(db: Db, realm: string): Promise<number> {
+  const row = await db.selectFrom("token").select(sql<number>`count(*)`.as("n"))
+    .where("user_realm", "=", realm).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** True if a token with `serial` exists. */
 export async function serialExists(db: Db, serial: string): Promise<boolean> {
   const r = await db.selectFrom("token").select("id").where("serial", "=", serial)
@@ -259,6 +278,19 @@ export async function realmsOf(db: Db, ids: number[]): Promise<Map<number, strin
     .where("token_id", "in", ids).orderBy("realm").execute();
   for (const r of rows) out.get(Number(r.token_id))!.push(r.realm);
   return out;
+}
+
+/** The token realms of one token, sorted. */
+export async function realmsOfToken(db: Db, tokenId: number): Promise<string[]> {
+  const { rows } = await runCached<{ realm: string }>(
+    db,
+    "realmsOfToken",
+    (id) =>
+      db.selectFrom("token_realm").select("realm").where("token_id", "=", id as number)
+        .orderBy("realm"),
+    [tokenId],
+  );
+  return rows.map((r) => r.realm);
 }
 
 /** Tokens plus their info and realms (one extra query each for the whole set). */
@@ -360,6 +392,20 @@ export async function deleteTokens(db: Db, ids: number[]): Promise<number> {
     await trx.deleteFrom("token_realm").where("token_id", "in", ids).execute();
     const res = await trx.deleteFrom("token").where("id", "in", ids).executeTakeFirst();
     return Number(res.numDeletedRows);
+  });
+}
+
+/**
+ * Deletes a one-time token (registration) after its use, with its info and
+ * realms; true only for the call whose statement removed the token row, so
+ * of parallel uses of one code exactly one is told it used it.
+ */
+export async function deleteUsedToken(db: Db, tokenId: number): Promise<boolean> {
+  return await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("tokeninfo").where("token_id", "=", tokenId).execute();
+    await trx.deleteFrom("token_realm").where("token_id", "=", tokenId).execute();
+    const res = await trx.deleteFrom("token").where("id", "=", tokenId).executeTakeFirst();
+    return Number(res.numDeletedRows) === 1;
   });
 }
 

@@ -95,3 +95,16 @@ export async function deleteAttributesOfUid(
     .where("resolver", "=", resolver).executeTakeFirst();
   return Number(res.numDeletedRows);
 }
+
+/** Sorted distinct custom attribute keys stored for users of `realm`. */
+export async function attributeKeysInRealm(db: Db, realm: string): Promise<string[]> {
+  const rows = await db.selectFrom("user_attribute").select("key").distinct()
+    .where("realm", "=", realm).orderBy("key").execute();
+  return rows.map((r) => r.key);
+}
+
+/** Deletes every custom attribute of users of `realm`. */
+export async function deleteAttributesInRealm(db: Db, realm: string): Promise<number> {
+  const res = await db.deleteFrom("user_attribute").where("realm", "=", realm).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

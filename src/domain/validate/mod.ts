@@ -74,12 +74,8 @@ import {
   type TypeChallengeContext,
   type TypeCheckContext,
 } from "../token/types/mod.ts";
-import {
-  countAuthAttempts,
-  deleteUsedToken,
-  realmsOfToken,
-  unassignedSerialsInRealm,
-} from "./validate_store.ts";
+import { deleteUsedToken, realmsOfToken, unassignedSerialsInRealm } from "../token/token_store.ts";
+import { countAuthAttempts } from "../audit/audit_store.ts";
 import {
   AUTH_CACHE_MESSAGE,
   isInAuthCache,
