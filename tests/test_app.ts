@@ -16,7 +16,7 @@ import { FixedClock } from "../src/lib/clock.ts";
 import { memoryLogger } from "../src/lib/logger.ts";
 import { secureRandom } from "../src/lib/random.ts";
 import type { AppEnv } from "../src/http/context.ts";
-import type { RouteRule } from "../src/http/route_rights.ts";
+import type { RouteRule } from "../src/http/rights/route_rights.ts";
 
 /** Fixed start time of test clocks: 2026-01-01T00:00:00Z. */
 export const TEST_EPOCH_MS = Date.UTC(2026, 0, 1);
@@ -64,7 +64,7 @@ export async function createTestApp(
   options: {
     configText?: string;
     deps?: Partial<Deps>;
-    /** Rights of routes the test mounts on the app (see src/http/route_rights.ts). */
+    /** Rights of routes the test mounts on the app (see src/http/rights/route_rights.ts). */
     routeRules?: Readonly<Record<string, RouteRule>>;
   } = {},
 ): Promise<TestApp> {

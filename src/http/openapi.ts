@@ -8,7 +8,7 @@
  * @module
  */
 import { VERSION } from "../version.ts";
-import { ROUTE_RIGHTS, routeKey } from "./route_rights.ts";
+import { ROUTE_RIGHTS, routeKey } from "./rights/route_rights.ts";
 
 /** A registered route, as `app.routes` lists it. */
 export interface RouteEntry {

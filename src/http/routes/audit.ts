@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
-import { requestRightValue, requestRightValues } from "../rights.ts";
+import { requestRightValue, requestRightValues } from "../rights/rights.ts";
 import { auditScopeOf, searchAudit } from "../../domain/audit/mod.ts";
 
 /** `/audit/`: search the audit log. */

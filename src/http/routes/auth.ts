@@ -8,7 +8,7 @@ import { login, loginAttemptOf, menusOf, piLogLevel } from "../../domain/auth/mo
 import { TOKEN_TYPES } from "../../domain/token/mod.ts";
 import { rightsOf, webuiSettings } from "../../domain/policy/mod.ts";
 import { loginSettings } from "../../domain/webui/mod.ts";
-import { addAuditPolicies } from "../rights.ts";
+import { addAuditPolicies } from "../rights/rights.ts";
 import { webuiRequest } from "../webui_request.ts";
 
 // the audit table's user and realm columns hold 255 characters

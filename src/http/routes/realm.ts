@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, pathParam } from "../params.ts";
-import { adminVisibleRealms } from "../rights.ts";
+import { adminVisibleRealms } from "../rights/rights.ts";
 import { missingParameter, ParameterError } from "../../errors.ts";
 import {
   deleteRealm,

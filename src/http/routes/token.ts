@@ -2,7 +2,12 @@ import { type Context, Hono } from "hono";
 import type { AppEnv, RequestTarget } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
-import { requestRightValue, requestRightValues, rightContextOf, visibleRealms } from "../rights.ts";
+import {
+  requestRightValue,
+  requestRightValues,
+  rightContextOf,
+  visibleRealms,
+} from "../rights/rights.ts";
 import { missingParameter, UserError } from "../../errors.ts";
 import {
   assignToken,

@@ -8,9 +8,9 @@ import type { Context, Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam, stringParam } from "../params.ts";
-import { visibleRealms } from "../rights.ts";
+import { visibleRealms } from "../rights/rights.ts";
 import { ParameterError } from "../../errors.ts";
-import { tokenRealmsParam } from "../route_rights.ts";
+import { tokenRealmsParam } from "../rights/route_rights.ts";
 import { loadTokenFile } from "../../domain/import/mod.ts";
 
 async function load(c: Context<AppEnv>): Promise<Response> {

@@ -3,7 +3,7 @@ import type { AppEnv, Params } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { missingParameter } from "../../errors.ts";
 import { boolParam, pathParam, requireString, stringParam } from "../params.ts";
-import { visibleRealms } from "../rights.ts";
+import { visibleRealms } from "../rights/rights.ts";
 import {
   type Caller,
   createUser,

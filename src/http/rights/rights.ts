@@ -6,7 +6,7 @@
  * @module
  */
 import type { Context } from "hono";
-import type { AppEnv, RequestTarget } from "./context.ts";
+import type { AppEnv, RequestTarget } from "../context.ts";
 import {
   adminRealmScope,
   allowedRealms,
@@ -14,9 +14,9 @@ import {
   type RightContext,
   rightValue,
   rightValues,
-} from "../domain/policy/mod.ts";
-import { getUserAttributes } from "../domain/user/mod.ts";
-import { tokenConditionData } from "../domain/token/mod.ts";
+} from "../../domain/policy/mod.ts";
+import { getUserAttributes } from "../../domain/user/mod.ts";
+import { tokenConditionData } from "../../domain/token/mod.ts";
 
 /**
  * Condition data of the request: headers, environment, parameters (no

@@ -1,13 +1,13 @@
 /**
  * The rights table: for every route of the app, who may call it and which
  * policy action it needs. {@link guard} in `guard.ts` reads it for every
- * request; `tests/http/route_rights_test.ts` walks the app's routes against
+ * request; `tests/http/rights/route_rights_test.ts` walks the app's routes against
  * it, so no route exists without an entry. A route missing here is refused
  * (fail closed).
  *
  * @module
  */
-import type { Params } from "./context.ts";
+import type { Params } from "../context.ts";
 
 /** What a request acts on; resolved before the rights decision (see `guard.ts`). */
 export type RouteObjects =

@@ -21,22 +21,22 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
-import type { AppEnv, Identity, RequestTarget } from "./context.ts";
-import { AuthError, PolicyError, ResourceNotFoundError, UserError } from "../errors.ts";
+import type { AppEnv, Identity, RequestTarget } from "../context.ts";
+import { AuthError, PolicyError, ResourceNotFoundError, UserError } from "../../errors.ts";
 import { ROUTE_RIGHTS, routeKey, type RouteRule } from "./route_rights.ts";
-import { authenticate, forceCallerParams } from "./auth.ts";
-import { pathParam, stringParam } from "./params.ts";
+import { authenticate, forceCallerParams } from "../auth.ts";
+import { pathParam, stringParam } from "../params.ts";
 import { addAuditPolicies, requestConditionData } from "./rights.ts";
-import { adminRealmScope, checkRight, type RightContext } from "../domain/policy/mod.ts";
-import { resolveUser, splitUser } from "../domain/user/mod.ts";
-import { realmsOfResolver } from "../domain/realm/mod.ts";
+import { adminRealmScope, checkRight, type RightContext } from "../../domain/policy/mod.ts";
+import { resolveUser, splitUser } from "../../domain/user/mod.ts";
+import { realmsOfResolver } from "../../domain/realm/mod.ts";
 import {
   findTokenBySerial,
   isOwner,
   TOKEN_NOT_FOUND_MESSAGE,
   type TokenWithInfo,
   USER_NOT_FOUND_MESSAGE,
-} from "../domain/token/mod.ts";
+} from "../../domain/token/mod.ts";
 
 const PATH_PARAM_REGEXP = /:([A-Za-z0-9_]+)/g;
 

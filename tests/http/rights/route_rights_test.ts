@@ -4,9 +4,9 @@
  * it needs (or why none). Unknown routes are refused by the guard.
  */
 import assert from "node:assert/strict";
-import { createTestApp, jsonOf } from "../test_app.ts";
-import { ROUTE_RIGHTS, routeKey } from "../../src/http/route_rights.ts";
-import { issueJwt } from "../../src/http/jwt.ts";
+import { createTestApp, jsonOf } from "../../test_app.ts";
+import { ROUTE_RIGHTS, routeKey } from "../../../src/http/rights/route_rights.ts";
+import { issueJwt } from "../../../src/http/jwt.ts";
 
 Deno.test("every route of the app has an entry in the rights table, and every entry a route", async () => {
   const t = await createTestApp();
