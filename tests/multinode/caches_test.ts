@@ -81,12 +81,44 @@ async function systemConfig(pair: Pair): Promise<void> {
   assert.equal((await check(b, serial, "pin" + hotp(HOTP_KEY_HEX, 3))).body.result.value, true);
 }
 
+/** A realm whose resolvers node 1 changes no longer finds its user on node 2's next request. */
+async function realmResolvers(pair: Pair): Promise<void> {
+  const [a, b] = pair.nodes;
+  const dir = await Deno.makeTempDir({ prefix: "tessera-mc-" });
+  try {
+    const tag = crypto.randomUUID().slice(0, 8);
+    const [users, others, realm] = [`mcu_${tag}`, `mco_${tag}`, `mcr_${tag}`];
+    await Deno.writeTextFile(`${dir}/users`, "carol:x:1000:1000:Carol:/home/carol:/bin/sh\n");
+    await Deno.writeTextFile(`${dir}/others`, "dave:x:1001:1001:Dave:/home/dave:/bin/sh\n");
+    for (const [name, file] of [[users, "users"], [others, "others"]]) {
+      const params = { type: "passwdresolver", fileName: `${dir}/${file}` };
+      valueOf(await admin(pair, a, "POST", `/resolver/${name}`, params));
+    }
+    valueOf(await admin(pair, a, "POST", `/realm/${realm}`, { resolvers: users }));
+    const serial = await enrolHotp(pair, a);
+    const assign = { serial, user: "carol", realm };
+    valueOf(await admin(pair, a, "POST", "/token/assign", assign));
+    const byUser = (pass: string) =>
+      api(b, "POST", "/validate/check", { params: { user: "carol", realm, pass } });
+    assert.equal(valueOf(await byUser(hotp(HOTP_KEY_HEX, 0))), true);
+    valueOf(await admin(pair, a, "POST", `/realm/${realm}`, { resolvers: others }));
+    const gone = await byUser(hotp(HOTP_KEY_HEX, 1));
+    assert.equal(gone.status, 400, "carol is no user of the realm since node 1");
+    assert.match(gone.body.result.error.message, /User <carol@mcr_\w+> does not exist/);
+    valueOf(await admin(pair, a, "POST", `/realm/${realm}`, { resolvers: users }));
+    assert.equal(valueOf(await byUser(hotp(HOTP_KEY_HEX, 2))), true, "and again since node 1");
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
 const SCENARIOS: [string, (pair: Pair) => Promise<void>][] = [
   [
     "an event definition added or disabled on node 1 counts on node 2's next request",
     eventDefinitions,
   ],
   ["a system setting changed on node 1 counts on node 2's next request", systemConfig],
+  ["a realm's resolvers changed on node 1 count on node 2's next request", realmResolvers],
 ];
 
 Deno.test({

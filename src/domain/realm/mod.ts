@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { EpochCache } from "../../db/direct.ts";
 import type { Deps } from "../../deps.ts";
 import { AppError, ParameterError, ResourceNotFoundError, UserError } from "../../errors.ts";
 import * as resolverStore from "../resolver/resolver_store.ts";
@@ -242,21 +241,31 @@ export async function realmNames(deps: Deps): Promise<string[]> {
 }
 
 /** Resolvers of a realm in lookup order (spec 03 §4), for nodes other than pinned ones. */
-export function orderedResolversOfRealm(
+export async function orderedResolversOfRealm(
   deps: Deps,
   realm: string,
 ): Promise<readonly RealmResolver[]> {
-  const name = normaliseRealmName(realm);
-  return resolverLists.get(deps.db, name, async () => Object.freeze(await loadOrdered(deps, name)));
+  const entries = await store.currentResolversOfRealm(deps.db, normaliseRealmName(realm));
+  const known = orderedLists.get(entries);
+  if (known !== undefined && known.node === deps.nodeName) return known.list;
+  const list = Object.freeze(inLookupOrder(entries, deps.nodeName));
+  orderedLists.set(entries, { node: deps.nodeName, list });
+  return list;
 }
 
 type RealmResolver = { record: resolverStore.ResolverRecord; priority: number | null };
-// read by every /validate/check; shared between requests, never mutated
-const resolverLists = new EpochCache<string, readonly RealmResolver[]>();
+// a pure memo: the lookup order of one frozen list of the realm store (by identity) for one
+// node; read by every /validate/check, shared between requests, never mutated
+const orderedLists = new WeakMap<
+  readonly store.RealmResolverEntry[],
+  { node: string; list: readonly RealmResolver[] }
+>();
 
-async function loadOrdered(deps: Deps, name: string): Promise<RealmResolver[]> {
-  const rows = await store.resolversOfRealm(deps.db, name);
-  const mine = rows.filter((r) => r.node === "" || r.node === deps.nodeName);
+function inLookupOrder(
+  rows: readonly store.RealmResolverEntry[],
+  nodeName: string,
+): RealmResolver[] {
+  const mine = rows.filter((r) => r.node === "" || r.node === nodeName);
   // a node-pinned entry for this node replaces the general entry of the same resolver
   const byResolver = new Map<string, (typeof mine)[number]>();
   for (const r of mine) {

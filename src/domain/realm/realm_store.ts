@@ -1,10 +1,16 @@
 /**
  * Storage of realms, their resolver lists and realm-wide checks.
  *
+ * Cache rule ({@link currentResolversOfRealm}): a realm's resolver list is used
+ * while the database's epoch is the one it was read under (db/direct.ts: every
+ * committed write to `realm`, `realm_resolver` or `resolver`, on any process
+ * or node, moves it; a request reads it afresh at its start).
+ *
  * @module
  */
 import { sql } from "kysely";
 import { runCached } from "../../db/compiled.ts";
+import { EpochCache } from "../../db/direct.ts";
 import type { Db } from "../../db/schema.ts";
 import type { ResolverRecord } from "../resolver/resolver_store.ts";
 
@@ -172,6 +178,32 @@ export async function resolversOfRealm(
     priority: r.priority === null ? null : Number(r.priority),
     node: r.node,
   }));
+}
+
+/** One resolver of a realm as stored: the record, its priority and its node ("" for all). */
+export interface RealmResolverEntry {
+  readonly record: ResolverRecord;
+  readonly priority: number | null;
+  readonly node: string;
+}
+
+// see the module doc for when an entry is used
+const currentResolverLists = new EpochCache<string, readonly RealmResolverEntry[]>();
+
+/**
+ * The resolvers of realm `realm` with priority and node, while they are
+ * current (see the module doc): the same frozen list as long as nothing
+ * changed, so callers may derive from it once.
+ */
+export function currentResolversOfRealm(
+  db: Db,
+  realm: string,
+): Promise<readonly RealmResolverEntry[]> {
+  return currentResolverLists.get(
+    db,
+    realm,
+    async () => Object.freeze((await resolversOfRealm(db, realm)).map((r) => Object.freeze(r))),
+  );
 }
 
 interface ResolverRow {
