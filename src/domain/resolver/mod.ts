@@ -8,6 +8,13 @@ import type { Deps } from "../../deps.ts";
 import { ConfigAdminError, ParameterError, ResolverError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.ts";
 import { checkCaFile, LDAP_DEFAULTS, ldapResolver, parseLdapConfig } from "./ldap.ts";
+import {
+  HTTP_DEFAULTS,
+  HTTP_DICT_KEYS,
+  HTTP_PASSWORD_TARGETS,
+  httpResolver,
+  type HttpUserStore,
+} from "./http.ts";
 import { checkPasswdFile, passwdResolver } from "./passwd.ts";
 import { resolveDataPath } from "./paths.ts";
 import {
@@ -19,6 +26,13 @@ import {
   type SqlResolverConfig,
 } from "./sql.ts";
 import * as store from "./resolver_store.ts";
+import {
+  checkSecretTargets,
+  isTrueText,
+  mapSubSecrets,
+  objectOf,
+  subSecrets,
+} from "./config_secrets.ts";
 import type { UserResolver } from "./types.ts";
 
 export type { ResolverTestResult, UserInfo, UserListEntry, UserResolver } from "./types.ts";
@@ -46,12 +60,32 @@ export {
 /** Resolver and realm names (spec 03 §1). */
 export const NAME_REGEXP = /^[A-Za-z0-9_\-.]{1,255}$/;
 
+/** What mod.ts knows of a resolver type. */
+interface TypeInfo {
+  /** Secret keys; `key.sub` is a secret inside the JSON object stored under `key`. */
+  secrets: string[];
+  defaults: Record<string, unknown>;
+  /** Keys holding JSON objects, listed as objects. */
+  dicts?: string[];
+  /** Per secret: the keys that decide where it is sent (a stored secret is not kept when they change). */
+  secretTargets?: Record<string, string[]>;
+}
+
 /** Resolver types Tessera implements, with their secret keys and defaults. */
-const TYPES: Record<string, { secrets: string[]; defaults: Record<string, string> }> = {
+const TYPES: Record<string, TypeInfo> = {
   passwdresolver: { secrets: [], defaults: { fileName: "/etc/passwd" } },
   sqlresolver: { secrets: ["Password"], defaults: SQL_DEFAULTS },
   ldapresolver: { secrets: ["BINDPW"], defaults: LDAP_DEFAULTS },
+  httpresolver: {
+    secrets: ["password"],
+    defaults: HTTP_DEFAULTS,
+    dicts: HTTP_DICT_KEYS,
+    secretTargets: { password: HTTP_PASSWORD_TARGETS },
+  },
 };
+
+/** Types whose `Editable` flag makes them editable (privacyIDEA reads `Editable` or `EDITABLE`). */
+const EDITABLE_KEY_TYPES = new Set(["sqlresolver", "httpresolver"]);
 
 /** Parameters that are never part of a resolver's configuration. */
 const NOT_CONFIG = new Set(["type", "resolver", "resolvername", "nonce"]);
@@ -62,10 +96,10 @@ export interface ResolverListEntry {
   resolvername: string;
   type: string;
   censor_keys: string[];
-  data: Record<string, string>;
+  data: Record<string, unknown>;
 }
 
-function knownType(type: string): { secrets: string[]; defaults: Record<string, string> } {
+function knownType(type: string): TypeInfo {
   const t = TYPES[type];
   if (!t) {
     throw new ResolverError(
@@ -84,7 +118,7 @@ function checkName(name: string): void {
 }
 
 function isEditable(rec: { type: string; config: Record<string, string> }): boolean {
-  const flag = rec.type === "sqlresolver"
+  const flag = EDITABLE_KEY_TYPES.has(rec.type)
     ? rec.config.Editable
     : rec.type === "ldapresolver"
     ? rec.config.EDITABLE
@@ -93,10 +127,21 @@ function isEditable(rec: { type: string; config: Record<string, string> }): bool
 }
 
 function censored(rec: store.ResolverRecord): ResolverListEntry {
-  const secrets = knownType(rec.type).secrets;
-  const data: Record<string, string> = {};
+  const { secrets, dicts } = knownType(rec.type);
+  const data: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(rec.config)) {
     data[k] = secrets.includes(k) && v !== "" ? CENSORED : v;
+    // JSON objects are listed as objects (text that is no JSON object stays text)
+    const obj = dicts?.includes(k) || (k === "headers" && dicts && isTrueText(rec.config.advanced))
+      ? objectOf(v)
+      : undefined;
+    if (obj) data[k] = obj;
+  }
+  for (const [key, sub] of subSecrets(secrets)) {
+    const obj = objectOf(rec.config[key]);
+    if (obj && typeof obj[sub] === "string" && obj[sub] !== "") {
+      data[key] = { ...(objectOf(data[key]) ?? obj), [sub]: CENSORED };
+    }
   }
   return { resolvername: rec.name, type: rec.type, censor_keys: secrets, data };
 }
@@ -157,7 +202,12 @@ function mergeConfig(
       if (!(k in stored)) delete out[k];
     } else out[k] = v;
   }
-  return out;
+  // "__CENSORED__" inside a JSON object value keeps the stored sub-value too
+  return mapSubSecrets(out, secrets, (value, key, sub) => {
+    if (value !== CENSORED) return value;
+    const old = objectOf(stored[key])?.[sub];
+    return typeof old === "string" ? old : undefined;
+  });
 }
 
 function decryptConfig(deps: Deps, rec: { type: string; config: Record<string, string> }) {
@@ -166,7 +216,11 @@ function decryptConfig(deps: Deps, rec: { type: string; config: Record<string, s
   for (const [k, v] of Object.entries(rec.config)) {
     out[k] = secrets.includes(k) && isEncrypted(v) ? decryptSecretText(deps.keys.config, v) : v;
   }
-  return out;
+  return mapSubSecrets(
+    out,
+    secrets,
+    (v) => isEncrypted(v) ? decryptSecretText(deps.keys.config, v) : v,
+  );
 }
 
 function encryptConfig(deps: Deps, type: string, config: Record<string, string>) {
@@ -177,7 +231,11 @@ function encryptConfig(deps: Deps, type: string, config: Record<string, string>)
       ? encryptSecret(deps.keys.config, v, deps.random)
       : v;
   }
-  return out;
+  return mapSubSecrets(
+    out,
+    secrets,
+    (v) => isEncrypted(v) || v === "" ? v : encryptSecret(deps.keys.config, v, deps.random),
+  );
 }
 
 /**
@@ -192,6 +250,7 @@ async function validateConfig(
   options: { isCreating: boolean },
 ): Promise<void> {
   const built = buildInstance(deps, { name, type, config, updatedAt: 0 });
+  if (built.problem) throw built.problem;
   await checkStoreFile(deps, name, type, built, { isSaving: true, ...options });
 }
 
@@ -203,6 +262,7 @@ async function checkStoreFile(
   built: Built,
   options: { isSaving?: boolean; isCreating?: boolean } = {},
 ): Promise<void> {
+  if (built.check) await built.check();
   if (built.sql) {
     checkSqlStore(name, built.sql, deps.config, {
       isCreating: options.isCreating,
@@ -241,7 +301,14 @@ async function saveResolverOnce(
         `Cannot save resolver "${name}": resolver with similar name and other type already exists`,
       );
     }
-    const merged = mergeConfig(decryptConfig(deps, existing), config, secrets);
+    const stored = decryptConfig(deps, existing);
+    const merged = mergeConfig(stored, config, secrets);
+    checkSecretTargets(
+      TYPES[input.type]?.secretTargets,
+      stored,
+      merged,
+      (k) => config[k] === undefined || config[k] === CENSORED,
+    );
     await validateConfig(deps, name, input.type, merged, { isCreating: false });
     await store.updateResolver(deps.db, existing.id, {
       config: encryptConfig(deps, input.type, merged),
@@ -304,12 +371,18 @@ export async function testResolver(
       if (k in base) merged[k] = base[k];
     } else if (v !== "") merged[k] = v;
   }
+  checkSecretTargets(TYPES[input.type]?.secretTargets, base, merged, (k) => config[k] === CENSORED);
+  const tested = mapSubSecrets(merged, secrets, (value, key, sub) => {
+    if (value !== CENSORED) return value;
+    const old = objectOf(base[key])?.[sub];
+    return typeof old === "string" ? old : undefined;
+  });
   let built: Built;
   try {
     built = buildInstance(deps, {
       name: input.resolver ?? "test",
       type: input.type,
-      config: merged,
+      config: tested,
       updatedAt: -1,
     });
   } catch (err) {
@@ -321,7 +394,7 @@ export async function testResolver(
 }
 
 /** `GET /resolver/<type>/default`: the default configuration of a type. */
-export function resolverDefaults(type: string): Record<string, string> {
+export function resolverDefaults(type: string): Record<string, unknown> {
   return { ...knownType(type).defaults };
 }
 
@@ -331,6 +404,10 @@ interface Built {
   file?: string;
   /** A sqlresolver's parsed configuration. */
   sql?: SqlResolverConfig;
+  /** Why the configuration cannot work (saving it is refused). */
+  problem?: Error;
+  /** Checks the files the configuration names (on save and test). */
+  check?: () => Promise<void>;
 }
 
 function buildInstance(
@@ -370,9 +447,26 @@ function buildInstance(
       // the CA file is the one file an LDAP resolver reads
       return { instance, file: cfg.server.tlsCaFile };
     }
+    case "httpresolver":
+      return httpBuilt(httpResolver(httpOptions(deps, rec)));
     default:
       throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);
   }
+}
+
+function httpOptions(deps: Deps, rec: { name: string; config: Record<string, string> }) {
+  return {
+    name: rec.name,
+    config: rec.config,
+    now: () => deps.clock.now(),
+    log: deps.log,
+    appConfig: deps.config,
+    random: deps.random,
+  };
+}
+
+function httpBuilt(instance: HttpUserStore): Built {
+  return { instance, problem: instance.problem, check: () => instance.checkFiles() };
 }
 
 /** The instance of a stored resolver, or undefined when no such resolver exists. */

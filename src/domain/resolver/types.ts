@@ -48,8 +48,11 @@ export interface UserResolver {
   getUserAttributes?(uid: string): Promise<UserListEntry | undefined>;
   /** Users matching every search field (`*` wildcard); unknown fields give []. */
   getUserList(search: Record<string, string>): Promise<UserListEntry[]>;
-  /** Checks a password; false for unknown users and unusable hashes. */
-  checkPass(uid: string, password: string): Promise<boolean>;
+  /**
+   * Checks a password; false for unknown users and unusable hashes. `login` is
+   * the name the user logged in with (HTTP-family stores send it).
+   */
+  checkPass(uid: string, password: string, login?: string): Promise<boolean>;
   /** Creates a user (editable stores only); returns the new uid. */
   addUser(attributes: Record<string, string>, password?: string): Promise<string>;
   /** Updates a user (editable stores only); returns whether a row changed. */

@@ -153,7 +153,7 @@ export async function checkUserPassword(
   password: string,
 ): Promise<boolean> {
   const inst = await getResolver(deps, ref.resolver);
-  return inst ? await inst.checkPass(ref.uid, password) : false;
+  return inst ? await inst.checkPass(ref.uid, password, ref.login) : false;
 }
 
 /** Name of the default realm, if any. */
