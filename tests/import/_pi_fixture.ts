@@ -2,7 +2,9 @@
  * A privacyIDEA installation built by the tests from spec 12's formats and
  * test vectors: its database (SQLite file, a PostgreSQL database or a
  * MariaDB/MySQL database) with the tables of §4, and its `encKey` (bytes
- * 00…5f, §6). The schema is privacyIDEA 3.12's.
+ * 00…5f, §6). The schema is privacyIDEA 3.12's, or with `version: "3.13"`
+ * 3.13's (spec 17 §4: the new SMTP columns, a BIGINT audit id with a wider
+ * signature, a description row without text, JSON challenge data).
  *
  * @module
  */
@@ -107,14 +109,38 @@ const TABLES_312 = [
   `create table alembic_version (version_num varchar(32) not null primary key)`,
 ];
 
-/** The alembic head of the schema (spec 17 §4). */
-const REVISION = { "3.12": "1c48d4ffb8c3" } as const;
+/**
+ * privacyIDEA 3.13.3's schema: 3.12's with the four revisions of spec 17 §4, as an upgrade
+ * leaves it (migration b637a1eeeeeb adds the SMTP columns nullable).
+ */
+const TABLES_313 = [
+  ...TABLES_312.filter((t) => !/^create table (smtpserver|pidea_audit) /.test(t)),
+  `create table smtpserver (id integer primary key, identifier varchar(255), server varchar(255),
+    port integer, username varchar(255), password varchar(255), sender varchar(255), tls boolean,
+    description varchar(2000), timeout integer, enqueue_job boolean,
+    smime boolean, dont_send_on_error boolean,
+    private_key varchar(255), certificate varchar(255), private_key_password varchar(255))`,
+  // BIGINT except on SQLite, whose autoincrement needs INTEGER (056b6642ff5d, 06b105a4f941)
+  `create table pidea_audit (id bigint primary key, action varchar(50), signature varchar(1100))`,
+  `create table challenge (id integer primary key, transaction_id varchar(64), data varchar(512),
+    challenge text, "session" varchar(512), serial varchar(40), timestamp timestamp,
+    expiration timestamp, received_count integer, otp_valid boolean)`,
+];
+
+/** The alembic heads of the two schemas (spec 17 §4). */
+const REVISION = { "3.12": "1c48d4ffb8c3", "3.13": "b1a2c3d4e5f6" } as const;
 
 /** Which privacyIDEA release's schema a fixture database has. */
 export type PiVersion = keyof typeof REVISION;
 
-function tablesOf(engine: "sqlite" | "postgres" | "mysql"): string[] {
-  return engine === "mysql" ? TABLES_312.map(mysqlDdl) : TABLES_312;
+function tablesOf(version: PiVersion, engine: "sqlite" | "postgres" | "mysql"): string[] {
+  const list = version === "3.13" ? TABLES_313 : TABLES_312;
+  if (engine === "sqlite") {
+    // SQLite's rowid alias must be INTEGER (the audit id stays one there)
+    return list.map((t) => t.replace("id bigint primary key", "id integer primary key"));
+  }
+  if (engine === "postgres") return list;
+  return list.map(mysqlDdl);
 }
 
 /**
@@ -366,7 +392,78 @@ async function rowsOf(
     pidea_audit: [{ id: 1, action: "POST /token/init", signature: "rsa_sha256_pss:00" }],
     alembic_version: [{ version_num: REVISION[version] }],
   };
+  if (version === "3.13") add313(rows, nowMs);
   return { rows, fixture: { passwdFile, hostsFile, totpLastStep } };
+}
+
+/** What a privacyIDEA 3.13 installation holds beyond 3.12's rows (spec 17 §4). */
+function add313(rows: Rows, nowMs: number): void {
+  const smimeOff = {
+    smime: false,
+    dont_send_on_error: false,
+    private_key: "",
+    certificate: "",
+    private_key_password: "",
+  };
+  rows.smtpserver = [
+    { ...rows.smtpserver[0], ...smimeOff },
+    {
+      ...rows.smtpserver[0],
+      ...smimeOff,
+      id: 2,
+      identifier: "mail-signed",
+      smime: true,
+      dont_send_on_error: true,
+      private_key: "/etc/privacyidea/smime/key.pem",
+      certificate: "/etc/privacyidea/smime/cert.pem",
+      private_key_password: piEncrypt(1, "1f1e1d1c1b1a19181716151413121110", "key-password"),
+    },
+    // a row the migration left NULL: the model's NOT NULL default false applies
+    { ...rows.smtpserver[0], ...smimeOff, id: 3, identifier: "mail-null", smime: null },
+  ];
+  // set_policy writes a description row even without a description
+  rows.description = [
+    ...rows.description,
+    { id: 2, object_id: 2, object_type: "policy", description: null },
+  ];
+  // a BIGINT id beyond 2^32 and a 4096-bit RSA signature (1028 characters)
+  rows.pidea_audit = [
+    ...rows.pidea_audit,
+    {
+      id: 5_000_000_000,
+      action: "POST /validate/check",
+      signature: `rsa_sha256_pss:${"ab".repeat(507)}`,
+    },
+  ];
+  const at = (offsetMs: number) =>
+    new Date(nowMs + offsetMs).toISOString().replace("T", " ").replace(/\.\d+Z$/, "");
+  // push and FIDO2 challenges carry JSON data in 3.13; a 3.12 row keeps its plain text
+  rows.challenge = [
+    {
+      id: 1,
+      transaction_id: "01234567890123456789",
+      data: '{"type": "push", "mode": "code_to_phone", "smartphone_confirmed": false}',
+      challenge: "3j2k4l5m",
+      session: "",
+      serial: "HOTP0001",
+      timestamp: at(-10_000),
+      expiration: at(110_000),
+      received_count: 0,
+      otp_valid: false,
+    },
+    {
+      id: 2,
+      transaction_id: "98765432109876543210",
+      data: "sms",
+      challenge: "",
+      session: "",
+      serial: "TOTP0001",
+      timestamp: at(-20_000),
+      expiration: at(100_000),
+      received_count: 0,
+      otp_valid: false,
+    },
+  ];
 }
 
 /** Options of the fixture builders. */
@@ -385,7 +482,7 @@ export async function createPiSqlite(
   const { rows, fixture } = await rowsOf(dir, nowMs, version);
   const path = `${dir}/privacyidea.db`;
   const db = new DatabaseSync(path);
-  for (const ddl of tablesOf("sqlite")) db.exec(ddl);
+  for (const ddl of tablesOf(version, "sqlite")) db.exec(ddl);
   for (const [table, list] of Object.entries(rows)) {
     for (const r of list) {
       const cols = Object.keys(r);
@@ -423,7 +520,7 @@ export async function createPiPostgres(
   const client = new pg.Client({ connectionString: u.toString() });
   await client.connect();
   try {
-    for (const ddl of tablesOf("postgres")) await client.query(ddl);
+    for (const ddl of tablesOf(version, "postgres")) await client.query(ddl);
     for (const [table, list] of Object.entries(rows)) {
       for (const r of list) {
         const cols = Object.keys(r);
@@ -474,7 +571,7 @@ export async function createPiMysql(
     charset: "utf8mb4",
   });
   try {
-    for (const ddl of tablesOf("mysql")) await conn.query(ddl);
+    for (const ddl of tablesOf(version, "mysql")) await conn.query(ddl);
     for (const [table, list] of Object.entries(rows)) {
       for (const r of list) {
         const cols = Object.keys(r);

@@ -427,10 +427,17 @@ function smtpItems(t: Tables, secrets: Secrets): Item[] {
       : /^[0-9a-f]{32}:[0-9a-f]+$/.test(raw)
       ? secrets.password(`SMTP server ${identifier}`, raw)
       : raw;
+    // privacyIDEA 3.13 signs a server's mail with S/MIME when `smime` is set (spec 17 §4)
+    const isSmime = bool(r.smime);
     return {
       kind: "SMTP servers",
       name: identifier,
       exists: async (deps) => (await smtpServerIds(deps)).includes(identifier),
+      refusal: () =>
+        isSmime
+          ? "S/MIME signing (smime), which Tessera does not have: privacyIDEA signed this " +
+            `server's mail${bool(r.dont_send_on_error) ? " and sent none unsigned" : ""}`
+          : undefined,
       write: async (deps) => {
         if (password === undefined) {
           throw new ParameterError("its password could not be decrypted");
@@ -630,6 +637,7 @@ function machineTokenWork(
 }
 
 const NOT_CARRIED: [PiTable, string][] = [
+  ["challenge", "pending challenges (logins waiting for their second step start again)"],
   ["tokengroup", "token groups"],
   ["tokencontainer", "token containers"],
   ["smsgateway", "SMS gateways"],

@@ -60,6 +60,7 @@ export const PI_TABLES = [
   "customuserattribute",
   "serviceid",
   "pidea_audit",
+  "challenge",
   "alembic_version",
 ] as const;
 
