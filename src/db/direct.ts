@@ -216,23 +216,46 @@ export function cacheLookups(): { hits: number; misses: number } {
 /** Bound on entries per cache and database; a full cache starts over. */
 const MAX_ENTRIES = 1000;
 
+/** Options of an {@link EpochCache}. */
+export interface EpochCacheOptions {
+  /**
+   * The values are read from the token tables (`token`, `tokeninfo`,
+   * `token_realm`) too: they are kept only where those tables have an epoch
+   * (the token epoch of SQLite's direct path) and while it is current.
+   * Elsewhere (PostgreSQL: the token tables move no `cache_epoch`) every
+   * call loads.
+   */
+  readsTokenTables?: boolean;
+}
+
 /**
  * Values loaded from the database, kept per database handle until its epoch
  * moves. Values are shared between requests: callers must not mutate them.
  */
 export class EpochCache<K, V> {
-  readonly #byDb = new WeakMap<object, Map<K, { epoch: number; value: V }>>();
+  readonly #byDb = new WeakMap<
+    object,
+    Map<K, { epoch: number; tokenEpoch: number; value: V }>
+  >();
+  readonly #readsTokenTables: boolean;
+
+  constructor(options: EpochCacheOptions = {}) {
+    this.#readsTokenTables = options.readsTokenTables ?? false;
+  }
 
   /** The cached value of `key`, or what `load` returns (then cached). */
   async get(db: object, key: K, load: () => Promise<V>): Promise<V> {
     const access = attached.get(db);
     const source = access === undefined ? sources.get(db) : undefined;
-    if (access === undefined && source === undefined) return await load();
+    if (access === undefined && (source === undefined || this.#readsTokenTables)) {
+      return await load();
+    }
     // taken before loading: a write that lands while loading moves it again
     const epoch = access !== undefined ? access.epoch() : await source!.epoch();
+    const tokenEpoch = this.#readsTokenTables ? access!.tokenEpoch() : 0;
     let entries = this.#byDb.get(db);
     const hit = entries?.get(key);
-    if (hit !== undefined && hit.epoch === epoch) {
+    if (hit !== undefined && hit.epoch === epoch && hit.tokenEpoch === tokenEpoch) {
       hits++;
       return hit.value;
     }
@@ -240,7 +263,7 @@ export class EpochCache<K, V> {
     const value = await load();
     if (entries === undefined) this.#byDb.set(db, entries = new Map());
     if (entries.size >= MAX_ENTRIES && !entries.has(key)) entries.clear();
-    entries.set(key, { epoch, value });
+    entries.set(key, { epoch, tokenEpoch, value });
     return value;
   }
 }

@@ -323,3 +323,31 @@ Deno.test("TOKEN_WRITE: writes to the token tables move the token epoch, nothing
   for (const sql of moves) assert.ok(TOKEN_WRITE.test(sql), sql);
   for (const sql of keeps) assert.ok(!TOKEN_WRITE.test(sql), sql);
 });
+
+Deno.test("EpochCache readsTokenTables: reloads after a token write, keeps after a counter write the token cache patches", async () => {
+  await withTwoConnections(async (a, b) => {
+    const cache = new EpochCache<string, number>({ readsTokenTables: true });
+    let loads = 0;
+    const read = () => cache.get(a, "n", () => Promise.resolve(++loads));
+    await read();
+    await read();
+    assert.equal(loads, 1, "kept while nothing changed");
+    // a quiet write (it keeps the epoch) to the token table moves the token epoch
+    await sql`update "token" set "active" = 0 where "id" = -1`.execute(a);
+    await read();
+    assert.equal(loads, 2, "reloaded after a write to the token table");
+    // the check path's own counter write, whose effect the token cache patches itself
+    const direct = directOf(a)!;
+    const res = direct.execute(`update "token" set "count" = 1 where "id" = -1`, [], {
+      keepsTokenCache: true,
+    });
+    await res.committed;
+    await read();
+    assert.equal(loads, 2, "a keepsTokenCache write keeps it");
+    // another process's commit (any: data_version counts commits that changed something)
+    sqliteConnectionOf(b)!.raw.exec(`insert into "config" ("key", "value") values ('k', 'v')`);
+    beginRequest(a);
+    await read();
+    assert.equal(loads, 3, "another connection's commit, seen at the next request");
+  });
+});

@@ -7,7 +7,7 @@ import {
   signedFile,
   TEST_VENDOR,
 } from "../fixtures/subscription_keys.ts";
-import { clearUsersCache, listSubscriptions } from "../../src/domain/subscription/mod.ts";
+import { listSubscriptions } from "../../src/domain/subscription/mod.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { NETKNIGHTS_DEMO_FILE, NETKNIGHTS_PEM } from "../fixtures/netknights_subscription.ts";
 
@@ -262,7 +262,6 @@ async function exceededSetup(configText: string): Promise<TestApp> {
   await upload(t, await signedFile({ num_tokens: 2 }));
   await addOwnedTokens(t.deps.db, ["u1", "u2", "u3"]);
   await t.adminToken();
-  clearUsersCache(t.deps.db);
   return t;
 }
 
@@ -417,7 +416,6 @@ Deno.test("usage counts follow tokens enrolled and disabled through the token AP
   // a token without owner does not count
   const free = await jsonOf(await t.asAdmin("POST", "/token/init", { body: { type: "spass" } }));
   assert.equal(free.status, 200);
-  clearUsersCache(t.deps.db);
   let [s] = (await jsonOf(await t.asAdmin("GET", "/subscriptions/"))).body.result.value;
   assert.equal(s.active_tokens, 3);
   assert.equal(s.active_users, 2);
@@ -469,7 +467,6 @@ Deno.test("POST /auth reports subscription_status 0 within the free tier and 1 o
   assert.equal(v.subscription_status, 1);
   assert.equal(v.subscription_status_push, 0, "only push tokens count for the app");
   await upload(t, await signedFile({ application: "privacyidea" }));
-  clearUsersCache(t.deps.db);
   v = await login();
   assert.equal(v.subscription_status, 3);
   await t.close();

@@ -18,7 +18,6 @@ import { subscriptionStatus } from "./runtime.ts";
 
 export {
   checkSubscription,
-  clearUsersCache,
   FREE_TIER,
   meterClientRequest,
   meteredApplication,
@@ -80,7 +79,7 @@ export async function listSubscriptions(
 ): Promise<SubscriptionView[]> {
   const subs = await store.findSubscriptions(deps.db, application);
   if (subs.length === 0) return [];
-  // fresh counts for the admin (the runtime check uses a short-lived cache)
+  // counted afresh for the admin (the runtime check reads the store's count, exact as well)
   const [activeTokens, activeUsers] = await Promise.all([
     store.countActiveAssignedTokens(deps.db),
     store.countActiveTokenUsers(deps.db),

@@ -6,7 +6,6 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import type { Db } from "../../db/schema.ts";
 import type { Random } from "../../lib/random.ts";
 import { parseUserAgent } from "../../lib/percent.ts";
 import { SubscriptionError } from "../../errors.ts";
@@ -87,30 +86,6 @@ export function expiredRefusalProbability(days: number): number {
   return days <= 0 ? 0 : 0.2 + 0.3 * (days - 14) / 30;
 }
 
-const USERS_CACHE_MS = 10_000;
-const usersCache = new WeakMap<Db, { at: number; value: Promise<number> }>();
-
-/**
- * Users with active tokens, cached per database handle for ten seconds: the
- * count scans the token table (about 7 ms for 10 000 tokens on SQLite), which a
- * busy metered client must not pay per request. The refusal is probabilistic
- * anyway; no correctness depends on the cache.
- */
-export function activeTokenUsers(deps: Deps): Promise<number> {
-  const now = deps.clock.now();
-  const hit = usersCache.get(deps.db);
-  if (hit && now - hit.at >= 0 && now - hit.at < USERS_CACHE_MS) return hit.value;
-  const value = store.countActiveTokenUsers(deps.db);
-  usersCache.set(deps.db, { at: now, value });
-  value.catch(() => usersCache.delete(deps.db));
-  return value;
-}
-
-/** Forgets the cached user count (tests, and after bulk token changes). */
-export function clearUsersCache(db: Db): void {
-  usersCache.delete(db);
-}
-
 /** Re-verifies a stored subscription's signature; throws the §3.3 errors. */
 export async function verifyStoredSubscription(
   deps: Deps,
@@ -147,7 +122,7 @@ export async function checkSubscription(
   if (free === undefined) return;
   const subs = await store.findSubscriptions(deps.db, application);
   if (subs.length === 0) {
-    const users = await activeTokenUsers(deps);
+    const users = await store.activeTokenUsers(deps.db);
     if (exceededDraw(deps.random, users, free)) {
       throw subscriptionError(NO_SUBSCRIPTION, application);
     }
@@ -164,7 +139,7 @@ export async function checkSubscription(
     return;
   }
   await verifyStoredSubscription(deps, sub);
-  const users = await activeTokenUsers(deps);
+  const users = await store.activeTokenUsers(deps.db);
   if (exceededDraw(deps.random, users, sub.num_tokens)) {
     throw subscriptionError(EXCEEDED, application);
   }

@@ -1,9 +1,17 @@
 /**
  * SQL for subscriptions and the token counts they are measured against.
  *
+ * Cache rule ({@link activeTokenUsers}, read by every metered request): the
+ * number of users with active tokens is used while the database's epoch and
+ * token epoch are the ones it was counted under (db/direct.ts: on SQLite every
+ * write to the token tables but the check path's counter and info writes, and
+ * every commit of another process, read at the start of each request, moves
+ * them). PostgreSQL's token tables move no epoch: there every call counts.
+ *
  * @module
  */
 import { sql } from "kysely";
+import { EpochCache } from "../../db/direct.ts";
 import type { Db } from "../../db/schema.ts";
 import type { SubscriptionData } from "./file.ts";
 import { SIGNED_FIELDS } from "./signature.ts";
@@ -84,6 +92,14 @@ export async function countActiveTokenUsers(db: Db): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+// see the module doc for when the count is used
+const activeUsers = new EpochCache<"activeUsers", number>({ readsTokenTables: true });
+
+/** Users with active tokens, kept while the token tables are unchanged (see the module doc). */
+export function activeTokenUsers(db: Db): Promise<number> {
+  return activeUsers.get(db, "activeUsers", () => countActiveTokenUsers(db));
 }
 
 /** Number of active, assigned tokens, optionally of one type. */

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import {
   checkSubscription,
-  clearUsersCache,
   meterClientRequest,
   meteredApplication,
   subscriptionStatus,
@@ -33,7 +32,6 @@ async function appWithKey(): Promise<TestApp> {
 async function refusal(t: TestApp, application: string, draws: number[]): Promise<string | null> {
   const random = scriptedRandom(draws);
   t.deps.random = random;
-  clearUsersCache(t.deps.db);
   try {
     await checkSubscription(t.deps, application);
     return null;
@@ -114,6 +112,22 @@ Deno.test("exceeded: num_tokens=2 with 3 users refuses on a draw of 3, passes on
   await t.close();
 });
 
+Deno.test("a token disabled or deleted no longer counts for the very next metered check", async () => {
+  const t = await appWithKey();
+  await uploadSubscription(t.deps, await signedFile({ num_tokens: 2 }));
+  await addOwnedTokens(t.deps.db, ["u1", "u2", "u3"]);
+  const exceeded =
+    "SubscriptionError('Too many users with assigned tokens. Subscription exceeded.', application=demo_application)";
+  assert.equal(await refusal(t, "demo_application", [3]), exceeded);
+  await t.deps.db.updateTable("token").set({ active: 0 }).where("user_id", "=", "u3").execute();
+  assert.equal(await refusal(t, "demo_application", [3]), null, "u3's token was disabled");
+  await t.deps.db.updateTable("token").set({ active: 1 }).where("user_id", "=", "u3").execute();
+  assert.equal(await refusal(t, "demo_application", [3]), exceeded, "and enabled again");
+  await t.deps.db.deleteFrom("token").where("user_id", "=", "u2").execute();
+  assert.equal(await refusal(t, "demo_application", [3]), null, "u2's token was deleted");
+  await t.close();
+});
+
 Deno.test("inactive and unassigned tokens do not count as users", async () => {
   const t = await appWithKey();
   await uploadSubscription(t.deps, await signedFile({ num_tokens: 2 }));
@@ -174,7 +188,6 @@ Deno.test("subscriptionStatus gives 0 within the free tier, 1 without, 2 failing
   assert.equal(await subscriptionStatus(t.deps), 1);
   assert.equal(await subscriptionStatus(t.deps, "privacyidea", { tokenType: "push" }), 0);
   await uploadSubscription(t.deps, await signedFile({ application: "privacyidea" }));
-  clearUsersCache(t.deps.db);
   assert.equal(await subscriptionStatus(t.deps), 3);
   await t.deps.db.updateTable("subscription").set({ level: "Platinum" }).execute();
   assert.equal(await subscriptionStatus(t.deps), 2);
