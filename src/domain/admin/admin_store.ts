@@ -3,12 +3,12 @@
  *
  * Cache rule (credential versions, read by every admin request): an entry is
  * used only while the database's epoch (db/direct.ts) is the one it was read
- * under. Every write to `admin` moves the epoch: this connection's own writes
- * at once, another connection's or process's commits through SQLite's
- * `PRAGMA data_version` (read at most once a millisecond). On a database
- * without that epoch (PostgreSQL, shared by several nodes) nothing is cached
- * and every call reads the row. So a deleted admin or a changed password is
- * seen by the next request on every process and node.
+ * under. Every committed write to `admin` moves the epoch, on any process or
+ * node: on SQLite this connection's own writes at once and another
+ * connection's or process's commits through `PRAGMA data_version`; on
+ * PostgreSQL the `cache_epoch` row its trigger moves (migration 0013). Each
+ * request reads the epoch afresh at its start. So a deleted admin or a changed
+ * password is seen by the next request on every process and node.
  *
  * @module
  */
