@@ -257,6 +257,36 @@ Deno.test("each registry row has a known kind and a rule; an EpochCache is of ki
   }
 });
 
+/** The files of src/ that import `file` (by relative specifier). */
+function importersOf(file: string): string[] {
+  const out: string[] = [];
+  for (const path of sourceFiles()) {
+    const text = Deno.readTextFileSync(path);
+    for (const m of text.matchAll(/\bfrom\s+"(\.{1,2}\/[^"]+)"/g)) {
+      const target = new URL(m[1], `file://${path}`).pathname.slice(ROOT.length);
+      if (target === file) out.push(path.slice(ROOT.length));
+    }
+  }
+  return out;
+}
+
+/** A store, or a helper that only stores import. */
+function isInsideStores(file: string): boolean {
+  if (file.endsWith("_store.ts")) return true;
+  const importers = importersOf(file);
+  return importers.length > 0 && importers.every((f) => f.endsWith("_store.ts"));
+}
+
+Deno.test("a cache of the database's data (kind epoch) lives in a store; only stores use EpochCache", () => {
+  const registry = readRegistry(Deno.readTextFileSync(`${ROOT}DEVELOPERS.md`));
+  const outside = registry.filter((r) => r.kind === "epoch" && !isInsideStores(r.file));
+  assert.deepEqual(outside.map(keyOf), [], "epoch caches outside the stores: move them in");
+  const users = sourceFiles().map((path) => path.slice(ROOT.length)).filter((file) =>
+    file !== "src/db/direct.ts" && /\bEpochCache\b/.test(Deno.readTextFileSync(`${ROOT}${file}`))
+  );
+  assert.deepEqual(users.filter((file) => !isInsideStores(file)), [], "EpochCache outside a store");
+});
+
 if (import.meta.main) {
   for (const f of scanSource()) console.log(`${f.file}:${f.line}\t${f.name}\t${f.form}`);
 }
