@@ -43,9 +43,10 @@ decrypt it, stops it before anything is created or written.
 
 A policy naming an action Tessera does not have is not imported at all (never
 in part): the output names it with those actions, the rest is imported, and
-the command exits with code 3 (also when a policy fails for another reason, or
-on a dry run that would leave one out). Exit codes: 0 done, 1 error (nothing
-written), 2 usage, 3 done but policies left out.
+the command exits with code 3 (also when a policy fails for another reason, when
+any other object is left out — the summary's "failed" column —, or on a dry run
+that would leave one out). Exit codes: 0 done, 1 error (nothing written),
+2 usage, 3 done but something left out.
 
   --database <url>             privacyIDEA's database, as pi.cfg's SQLALCHEMY_DATABASE_URI
                                has it: sqlite:////var/lib/privacyidea/pi.sqlite,
@@ -66,12 +67,22 @@ written), 2 usage, 3 done but policies left out.
 
 class ImportUsageError extends Error {}
 
-/** Exit code of an import that left out policies (the rest was imported). */
+/** Exit code of an import that left out policies or other objects (the rest was imported). */
 export const EXIT_POLICIES_LEFT_OUT = 3;
 
-/** The exit code of a finished import: {@link EXIT_POLICIES_LEFT_OUT} when policies were left out. */
+/** Objects of the source that the import leaves out (a summary row's `failed`), policies too. */
+function leftOutCount(report: PiImportReport): number {
+  return report.summary.reduce((n, r) => n + r.failed, 0);
+}
+
+/**
+ * The exit code of a finished import: {@link EXIT_POLICIES_LEFT_OUT} when anything was left
+ * out (a script that reads only the exit code must not miss an object that did not arrive).
+ */
 function exitCodeOf(report: PiImportReport): number {
-  return report.policiesNotImported.length > 0 ? EXIT_POLICIES_LEFT_OUT : 0;
+  return report.policiesNotImported.length > 0 || leftOutCount(report) > 0
+    ? EXIT_POLICIES_LEFT_OUT
+    : 0;
 }
 
 /** A dry run that cannot compare with Tessera's database without changing it. */
@@ -138,6 +149,14 @@ function printReport(report: PiImportReport, out: ImportOutput): void {
       report.changed === 0
         ? "Nothing changed."
         : `Imported ${report.changed} objects in one transaction.`,
+    );
+  }
+  const others = leftOutCount(report) - report.policiesNotImported.length;
+  if (others > 0) {
+    out.line(
+      `${report.isDryRun ? "Would leave out" : "Left out"} ${others} other ` +
+        `${others === 1 ? "object" : "objects"} (the "failed" column): see above; ` +
+        `exit code ${EXIT_POLICIES_LEFT_OUT}.`,
     );
   }
   if (report.policiesNotImported.length > 0) {

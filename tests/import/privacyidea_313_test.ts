@@ -14,6 +14,7 @@ import { createTestApp, jsonOf } from "../test_app.ts";
 import { hotp } from "../fixtures/tokens.ts";
 import { TEST_PG_URL } from "../test_db.ts";
 import { importPrivacyidea } from "../../src/domain/import/mod.ts";
+import { importCommand } from "../../src/cli/import.ts";
 import { mariaDbTest } from "../mariadb_server.ts";
 import { createPiMysql, createPiPostgres, createPiSqlite, ENC_KEY } from "./_pi_fixture.ts";
 import { check, type PiSourceMaker } from "./_pi_scenario.ts";
@@ -127,6 +128,40 @@ Deno.test("import privacyidea names a schema revision it does not know, and a da
       existing: 0,
       failed: 0,
     });
+  } finally {
+    await t.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("tessera import privacyidea exits with code 3 when it leaves out an object that is not a policy (an S/MIME SMTP server)", async () => {
+  const t = await createTestApp();
+  const dir = await Deno.makeTempDir({ prefix: "tessera-pi313-" });
+  try {
+    const { url } = await createPiSqlite(dir, t.clock.now(), { version: "3.13" });
+    await Deno.writeFile(`${dir}/encKey`, ENC_KEY);
+    const run = async (dryRun: boolean) => {
+      const lines: string[] = [];
+      const flags = new Map<string, string | true>([["database", url], [
+        "enckey",
+        `${dir}/encKey`,
+      ]]);
+      if (dryRun) flags.set("dry-run", true);
+      const code = await importCommand(t.deps, flags, { line: (l) => lines.push(l) });
+      return { code, lines };
+    };
+    const dry = await run(true);
+    assert.equal(dry.code, 3, dry.lines.join("\n"));
+    assert.equal(
+      dry.lines.at(-1),
+      'Would leave out 1 other object (the "failed" column): see above; exit code 3.',
+    );
+    const real = await run(false);
+    assert.equal(real.code, 3, real.lines.join("\n"));
+    assert.equal(
+      real.lines.at(-1),
+      'Left out 1 other object (the "failed" column): see above; exit code 3.',
+    );
   } finally {
     await t.close();
     await Deno.remove(dir, { recursive: true });
