@@ -7,6 +7,13 @@
 import type { Deps } from "../../deps.ts";
 import { ConfigAdminError, ParameterError, ResolverError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret, isEncrypted } from "../../lib/crypto.ts";
+import {
+  ENTRA_DEFAULT_VIEW,
+  ENTRA_DICT_KEYS,
+  ENTRA_SECRET_TARGETS,
+  ENTRA_SECRETS,
+  entraIdResolver,
+} from "./entraid.ts";
 import { checkCaFile, LDAP_DEFAULTS, ldapResolver, parseLdapConfig } from "./ldap.ts";
 import {
   HTTP_DEFAULTS,
@@ -82,10 +89,16 @@ const TYPES: Record<string, TypeInfo> = {
     dicts: HTTP_DICT_KEYS,
     secretTargets: { password: HTTP_PASSWORD_TARGETS },
   },
+  entraidresolver: {
+    secrets: ENTRA_SECRETS,
+    defaults: ENTRA_DEFAULT_VIEW,
+    dicts: ENTRA_DICT_KEYS,
+    secretTargets: ENTRA_SECRET_TARGETS,
+  },
 };
 
 /** Types whose `Editable` flag makes them editable (privacyIDEA reads `Editable` or `EDITABLE`). */
-const EDITABLE_KEY_TYPES = new Set(["sqlresolver", "httpresolver"]);
+const EDITABLE_KEY_TYPES = new Set(["sqlresolver", "httpresolver", "entraidresolver"]);
 
 /** Parameters that are never part of a resolver's configuration. */
 const NOT_CONFIG = new Set(["type", "resolver", "resolvername", "nonce"]);
@@ -449,6 +462,8 @@ function buildInstance(
     }
     case "httpresolver":
       return httpBuilt(httpResolver(httpOptions(deps, rec)));
+    case "entraidresolver":
+      return httpBuilt(entraIdResolver(httpOptions(deps, rec)));
     default:
       throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);
   }
