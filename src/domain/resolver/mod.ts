@@ -29,6 +29,7 @@ import {
   forgetSqlConnection,
   parseSqlConfig,
   SQL_DEFAULTS,
+  sqlConfigTestFailure,
   sqlResolver,
   type SqlResolverConfig,
 } from "./sql.ts";
@@ -40,7 +41,7 @@ import {
   objectOf,
   subSecrets,
 } from "./config_secrets.ts";
-import type { UserResolver } from "./types.ts";
+import type { ResolverTestResult, UserResolver } from "./types.ts";
 
 export type { ResolverTestResult, UserInfo, UserListEntry, UserResolver } from "./types.ts";
 export { USER_FIELDS } from "./types.ts";
@@ -369,7 +370,7 @@ export async function deleteResolver(deps: Deps, name: string): Promise<number> 
 export async function testResolver(
   deps: Deps,
   input: { type: string; params: Record<string, unknown>; resolver?: string },
-): Promise<{ success: boolean; description: string }> {
+): Promise<ResolverTestResult> {
   const { secrets } = knownType(input.type);
   const { config } = configFromParams(input.params);
   let base: Record<string, string> = {};
@@ -399,6 +400,7 @@ export async function testResolver(
       updatedAt: -1,
     });
   } catch (err) {
+    if (input.type === "sqlresolver") return sqlConfigTestFailure(err);
     return { success: false, description: (err as Error).message };
   }
   // a refused file is a bad parameter (400), as on save, not a failed test
@@ -445,7 +447,8 @@ function buildInstance(
         appConfig: deps.config,
         log: deps.log,
       });
-      return { instance, file: cfg.database, sql: cfg };
+      // a database server has no file of this node's to check
+      return { instance, file: cfg.server ? undefined : cfg.database, sql: cfg };
     }
     case "ldapresolver": {
       const cfg = parseLdapConfig(rec.name, rec.config, deps.config.storage.dataDir);

@@ -1,11 +1,15 @@
 /**
- * `sqlresolver`: users in a table of an SQL database (spec 03 §2.2). SQLite
- * files today; `Database` relative paths live under the data directory. A
- * `Database` that is one of Tessera's own files or exists but is no SQLite
- * database is refused on save, on test and whenever a connection is opened.
- * Connections are cached per resolver and keyed by the stored configuration,
- * so a change made on another node opens a fresh connection here.
+ * `sqlresolver`: users in a table of an SQL database (spec 03 §2.2, spec 16
+ * §1): a SQLite file, or a MariaDB/MySQL or PostgreSQL server named by
+ * privacyIDEA's keys (sql_server.ts). `Database` relative paths of SQLite
+ * live under the data directory. A `Database` file that is one of Tessera's
+ * own files or exists but is no SQLite database is refused on save, on test
+ * and whenever a connection is opened. Connections (a pool per server
+ * resolver) are cached per resolver and keyed by the stored configuration,
+ * so a change made on another node opens a fresh connection here; the old
+ * one is closed, and so is a deleted resolver's.
  *
+ * A database server is shared by every node, as Tessera's own PostgreSQL is.
  * The SQLite file is local to a node. With Tessera's own database in SQLite
  * (one host) an editable resolver creates its missing file on first use, and
  * says so in the log. On PostgreSQL the nodes share the resolver but not the
@@ -30,9 +34,19 @@ import {
 import type { Logger } from "../../lib/logger.ts";
 import type { Random } from "../../lib/random.ts";
 import type { Db } from "../../db/schema.ts";
+import { parse as parseYaml } from "yaml";
 import { refuseOwnPath, resolveDataPath } from "./paths.ts";
 import { listResolvers } from "./resolver_store.ts";
 import * as users from "./sql_user_store.ts";
+import {
+  engineOfDriver,
+  openServerDb,
+  parseServerSettings,
+  serverName,
+  sqlErrorText,
+  type SqlServerSettings,
+  SUPPORTED_DRIVERS,
+} from "./sql_server.ts";
 import {
   emptyUserInfo,
   type ResolverTestResult,
@@ -42,20 +56,23 @@ import {
 
 /** The parsed, validated configuration of a sqlresolver. */
 export interface SqlResolverConfig {
-  driver: "sqlite";
-  /** Absolute path of the SQLite file. */
+  driver: users.SqlEngine;
+  /** SQLite: the absolute path of the file; a server: the database name. */
   database: string;
-  /** Whether `Database` was given relative to the data directory. */
+  /** Whether `Database` was given relative to the data directory (SQLite). */
   isRelativePath: boolean;
+  /** How to reach a MariaDB/MySQL or PostgreSQL server (undefined for SQLite). */
+  server?: SqlServerSettings;
   table: users.UserTable;
   limit: number;
   editable: boolean;
   hashType: HashType;
+  /** Decodes column values the database hands out as bytes (`Encoding`, default latin1). */
+  decode: (bytes: Uint8Array) => string;
 }
 
 const IDENT_REGEXP = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const TABLE_REGEXP = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
-const SQLITE_DRIVERS = new Set(["", "sqlite", "sqlite3", "sqlite+pysqlite"]);
 // privacyIDEA's operators (`==`, `>`, `<`, `like`), and the SQL comparisons it ignores
 const WHERE_OPERATORS: Record<string, users.WhereCondition["op"]> = {
   "==": "=",
@@ -160,7 +177,8 @@ function isSharedDatabase(appConfig: Config | undefined): boolean {
  * PostgreSQL its SQLite file is one node's (empty when not on PostgreSQL).
  */
 export function sharedDatabaseNotes(cfg: SqlResolverConfig, appConfig?: Config): string[] {
-  if (!isSharedDatabase(appConfig)) return [];
+  // a database server is shared by the nodes as it is
+  if (cfg.server !== undefined || !isSharedDatabase(appConfig)) return [];
   const notes = [
     `The nodes share PostgreSQL but not SQLite files: every node needs the same file at ` +
     `"${cfg.database}", or its lookups fail.`,
@@ -195,6 +213,7 @@ export function checkSqlStore(
   appConfig: Config,
   options: { isCreating?: boolean; log?: Logger } = {},
 ): void {
+  if (cfg.server !== undefined) return;
   checkSqliteFile(cfg.database, appConfig);
   if (!isSharedDatabase(appConfig)) return;
   if (options.isCreating && cfg.editable && !existsSync(cfg.database)) {
@@ -266,30 +285,27 @@ export function parseSqlConfig(
   dataDir: string,
 ): SqlResolverConfig {
   const fail = (why: string) => new ParameterError(`Cannot use sqlresolver "${name}": ${why}`);
-  const driver = (config.Driver ?? "").trim().toLowerCase();
-  if (!SQLITE_DRIVERS.has(driver)) {
-    throw fail(`driver "${config.Driver}" is not supported yet (only sqlite)`);
+  const driver = engineOfDriver(config.Driver ?? "");
+  if (driver === undefined) {
+    throw fail(
+      `driver "${config.Driver}" is not supported; Tessera serves these drivers: ${SUPPORTED_DRIVERS}`,
+    );
   }
-  const dbPath = (config.Database ?? "").trim();
-  if (dbPath === "") throw fail("Database is required");
-  const database = resolveDataPath(dataDir, dbPath, "Database");
+  let database: string;
+  let isRelativePath = false;
+  let server: SqlServerSettings | undefined;
+  if (driver === "sqlite") {
+    const dbPath = (config.Database ?? "").trim();
+    if (dbPath === "") throw fail("Database is required");
+    database = resolveDataPath(dataDir, dbPath, "Database");
+    isRelativePath = !isAbsolute(dbPath);
+  } else {
+    server = parseServerSettings(driver, config, fail);
+    database = server.database;
+  }
   const table = (config.Table ?? "").trim();
   if (!TABLE_REGEXP.test(table)) throw fail(`Table "${table}" is not a valid table name`);
-  let map: Record<string, string>;
-  try {
-    map = JSON.parse(config.Map ?? "");
-  } catch {
-    throw fail("Map must be a JSON object of attribute → column");
-  }
-  if (!map || typeof map !== "object" || Array.isArray(map)) {
-    throw fail("Map must be a JSON object of attribute → column");
-  }
-  for (const [attr, col] of Object.entries(map)) {
-    if (typeof col !== "string" || !IDENT_REGEXP.test(col) || !IDENT_REGEXP.test(attr)) {
-      throw fail(`Map entry "${attr}" must name a column (letters, digits, _)`);
-    }
-  }
-  if (!map.userid || !map.username) throw fail("Map needs the keys userid and username");
+  const map = parseMap(config.Map ?? "", fail);
   const where = parseWhere(config.Where ?? "", fail);
   const limitText = (config.Limit ?? "").trim();
   const limit = limitText === "" ? 100 : Number(limitText);
@@ -306,14 +322,82 @@ export function parseSqlConfig(
     );
   }
   return {
-    driver: "sqlite",
+    driver,
     database,
-    isRelativePath: !isAbsolute(dbPath),
-    table: { table, map, where },
+    isRelativePath,
+    server,
+    table: { table, map, where, engine: driver },
     limit,
     editable: isTruthy(config.Editable),
     hashType,
+    decode: decoderOf(config.Encoding ?? "", fail),
   };
+}
+
+/**
+ * `Map`: attribute → column as YAML or JSON (privacyIDEA reads it with
+ * `yaml.safe_load`, so `{username: login, userid: id}` works too).
+ */
+function parseMap(text: string, fail: (why: string) => Error): Record<string, string> {
+  let map: unknown;
+  try {
+    map = parseYaml(text);
+  } catch {
+    throw fail("Map must be a JSON or YAML object of attribute → column");
+  }
+  if (!map || typeof map !== "object" || Array.isArray(map)) {
+    throw fail("Map must be a JSON or YAML object of attribute → column");
+  }
+  for (const [attr, col] of Object.entries(map)) {
+    if (typeof col !== "string" || !IDENT_REGEXP.test(col) || !IDENT_REGEXP.test(attr)) {
+      throw fail(`Map entry "${attr}" must name a column (letters, digits, _)`);
+    }
+  }
+  const out = map as Record<string, string>;
+  if (!out.userid || !out.username) throw fail("Map needs the keys userid and username");
+  return out;
+}
+
+const LATIN1_NAMES = new Set(["latin1", "latin-1", "latin_1", "iso-8859-1", "iso8859-1", "l1"]);
+
+/**
+ * The decoder of `Encoding` for byte values (binary columns): Python's codec
+ * names; latin1 (the default) maps each byte to one character, as Python's
+ * does (a WHATWG decoder would read it as windows-1252). A value that does
+ * not decode becomes `decoding_error`, as in privacyIDEA.
+ */
+function decoderOf(encoding: string, fail: (why: string) => Error): (b: Uint8Array) => string {
+  const name = encoding.trim().toLowerCase() || "latin1";
+  if (LATIN1_NAMES.has(name)) return (b) => String.fromCharCode(...b);
+  if (name === "ascii" || name === "us-ascii") {
+    return (b) => b.every((x) => x < 0x80) ? String.fromCharCode(...b) : "decoding_error";
+  }
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(name, { fatal: true });
+  } catch {
+    throw fail(`Encoding "${encoding}" is unknown (e.g. latin1, utf8, cp1252)`);
+  }
+  return (b) => {
+    try {
+      return decoder.decode(b);
+    } catch {
+      return "decoding_error";
+    }
+  };
+}
+
+/**
+ * `/resolver/test` of a configuration that cannot be used (spec 16 §1.10):
+ * -1, "Unable to connect to database." for a driver Tessera does not serve,
+ * "Failed to retrieve users." for anything else, with the reason.
+ */
+export function sqlConfigTestFailure(err: unknown): ResolverTestResult {
+  const message = (err as Error)?.message ?? String(err);
+  const head = /driver "/.test(message)
+    ? "Unable to connect to database."
+    : "Failed to retrieve users.";
+  return { success: false, value: -1, description: `${head} ${message}` };
 }
 
 /** A SQLite file that holds users of sqlresolvers. */
@@ -334,7 +418,9 @@ export async function sqliteUserStores(db: Db, dataDir: string): Promise<SqliteU
     if (rec.type !== "sqlresolver") continue;
     let path: string;
     try {
-      path = parseSqlConfig(rec.name, rec.config, dataDir).database;
+      const cfg = parseSqlConfig(rec.name, rec.config, dataDir);
+      if (cfg.server !== undefined) continue; // a database server is backed up by its own tools
+      path = cfg.database;
     } catch {
       continue; // a configuration this build cannot use names no file it would write
     }
@@ -346,7 +432,10 @@ export async function sqliteUserStores(db: Db, dataDir: string): Promise<SqliteU
 interface CachedConnection {
   key: string;
   db: users.UserDb;
+  /** SQLite: the table of an editable resolver exists. */
   ready: Promise<void>;
+  /** The table's columns, read on first use (again after a failure). */
+  columns?: Promise<Map<string, users.ColumnKind>>;
 }
 
 const CONNECTIONS = new WeakMap<object, Map<string, CachedConnection>>();
@@ -383,7 +472,13 @@ function connection(
   }
   const cached = map.get(name);
   if (cached && cached.key === cacheKey) return cached;
+  // the resolver changed: its old pool is closed (requests still on it finish first)
   if (cached) cached.db.destroy().catch(() => {});
+  if (cfg.server !== undefined) {
+    const conn = { key: cacheKey, db: openServerDb(cfg.server), ready: Promise.resolve() };
+    map.set(name, conn);
+    return conn;
+  }
   const isMissing = !existsSync(cfg.database);
   if (isMissing && isSharedDatabase(config)) {
     // an empty file of this node's own would answer "no such user" for everyone the node that
@@ -426,8 +521,16 @@ export interface SqlResolverOptions {
   random: Random;
   /** Tessera's configuration: the file is checked against Tessera's own files. */
   appConfig?: Config;
-  /** Where the creation of a missing file is logged. */
+  /** Where the creation of a missing file and failing servers are logged. */
   log?: Logger;
+}
+
+/** A column value as user info text: bytes decoded by `Encoding`, times as ISO text. */
+function textOf(value: unknown, decode: (b: Uint8Array) => string): string {
+  if (value === null || value === undefined) return "";
+  if (value instanceof Uint8Array) return decode(value);
+  if (value instanceof Date) return value.toISOString();
+  return String(value);
 }
 
 /** Creates a sqlresolver instance. */
@@ -435,41 +538,80 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
   const { name, config: cfg } = opts;
   const t = cfg.table;
   const map = t.map;
+  const kind = cfg.server === undefined ? "SQLite database" : `${cfg.server.engine} server`;
 
-  async function db(): Promise<users.UserDb> {
+  async function open(): Promise<{ db: users.UserDb; columns: Map<string, users.ColumnKind> }> {
     const conn = connection(opts.owner, name, opts.cacheKey, cfg, opts.appConfig, opts.log);
     try {
       await conn.ready;
+      conn.columns ??= users.readColumns(conn.db, t).then((columns) => {
+        if (columns === undefined) {
+          throw new ResolverError(
+            `Cannot use the database of resolver "${name}": table "${t.table}" does not exist`,
+          );
+        }
+        return columns;
+      });
+      const columns = conn.columns;
+      // a server that was down is asked again by the next request
+      columns.catch(() => {
+        if (conn.columns === columns) conn.columns = undefined;
+      });
+      return { db: conn.db, columns: await columns };
     } catch (err) {
       throw storeError(err);
     }
-    return conn.db;
   }
 
   function storeError(err: unknown): Error {
     if (err instanceof ResolverError || err instanceof UserError) return err;
-    return new ResolverError(
-      `Cannot query the database of resolver "${name}": ${(err as Error).message}`,
-    );
+    const why = sqlErrorText(err);
+    // the answer may go to unauthenticated clients: it names no server; the log does
+    opts.log?.warn("SQL resolver database failed", {
+      resolver: name,
+      server: cfg.server ? serverName(cfg.server) : cfg.database,
+      error: (err as Error)?.message ?? String(err),
+    });
+    return new ResolverError(`Cannot query the ${kind} of resolver "${name}": ${why}`);
   }
 
-  async function run<T>(f: (d: users.UserDb) => Promise<T>): Promise<T> {
-    const d = await db();
+  async function run<T>(
+    f: (d: users.UserDb, columns: Map<string, users.ColumnKind>) => Promise<T>,
+  ): Promise<T> {
+    const { db, columns } = await open();
     try {
-      return await f(d);
+      return await f(db, columns);
     } catch (err) {
       throw storeError(err);
     }
   }
 
-  function infoOf(row: Record<string, unknown>): UserInfo {
+  function kindOf(columns: Map<string, users.ColumnKind>, column: string): users.ColumnKind {
+    return columns.get(column) ?? "text";
+  }
+
+  function infoOf(row: Readonly<Record<string, unknown>>): UserInfo {
     const info = emptyUserInfo();
     for (const [attr, col] of Object.entries(map)) {
       if (attr === "password") continue;
+      // privacyIDEA decodes a uid given as bytes as UTF-8, other bytes by Encoding
       const v = row[col];
-      info[attr] = v === null || v === undefined ? "" : String(v);
+      info[attr] = attr === "userid" && v instanceof Uint8Array
+        ? new TextDecoder().decode(v)
+        : textOf(v, cfg.decode);
     }
     return info;
+  }
+
+  function uidOf(row: Readonly<Record<string, unknown>>): string {
+    const v = row[map.userid];
+    return v instanceof Uint8Array ? new TextDecoder().decode(v) : textOf(v, cfg.decode);
+  }
+
+  async function rowOf(uid: string): Promise<Readonly<Record<string, unknown>> | undefined> {
+    return await run(async (d, columns) =>
+      (await users.findUserRows(d, t, map.userid, uid, { kind: kindOf(columns, map.userid) }))[0]
+    );
   }
 
   function columnsOf(
@@ -499,63 +641,94 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
     }
   }
 
+  function isDuplicate(err: unknown): boolean {
+    const e = err as { code?: string; message?: string };
+    return e?.code === "ER_DUP_ENTRY" || e?.code === "23505" ||
+      /unique|duplicate/i.test(e?.message ?? "");
+  }
+
   return {
     name,
     type: "sqlresolver",
     editable: cfg.editable,
     async getUserId(login) {
-      const row = await run((d) => users.findUserRow(d, t, map.username, login));
-      return row ? String(row[map.userid]) : undefined;
+      const rows = await run((d, columns) =>
+        users.findUserRows(d, t, map.username, login, {
+          kind: kindOf(columns, map.username),
+          limit: 2,
+        })
+      );
+      if (rows.length > 1) {
+        // privacyIDEA takes the first; a login that names two users names none here
+        opts.log?.warn("More than one user with this login name: none is used", {
+          resolver: name,
+          login,
+        });
+        return undefined;
+      }
+      return rows.length === 1 ? uidOf(rows[0]) : undefined;
     },
     async getUserInfo(uid) {
-      const row = await run((d) => users.findUserRow(d, t, map.userid, uid));
+      const row = await rowOf(uid);
       return row ? infoOf(row) : undefined;
     },
     async getUserList(search) {
-      const filters: [string, string][] = [];
-      for (const [attr, pattern] of Object.entries(search)) {
-        const col = map[attr];
-        if (!col || attr === "password") return [];
-        filters.push([col, pattern]);
-      }
-      const rows = await run((d) => users.listUserRows(d, t, filters, cfg.limit));
-      return rows.map(infoOf);
+      return await run(async (d, columns) => {
+        const filters: users.UserFilter[] = [];
+        for (const [attr, pattern] of Object.entries(search)) {
+          const column = map[attr];
+          // privacyIDEA: a key outside Map or a mapped column the table lacks lists nobody
+          if (!column || attr === "password" || !columns.has(column)) return [];
+          filters.push({ column, kind: kindOf(columns, column), pattern });
+        }
+        const rows = await users.listUserRows(d, t, filters, cfg.limit);
+        return rows.filter((r) => r[map.userid] !== null && r[map.userid] !== undefined)
+          .map(infoOf);
+      });
     },
     async checkPass(uid, password) {
       if (!map.password) return false;
-      const row = await run((d) => users.findUserRow(d, t, map.userid, uid));
+      const row = await rowOf(uid);
       const hash = row?.[map.password];
-      return typeof hash === "string" ? await verifyCryptHash(hash, password) : false;
+      if (hash === null || hash === undefined) return false;
+      return await verifyCryptHash(textOf(hash, cfg.decode), password);
     },
     async addUser(attributes, password) {
       requireEditable();
       const login = attributes.username ?? "";
       const values = columnsOf(attributes, password);
-      return await run(async (d) => {
-        if (await users.findUserRow(d, t, map.username, login)) {
+      return await run(async (d, columns) => {
+        const existing = await users.findUserRows(d, t, map.username, login, {
+          kind: kindOf(columns, map.username),
+        });
+        if (existing.length > 0) {
           throw new UserError(`Cannot create user "${login}": the user already exists`);
         }
+        let uid: string | undefined;
         try {
-          await users.insertUserRow(d, t, values);
+          uid = await users.insertUserRow(d, t, values);
         } catch (err) {
-          if (/unique/i.test((err as Error).message)) {
+          if (isDuplicate(err)) {
             throw new UserError(`Cannot create user "${login}": the user already exists`);
           }
           throw err;
         }
-        const row = await users.findUserRow(d, t, map.username, login);
-        if (!row) throw new ResolverError(`Cannot create user "${login}": the row is not visible`);
-        return String(row[map.userid]);
+        if (uid === undefined) {
+          throw new ResolverError(
+            `Cannot create user "${login}": the database gave no ${map.userid} for the new row`,
+          );
+        }
+        return uid;
       });
     },
     async updateUser(uid, attributes, password) {
       requireEditable();
       const values = columnsOf(attributes, password);
-      return await run(async (d) => {
+      return await run(async (d, columns) => {
         try {
-          return await users.updateUserRow(d, t, uid, values);
+          return await users.updateUserRow(d, t, uid, values, kindOf(columns, map.userid));
         } catch (err) {
-          if (/unique/i.test((err as Error).message)) {
+          if (isDuplicate(err)) {
             throw new UserError(`Cannot update user: the login "${attributes.username}" is taken`);
           }
           throw err;
@@ -564,9 +737,10 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
     },
     async deleteUser(uid) {
       requireEditable();
-      return await run((d) => users.deleteUserRow(d, t, uid));
+      return await run((d, columns) => users.deleteUserRow(d, t, uid, kindOf(columns, map.userid)));
     },
     async test(): Promise<ResolverTestResult> {
+      if (cfg.server !== undefined) return await testServer(cfg.server);
       const result = await testStore();
       const notes = sharedDatabaseNotes(cfg, opts.appConfig);
       return notes.length === 0
@@ -574,6 +748,33 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
         : { ...result, description: [result.description, ...notes].join(" ") };
     },
   };
+
+  /**
+   * privacyIDEA's test of a server resolver (spec 16 §1.10): a connection of
+   * its own, the number of users `Where` lets through, -1 on any failure.
+   */
+  async function testServer(server: SqlServerSettings): Promise<ResolverTestResult> {
+    const d = openServerDb(server, { poolSize: 1 });
+    try {
+      if ((await users.readColumns(d, t)) === undefined) {
+        return {
+          success: false,
+          value: -1,
+          description: `Failed to retrieve users. Table "${t.table}" does not exist.`,
+        };
+      }
+      const n = await users.countUserRows(d, t);
+      return { success: true, value: n, description: `Found ${n} users.` };
+    } catch (err) {
+      return {
+        success: false,
+        value: -1,
+        description: `Failed to retrieve users. ${serverName(server)}: ${sqlErrorText(err)}`,
+      };
+    } finally {
+      await d.destroy().catch(() => {});
+    }
+  }
 
   /** The resolver's test without the notes for several nodes. */
   async function testStore(): Promise<ResolverTestResult> {
@@ -599,19 +800,20 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
     checkSqliteFile(cfg.database, opts.appConfig);
     const d = users.openSqliteUserDb(cfg.database);
     try {
-      if (!(await users.userTableExists(d, t.table))) {
+      if ((await users.readColumns(d, t)) === undefined) {
         return cfg.editable
           ? {
             success: true,
             description: `Table "${t.table}" does not exist yet; it is created on first use.`,
           }
-          : { success: false, description: `Table "${t.table}" does not exist.` };
+          : { success: false, value: -1, description: `Table "${t.table}" does not exist.` };
       }
       const n = await users.countUserRows(d, t);
-      return { success: true, description: `Found ${n} users.` };
+      return { success: true, value: n, description: `Found ${n} users.` };
     } catch (err) {
       return {
         success: false,
+        value: -1,
         description: `Cannot query the database: ${(err as Error).message}`,
       };
     } finally {

@@ -29,6 +29,8 @@ export type UserListEntry = Record<string, string | string[]>;
 export interface ResolverTestResult {
   success: boolean;
   description: string;
+  /** privacyIDEA's answer where it is no boolean (sqlresolver: users found, -1 on failure). */
+  value?: number;
 }
 
 /** A user store. `uid`s are always strings. */

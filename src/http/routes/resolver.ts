@@ -28,7 +28,7 @@ resolverRoutes.post("/test", async (c) => {
     params: p,
     resolver: stringParam(p, "resolver") || undefined,
   });
-  return ok(c, result.success, { detail: { description: result.description } });
+  return ok(c, result.value ?? result.success, { detail: { description: result.description } });
 });
 
 resolverRoutes.get("/:type/default", (c) => {
