@@ -14,6 +14,7 @@ import {
   ENTRA_SECRETS,
   entraIdResolver,
 } from "./entraid.ts";
+import { KEYCLOAK_DEFAULT_VIEW, KEYCLOAK_PASSWORD_TARGETS, keycloakResolver } from "./keycloak.ts";
 import { checkCaFile, LDAP_DEFAULTS, ldapResolver, parseLdapConfig } from "./ldap.ts";
 import {
   HTTP_DEFAULTS,
@@ -96,10 +97,21 @@ const TYPES: Record<string, TypeInfo> = {
     dicts: ENTRA_DICT_KEYS,
     secretTargets: ENTRA_SECRET_TARGETS,
   },
+  keycloakresolver: {
+    secrets: ["password"],
+    defaults: KEYCLOAK_DEFAULT_VIEW,
+    dicts: HTTP_DICT_KEYS,
+    secretTargets: { password: KEYCLOAK_PASSWORD_TARGETS },
+  },
 };
 
 /** Types whose `Editable` flag makes them editable (privacyIDEA reads `Editable` or `EDITABLE`). */
-const EDITABLE_KEY_TYPES = new Set(["sqlresolver", "httpresolver", "entraidresolver"]);
+const EDITABLE_KEY_TYPES = new Set([
+  "sqlresolver",
+  "httpresolver",
+  "entraidresolver",
+  "keycloakresolver",
+]);
 
 /** Parameters that are never part of a resolver's configuration. */
 const NOT_CONFIG = new Set(["type", "resolver", "resolvername", "nonce"]);
@@ -467,6 +479,8 @@ function buildInstance(
       return httpBuilt(httpResolver(httpOptions(deps, rec)));
     case "entraidresolver":
       return httpBuilt(entraIdResolver(httpOptions(deps, rec)));
+    case "keycloakresolver":
+      return httpBuilt(keycloakResolver(httpOptions(deps, rec)));
     default:
       throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);
   }
