@@ -78,6 +78,27 @@ export interface Database {
   user_attribute: UserAttributeTable;
   key_check: KeyCheckTable;
   cache_epoch: CacheEpochTable;
+  usercache: UserCacheTable;
+  user_cache_generation: UserCacheGenerationTable;
+}
+
+/** privacyIDEA's user cache: which user a login named, and when (migration 0019). */
+export interface UserCacheTable {
+  id: Generated<number>;
+  /** The user's login as the resolver has it. */
+  username: string;
+  /** The login the request used. */
+  used_login: string;
+  resolver: string;
+  user_id: string;
+  /** Milliseconds since the epoch. */
+  timestamp: number;
+}
+
+/** One row moved when the user cache is flushed or a user changed (migration 0019). */
+export interface UserCacheGenerationTable {
+  id: number;
+  n: number;
 }
 
 /** One row counting changes of the cached tables (see migration 0013). */

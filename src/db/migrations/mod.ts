@@ -23,6 +23,7 @@ import * as m0015 from "./0015_smsgateway.ts";
 import * as m0016 from "./0016_credential_id_hash.ts";
 import * as m0017 from "./0017_audit_request_id.ts";
 import * as m0018 from "./0018_auth_cache.ts";
+import * as m0019 from "./0019_user_cache.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0016_credential_id_hash": m0016,
   "0017_audit_request_id": m0017,
   "0018_auth_cache": m0018,
+  "0019_user_cache": m0019,
 };

@@ -7,15 +7,17 @@
  * user's DN on a connection of their own. User input reaches the server only
  * as filter values (ldap_values.ts), never as filter text.
  *
- * Cache rule: login → uid, uid → DN and uid → attributes found by a search are
- * kept per process and per resolver instance for `CACHE_TIMEOUT` seconds
- * (0: not at all), at most {@link CACHE_MAX} entries (oldest dropped first).
- * The instance — and with it the cache — is replaced whenever the stored
- * resolver definition changes, on every node (instances are keyed by the
- * stored row). A change made through this resolver (add, update, delete)
- * drops the entries of that user here at once; a change made in the
- * directory itself, or through another node, is seen once the entries
- * expire, as in privacyIDEA. Password results are never cached.
+ * Cache rule: login → uid, uid → DN and uid → attributes (with the groups)
+ * found by a search are kept per process and per resolver instance for
+ * `CACHE_TIMEOUT` seconds (0: not at all), at most {@link CACHE_MAX} entries
+ * (oldest dropped first), and only while the user store generation they were
+ * found under is current (`generation`, domain/user_cache: it moves when a
+ * user is changed or deleted through Tessera on any node, and with
+ * `DELETE /system/user-cache`; read at every lookup). The instance — and with
+ * it the cache — is replaced whenever the stored resolver definition changes,
+ * on every node (instances are keyed by the stored row). A change made in the
+ * directory itself is seen once the entries expire, as in privacyIDEA.
+ * Password results are never cached.
  *
  * @module
  */
@@ -518,6 +520,11 @@ class LookupCache<V> {
     this.#entries.set(key, { value, expires: now + this.ttlMs });
   }
 
+  /** Drops every entry. */
+  clear(): void {
+    this.#entries.clear();
+  }
+
   /** Drops every entry whose key or value satisfies `match`. */
   dropWhere(match: (key: string, value: V) => boolean): void {
     for (const [k, e] of this.#entries) if (match(k, e.value)) this.#entries.delete(k);
@@ -548,6 +555,8 @@ export interface LdapResolverOptions {
   log: Logger;
   /** Tessera's configuration: the CA file is checked against Tessera's own files. */
   appConfig?: Config;
+  /** The user store generation: cached lookups count only while it stays (see the module doc). */
+  generation?: () => Promise<number>;
 }
 
 /** Creates an ldapresolver instance. */
@@ -575,6 +584,17 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
   }
   const cache = new LookupCache<FoundUser>(cfg.cacheTtlMs, CACHE_MAX);
   const logins = new LookupCache<string>(cfg.cacheTtlMs, CACHE_MAX);
+  let cachedGeneration: number | undefined;
+
+  /** Drops the cached lookups when the user store generation moved since they were found. */
+  async function checkGeneration(): Promise<void> {
+    if (cfg.cacheTtlMs <= 0 || opts.generation === undefined) return;
+    const current = await opts.generation();
+    if (current === cachedGeneration) return;
+    cache.clear();
+    logins.clear();
+    cachedGeneration = current;
+  }
   const service: BindAs = { kind: "service" };
   const uidAttribute = cfg.uidType.kind === "dn" ? undefined : cfg.uidType.attribute;
   // AD's GUIDs are bytes: never decoded as text, even when they happen to be valid UTF-8
@@ -735,7 +755,12 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
     return out;
   }
 
-  function remember(found: FoundUser, login?: string): void {
+  /**
+   * Keeps a user found by a lookup that began under `generation`; a lookup
+   * that a generation move overtook is not kept (it may have read the old user).
+   */
+  function remember(found: FoundUser, generation: number | undefined, login?: string): void {
+    if (generation !== cachedGeneration) return;
     const now = opts.now();
     cache.set(found.uid, found, now);
     if (login !== undefined) logins.set(login, found.uid, now);
@@ -768,6 +793,8 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
   }
 
   async function findByUid(uid: string): Promise<FoundUser | undefined> {
+    await checkGeneration();
+    const generation = cachedGeneration;
     const cached = cache.get(uid, opts.now());
     if (cached) return cached;
     let found: FoundUser | undefined;
@@ -799,7 +826,7 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
         async (c) => single(await searchEntries(c, filter, { sizeLimit: 2 }), "a uid"),
       );
     }
-    if (found) remember(found);
+    if (found) remember(found, generation);
     return found;
   }
 
@@ -869,12 +896,14 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
     type: "ldapresolver",
     editable: cfg.editable,
     async getUserId(login) {
+      await checkGeneration();
+      const generation = cachedGeneration;
       const now = opts.now();
       const uid = logins.get(login, now);
       if (uid !== undefined) return uid;
       const found = await findByLogin(login);
       if (!found) return undefined;
-      remember(found, login);
+      remember(found, generation, login);
       return found.uid;
     },
     async getUserInfo(uid) {
@@ -892,6 +921,8 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
     async getUserList(search) {
       const filter = searchFilterOf(search);
       if (filter === undefined) return [];
+      await checkGeneration();
+      const generation = cachedGeneration;
       const users = await withService("list users", async (c) => {
         const entries = await searchEntries(c, filter, { sizeLimit: cfg.sizeLimit, paged: true });
         const found = entries.map(foundOf).filter((f): f is FoundUser => f !== undefined)
@@ -900,7 +931,7 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
         if (cfg.groups) await withGroups(c, found);
         return found;
       });
-      for (const found of users) remember(found);
+      for (const found of users) remember(found, generation);
       return users.map(userAttributesOf);
     },
     async checkPass(uid, password) {
@@ -965,7 +996,7 @@ export function ldapResolver(opts: LdapResolverOptions): UserResolver {
           `Cannot create user "${login}" in resolver "${name}": the new entry is outside LDAPBASE or the filter`,
         );
       }
-      remember(found, login);
+      remember(found, cachedGeneration, login);
       return found.uid;
     },
     async updateUser(uid, attributes, password) {

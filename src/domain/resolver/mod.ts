@@ -34,8 +34,8 @@ import {
   sqlResolver,
   type SqlResolverConfig,
 } from "./sql.ts";
-import { SCIM_SECRET_TARGETS, scimResolver } from "./scim.ts";
 import * as store from "./resolver_store.ts";
+import { forgetResolverUsers, userStoreGeneration } from "../user_cache/mod.ts";
 import {
   checkSecretTargets,
   isTrueText,
@@ -103,11 +103,6 @@ const TYPES: Record<string, TypeInfo> = {
     defaults: KEYCLOAK_DEFAULT_VIEW,
     dicts: HTTP_DICT_KEYS,
     secretTargets: { password: KEYCLOAK_PASSWORD_TARGETS },
-  },
-  scimresolver: {
-    secrets: ["Secret"],
-    defaults: {},
-    secretTargets: { Secret: SCIM_SECRET_TARGETS },
   },
 };
 
@@ -313,7 +308,10 @@ export async function saveResolver(
   name: string,
   input: { type: string; params: Record<string, unknown> },
 ): Promise<number> {
-  return await saveResolverOnce(deps, name, input, true);
+  const id = await saveResolverOnce(deps, name, input, true);
+  // as privacyIDEA: every save empties the resolver's rows of the user cache
+  await forgetResolverUsers(deps, name);
+  return id;
 }
 
 async function saveResolverOnce(
@@ -381,6 +379,7 @@ export async function deleteResolver(deps: Deps, name: string): Promise<number> 
     return rec.id;
   });
   if (id !== -1) await forgetSqlConnection(deps.db, name);
+  if (id !== -1) await forgetResolverUsers(deps, name);
   return id;
 }
 
@@ -477,6 +476,7 @@ function buildInstance(
         random: deps.random,
         log: deps.log,
         appConfig: deps.config,
+        generation: () => userStoreGeneration(deps),
       });
       // the CA file is the one file an LDAP resolver reads
       return { instance, file: cfg.server.tlsCaFile };
@@ -487,10 +487,6 @@ function buildInstance(
       return httpBuilt(entraIdResolver(httpOptions(deps, rec)));
     case "keycloakresolver":
       return httpBuilt(keycloakResolver(httpOptions(deps, rec)));
-    case "scimresolver": {
-      const instance = scimResolver(httpOptions(deps, rec));
-      return { instance, problem: instance.problem, check: () => instance.checkFiles() };
-    }
     default:
       throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);
   }

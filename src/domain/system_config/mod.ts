@@ -145,6 +145,12 @@ export const SYSTEM_KEYS: Record<string, KnownKey> = {
     description: "default TOTP window in seconds",
     check: nonNegative,
   },
+  UserCacheExpiration: {
+    type: "int",
+    default: "0",
+    description: "seconds the user cache keeps which user a login named (0 = no user cache)",
+    check: nonNegative,
+  },
   "yubico.url": {
     type: "string",
     default: "https://api.yubico.com/wsapi/2.0/verify",

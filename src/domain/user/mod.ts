@@ -27,6 +27,13 @@ import * as attrStore from "./attribute_store.ts";
 import { customAttributeRights, mayDelete, maySet } from "./attribute_rights.ts";
 import type { AttributeRights } from "./attribute_rights.ts";
 import type { UserRef } from "./model.ts";
+import {
+  cachedLogin,
+  cachedUid,
+  forgetUser,
+  rememberUser,
+  userCacheSeconds,
+} from "../user_cache/mod.ts";
 
 export type { AttributeRights, AttributeRightsContext } from "./attribute_rights.ts";
 
@@ -73,7 +80,13 @@ export async function splitUser(
   return { login, realm: normaliseRealmName(found) };
 }
 
-/** Resolves a login in a realm by resolver priority (spec 03 §4); explicit resolver skips the search. */
+/**
+ * Resolves a login in a realm by resolver priority (spec 03 §4); explicit
+ * resolver skips the search. With the user cache on (`UserCacheExpiration`),
+ * a resolver's cached row answers without asking its store, and a store's
+ * answer is cached (a higher-priority resolver is always asked first, as in
+ * privacyIDEA).
+ */
 export async function resolveUser(
   deps: Deps,
   login: string,
@@ -83,10 +96,21 @@ export async function resolveUser(
   if (login === "" || realm === "") return undefined;
   const realmName = normaliseRealmName(realm);
   const members = await orderedResolversOfRealm(deps, realmName);
+  const isCaching = (await userCacheSeconds(deps)) > 0;
   for (const m of members) {
     if (resolver && m.record.name !== resolver) continue;
+    const name = m.record.name;
+    if (isCaching) {
+      const hit = await cachedLogin(deps, { login, resolver: name });
+      if (hit) return { login: hit.username, realm: realmName, resolver: name, uid: hit.uid };
+    }
     const uid = await instanceOf(deps, m.record).getUserId(login);
-    if (uid !== undefined) return { login, realm: realmName, resolver: m.record.name, uid };
+    if (uid !== undefined) {
+      if (isCaching) {
+        await rememberUser(deps, { username: login, usedLogin: login, resolver: name, uid });
+      }
+      return { login, realm: realmName, resolver: name, uid };
+    }
   }
   return undefined;
 }
@@ -105,9 +129,19 @@ export async function currentUser(deps: Deps, ref: UserRef): Promise<UserRef | u
   const members = await orderedResolversOfRealm(deps, realm);
   const member = members.find((m) => m.record.name === ref.resolver);
   if (!member) return undefined;
+  // the user cache (when on) knows the login of a uid without asking the store
+  const hit = await cachedUid(deps, { uid: ref.uid, resolver: ref.resolver });
+  if (hit) return { login: hit.username, realm, resolver: ref.resolver, uid: ref.uid };
   const info = await instanceOf(deps, member.record).getUserInfo(ref.uid);
   if (!info) return undefined;
-  return { login: info.username || ref.login, realm, resolver: ref.resolver, uid: ref.uid };
+  const login = info.username || ref.login;
+  await rememberUser(deps, {
+    username: login,
+    usedLogin: login,
+    resolver: ref.resolver,
+    uid: ref.uid,
+  });
+  return { login, realm, resolver: ref.resolver, uid: ref.uid };
 }
 
 async function instanceFor(deps: Deps, resolver: string): Promise<UserResolver> {
@@ -386,7 +420,8 @@ export async function updateUser(
   checkAttributes(input.attributes);
   const inst = await instanceFor(deps, input.resolver);
   const uid = input.userid ?? await inst.getUserId(input.login);
-  if (uid === undefined || (await inst.getUserInfo(uid)) === undefined) {
+  const before = uid === undefined ? undefined : await inst.getUserInfo(uid);
+  if (uid === undefined || before === undefined) {
     throw new UserError(`User ${input.login} does not exist in resolver ${input.resolver}.`);
   }
   if (!inst.editable) {
@@ -399,7 +434,12 @@ export async function updateUser(
     checkLogin(input.login);
     attributes.username = input.login; // select by uid allows a rename
   }
-  return await inst.updateUser(uid, attributes, input.password);
+  try {
+    return await inst.updateUser(uid, attributes, input.password);
+  } finally {
+    // even a failed change may have written part: no node keeps the user as it was
+    await forgetUser(deps, input.resolver, before.username || input.login);
+  }
 }
 
 /** `DELETE /user/<resolver>/<login>`: deletes a user and its custom attributes. */
@@ -414,7 +454,12 @@ export async function deleteUser(deps: Deps, resolver: string, login: string): P
       `Cannot delete user "${login}": resolver "${resolver}" is not editable`,
     );
   }
-  const deleted = await inst.deleteUser(uid);
+  let deleted: boolean;
+  try {
+    deleted = await inst.deleteUser(uid);
+  } finally {
+    await forgetUser(deps, resolver, login);
+  }
   if (deleted) await attrStore.deleteAttributesOfUid(deps.db, resolver, uid);
   return deleted;
 }

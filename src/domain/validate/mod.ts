@@ -124,6 +124,7 @@ export {
   type FlagContext,
   isPolicyFlagSet,
   loginLimitPolicies,
+  setValidatePolicyOverride,
   type ValidatePolicies,
   validatePolicies,
   type ValidatePolicyContext,

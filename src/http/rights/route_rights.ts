@@ -248,6 +248,12 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /system/setConfig": { ...ADMIN, action: "configwrite" },
   "GET /system/:key": { ...ADMIN, action: "configread" },
   "DELETE /system/:key": { ...ADMIN, action: "configdelete" },
+  // privacyIDEA's admin_required and nothing more (api/system.py): no policy action, any realm
+  "DELETE /system/user-cache": {
+    ...ADMIN,
+    why: "privacyIDEA asks for an admin and no policy action; emptying the user cache of every " +
+      "realm reveals and changes no user, it only makes the next lookups ask the user stores",
+  },
   // a user reads the rows about themselves (privacyIDEA's user right auditlog)
   "GET /audit": { roles: "any", action: "auditlog" },
   "GET /application": { ...ADMIN, why: "the list of machine applications, no data" },

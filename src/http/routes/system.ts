@@ -7,6 +7,7 @@ import {
   readSystemConfig,
   setSystemConfig,
 } from "../../domain/system_config/mod.ts";
+import { flushUserCache } from "../../domain/user_cache/mod.ts";
 
 /** `/system/`: key-value system configuration. */
 export const systemRoutes = new Hono<AppEnv>();
@@ -19,6 +20,13 @@ systemRoutes.post("/setConfig", async (c) => {
   const result = await setSystemConfig(c.get("deps"), c.get("params"));
   c.get("audit").info = Object.keys(result).join(", ").slice(0, 900);
   return ok(c, result);
+});
+
+// privacyIDEA's route; registered before "/:key", which would take it for a config key
+systemRoutes.delete("/user-cache", async (c) => {
+  const deleted = await flushUserCache(c.get("deps"));
+  c.get("audit").info = `Deleted ${deleted} entries from user cache`;
+  return ok(c, { status: true, deleted });
 });
 
 systemRoutes.delete("/:key", async (c) => {
