@@ -528,9 +528,9 @@ Deno.test("hostile token parameters are refused with 905 and change nothing", as
 });
 
 Deno.test("verify_enrollment: the token stays unusable until its first OTP is verified", async () => {
-  const { setEnrollPolicyOverride } = await import("../../src/domain/token/mod.ts");
+  const { savePolicy } = await import("../../src/domain/policy/mod.ts");
   const t = await createTestApp();
-  setEnrollPolicyOverride(t.deps, { verifyEnrollment: ["hotp"] });
+  await savePolicy(t.deps, "ve", { scope: "enrollment", action: "verify_enrollment=hotp" });
   const first = await admin(t, "POST", "/token/init", {
     serial: "VE1",
     otpkey: SEED_HEX,
@@ -555,14 +555,15 @@ Deno.test("verify_enrollment: the token stays unusable until its first OTP is ve
 });
 
 Deno.test("two-step enrolment derives the key from server and client parts (PBKDF2)", async () => {
-  const { setEnrollPolicyOverride } = await import("../../src/domain/token/mod.ts");
+  const { savePolicy } = await import("../../src/domain/policy/mod.ts");
   const { pbkdf2Sync } = await import("node:crypto");
   const { fromHex, toHex } = await import("../../src/lib/random.ts");
   const t = await createTestApp();
   // without the policy 2stepinit is silently dropped
   const plain = await admin(t, "POST", "/token/init", { serial: "TS0", "2stepinit": "1" });
   assert.equal(plain.body.detail.rollout_state, "enrolled");
-  setEnrollPolicyOverride(t.deps, { twoStep: "allow" });
+  // the admin scope: the right to enrol HOTP tokens, two-step allowed
+  await savePolicy(t.deps, "ts", { scope: "admin", action: "enrollHOTP, hotp_2step=allow" });
   const first = await admin(t, "POST", "/token/init", { serial: "TS1", "2stepinit": "1" });
   const d = first.body.detail;
   assert.equal(d.rollout_state, "clientwait");

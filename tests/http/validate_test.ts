@@ -2,11 +2,16 @@ import assert from "node:assert/strict";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { enroll, enrollHotp, hotp, SEED_HEX, totp } from "../fixtures/tokens.ts";
-import { setValidatePolicyOverride } from "../../src/domain/validate/policy.ts";
+import { deletePolicy, savePolicy } from "../../src/domain/policy/mod.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
 
 async function check(t: TestApp, body: Record<string, unknown>) {
   return await jsonOf(await t.post("/validate/check", body));
+}
+
+/** Sets the policy `name` of `scope` with `action` (as an administrator would). */
+async function policy(t: TestApp, name: string, scope: string, action: string): Promise<void> {
+  await savePolicy(t.deps, name, { scope, action });
 }
 
 async function withUsers(): Promise<TestApp> {
@@ -253,7 +258,7 @@ Deno.test("sshkey tokens never authenticate via /validate/check", async () => {
 Deno.test("challenge-response: PIN triggers a challenge when policy allows, answered by OTP", async () => {
   const t = await withUsers();
   const serial = await enrollHotp(t, { pin: "pin", user: "alice", realm: "realm1" });
-  setValidatePolicyOverride(t.deps, { challengeResponse: ["hotp"] });
+  await policy(t, "cr", "authentication", "challenge_response=hotp");
   const first = await check(t, { user: "alice", pass: "pin" });
   assert.equal(first.status, 200);
   assert.equal(first.body.result.value, false);
@@ -289,10 +294,7 @@ Deno.test("challenge-response: PIN triggers a challenge when policy allows, answ
 Deno.test("challenge-response: an expired challenge does not accept the answer", async () => {
   const t = await createTestApp();
   const serial = await enrollHotp(t, { pin: "pin" });
-  setValidatePolicyOverride(t.deps, {
-    challengeResponse: ["hotp"],
-    challengeText: "code\\, please",
-  });
+  await policy(t, "cr", "authentication", "challenge_response=hotp, challenge_text=code\\, please");
   const first = await check(t, { serial, pass: "pin" });
   assert.equal(first.body.detail.message, "code, please");
   t.clock.advance(121_000);
@@ -308,13 +310,16 @@ Deno.test("challenge-response: an expired challenge does not accept the answer",
 
 Deno.test("passOnNoUser, passOnNoToken and passthru=userstore", async () => {
   const t = await withUsers();
-  setValidatePolicyOverride(t.deps, { passOnNoUser: "pol1", passOnNoToken: "pol2" });
+  await policy(t, "pol1", "authentication", "passOnNoUser");
+  await policy(t, "pol2", "authentication", "passOnNoToken");
   const noUser = await check(t, { user: "nobody", pass: "x" });
   assert.equal(noUser.body.result.value, true);
   assert.equal(noUser.body.detail.message, "user does not exist, accepted due to 'pol1'");
   const noToken = await check(t, { user: "bob", pass: "x" });
   assert.equal(noToken.body.detail.message, "user has no token, accepted due to 'pol2'");
-  setValidatePolicyOverride(t.deps, { passthru: { policy: "pt", value: "userstore" } });
+  await deletePolicy(t.deps, "pol1");
+  await deletePolicy(t.deps, "pol2");
+  await policy(t, "pt", "authentication", "passthru=userstore");
   const good = await check(t, { user: "bob", pass: "bobpw" });
   assert.equal(good.body.result.value, true);
   assert.equal(good.body.detail.message, "against userstore due to 'pt'");
@@ -325,7 +330,7 @@ Deno.test("passOnNoUser, passOnNoToken and passthru=userstore", async () => {
 Deno.test("otppin=userstore checks the user's password as the PIN", async () => {
   const t = await withUsers();
   await enrollHotp(t, { pin: "tokenpin", user: "alice", realm: "realm1" });
-  setValidatePolicyOverride(t.deps, { otppin: "userstore" });
+  await policy(t, "pin", "authentication", "otppin=userstore");
   assert.equal(
     (await check(t, { user: "alice", pass: "alicepw" + hotp(0) })).body.result.value,
     true,
@@ -381,7 +386,7 @@ Deno.test("POST /validate/triggerchallenge needs an admin and creates challenges
 Deno.test("GET /validate/polltransaction answers pending for open and unknown transactions", async () => {
   const t = await createTestApp();
   const serial = await enrollHotp(t, { pin: "pin" });
-  setValidatePolicyOverride(t.deps, { challengeResponse: ["hotp"] });
+  await policy(t, "cr", "authentication", "challenge_response=hotp");
   const tid = (await check(t, { serial, pass: "pin" })).body.detail.transaction_id;
   for (
     const path of [`/validate/polltransaction/${tid}`, "/validate/polltransaction?transaction_id=1"]
@@ -436,12 +441,12 @@ Deno.test("/validate/samlcheck returns auth and user attributes", async () => {
 Deno.test("authorization policies: tokentype, add_user_in_response, add_resolver_in_response", async () => {
   const t = await withUsers();
   await enrollHotp(t, { pin: "1", user: "alice", realm: "realm1" });
-  setValidatePolicyOverride(t.deps, { addUserInResponse: true, addResolverInResponse: true });
+  await policy(t, "az", "authorization", "add_user_in_response, add_resolver_in_response");
   const ok = await check(t, { user: "alice", pass: "1" + hotp(0) });
   assert.equal(ok.body.detail.user.username, "alice");
   assert.equal(ok.body.detail["user-realm"], "realm1");
   assert.equal(typeof ok.body.detail["user-resolver"], "string");
-  setValidatePolicyOverride(t.deps, { tokentype: ["totp"] });
+  await policy(t, "az", "authorization", "tokentype=totp");
   const denied = await check(t, { user: "alice", pass: "1" + hotp(1) });
   assert.equal(denied.status, 403);
   assert.equal(denied.body.result.error.message, "Tokentype not allowed for authentication!");
@@ -470,7 +475,7 @@ Deno.test("the audit row of /validate/check records user, serial and outcome wit
 Deno.test("last_auth policy refuses a token whose last success is too long ago", async () => {
   const t = await createTestApp();
   const serial = await enrollHotp(t, { pin: "1" });
-  setValidatePolicyOverride(t.deps, { lastAuth: "1d" });
+  await policy(t, "la", "authorization", "last_auth=1d");
   assert.equal((await check(t, { serial, pass: "1" + hotp(0) })).body.result.value, true);
   const tok = await getTokenBySerial(t.deps, serial);
   assert.equal(tok.info.last_auth.value, "2026-01-01 00:00:00.000000+0000");
@@ -504,7 +509,7 @@ Deno.test("count_auth and count_auth_success are counted and limit the token", a
 Deno.test("auth_max_fail limits failed authentications per period (counted in the audit log)", async () => {
   const t = await withUsers();
   await enrollHotp(t, { pin: "1", user: "alice", realm: "realm1" });
-  setValidatePolicyOverride(t.deps, { authMaxFail: "2/1m" });
+  await policy(t, "mf", "authorization", "auth_max_fail=2/1m");
   for (let i = 0; i < 2; i++) await check(t, { user: "alice", pass: "1000000" });
   await t.deps.audit.flush();
   const limited = await check(t, { user: "alice", pass: "1" + hotp(0) });
@@ -547,7 +552,7 @@ Deno.test("POST /validate/check without pass is a 905; an empty pass is a normal
 Deno.test("expired challenges of a token are removed when it gets a new challenge", async () => {
   const t = await createTestApp();
   const serial = await enrollHotp(t, { pin: "pin" });
-  setValidatePolicyOverride(t.deps, { challengeResponse: ["hotp"] });
+  await policy(t, "cr", "authentication", "challenge_response=hotp");
   await check(t, { serial, pass: "pin" });
   await check(t, { serial, pass: "pin" });
   t.clock.advance(121_000);

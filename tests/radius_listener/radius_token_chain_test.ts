@@ -10,7 +10,8 @@ import { createTestApp, jsonOf } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { startResponder } from "../domain/radius_server/responder.ts";
 import { setRadiusServer } from "../../src/domain/radius_server/mod.ts";
-import { setValidatePolicyOverride, validateCheck } from "../../src/domain/validate/mod.ts";
+import { savePolicy } from "../../src/domain/policy/mod.ts";
+import { validateCheck } from "../../src/domain/validate/mod.ts";
 import { startRadiusListener } from "../../src/radius_listener/listener.ts";
 import { HAS_RADCLIENT, radclient as send } from "./radclient.ts";
 
@@ -68,7 +69,10 @@ Deno.test({
         }),
       );
       assert.equal(init.status, 200, JSON.stringify(init.body));
-      setValidatePolicyOverride(t.deps, { challengeResponse: ["radius"] });
+      await savePolicy(t.deps, "cr", {
+        scope: "authentication",
+        action: "challenge_response=radius",
+      });
 
       const first = await radclient(
         listener.port,

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { validateCheck } from "../../src/domain/validate/mod.ts";
-import { setValidatePolicyOverride } from "../../src/domain/validate/policy.ts";
+import { savePolicy } from "../../src/domain/policy/mod.ts";
 import { type RadiusListener, startRadiusListener } from "../../src/radius_listener/listener.ts";
 import { HAS_RADCLIENT, radclient as send } from "./radclient.ts";
 
@@ -86,7 +86,10 @@ Deno.test({
     const { t, listener } = await setup();
     try {
       // the policy engine is not wired into validate yet (TODO(#5) there): inject the policy
-      setValidatePolicyOverride(t.deps, { challengeResponse: ["hotp"] });
+      await savePolicy(t.deps, "cr", {
+        scope: "authentication",
+        action: "challenge_response=hotp",
+      });
       const first = await radclient(
         listener.port,
         'User-Name = "alice@r1", User-Password = "1234"',

@@ -9,8 +9,7 @@
  * user scope (`<type>_2step`, `otp_pin_contents` for a random PIN, and the
  * type's own values: `sms_gateways`, `daypassword_*`,
  * `indexedsecret_force_attribute`). Without policies these are privacyIDEA's
- * defaults (no verification, two-step dropped); tests may inject values per
- * `deps` with {@link setEnrollPolicyOverride}.
+ * defaults (no verification, two-step dropped).
  *
  * @module
  */
@@ -136,35 +135,11 @@ export const TWO_STEP_BOUNDS = Object.freeze(
   } as const,
 );
 
-/** An injected policy source. */
-export type EnrollPolicyOverride =
-  | Partial<EnrollPolicies>
-  | ((ctx: EnrollPolicyContext) => Partial<EnrollPolicies> | Promise<Partial<EnrollPolicies>>);
-
-const overrides = new WeakMap<Deps, EnrollPolicyOverride>();
-
-/** Injects enrolment policy values for one `deps` (undefined removes them). */
-export function setEnrollPolicyOverride(
-  deps: Deps,
-  override: EnrollPolicyOverride | undefined,
-): void {
-  if (override === undefined) overrides.delete(deps);
-  else overrides.set(deps, override);
-}
-
 /** The enrolment policies that apply to `ctx`. */
 export async function enrollPolicies(
   deps: Deps,
   ctx: EnrollPolicyContext,
 ): Promise<EnrollPolicies> {
-  const fromEngine = await enginePolicies(deps, ctx);
-  const override = overrides.get(deps);
-  if (override === undefined) return fromEngine;
-  const values = typeof override === "function" ? await override(ctx) : override;
-  return { ...fromEngine, ...values };
-}
-
-async function enginePolicies(deps: Deps, ctx: EnrollPolicyContext): Promise<EnrollPolicies> {
   const set = await loadPolicySet(deps);
   const caller = ctx.caller;
   const callerScope = caller?.role === "user" ? "user" : "admin";

@@ -75,7 +75,6 @@ export {
   type EnrollPolicies,
   enrollPolicies,
   type EnrollPolicyContext,
-  setEnrollPolicyOverride,
 } from "./enroll_policy.ts";
 
 /** Text of the 1007 error. */

@@ -124,7 +124,6 @@ export {
   type FlagContext,
   isPolicyFlagSet,
   loginLimitPolicies,
-  setValidatePolicyOverride,
   type ValidatePolicies,
   validatePolicies,
   type ValidatePolicyContext,

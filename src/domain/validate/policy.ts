@@ -1,8 +1,7 @@
 /**
  * The one place where validate reads authentication and authorization policy
  * (through the policy engine, spec 04 §5). Without any active policy in those
- * scopes it returns privacyIDEA's defaults without matching anything; tests
- * can inject values per `deps` with {@link setValidatePolicyOverride}.
+ * scopes it returns privacyIDEA's defaults without matching anything.
  *
  * @module
  */
@@ -152,36 +151,6 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   matched: [],
 });
 
-/** An injected policy source (tests, or the engine before it is wired here). */
-export type ValidatePolicyOverride =
-  | Partial<ValidatePolicies>
-  | ((
-    ctx: ValidatePolicyContext,
-  ) => Partial<ValidatePolicies> | Promise<Partial<ValidatePolicies>>);
-
-const overrides = new WeakMap<Deps, ValidatePolicyOverride>();
-
-/** Injects policy values for one `deps` (undefined removes them). */
-export function setValidatePolicyOverride(
-  deps: Deps,
-  override: ValidatePolicyOverride | undefined,
-): void {
-  if (override === undefined) overrides.delete(deps);
-  else overrides.set(deps, override);
-}
-
-/** The validate policies that apply to `ctx` (engine values, then any injected override). */
-export async function validatePolicies(
-  deps: Deps,
-  ctx: ValidatePolicyContext,
-): Promise<ValidatePolicies> {
-  const fromEngine = await enginePolicies(deps, ctx);
-  const override = overrides.get(deps);
-  if (override === undefined) return fromEngine;
-  const values = typeof override === "function" ? await override(ctx) : override;
-  return { ...fromEngine, ...values };
-}
-
 /** Who a request outside `/validate/check` is about, for {@link isPolicyFlagSet}. */
 export interface FlagContext {
   /** The user's login and realm when the request names one; none: policies of any user match. */
@@ -247,12 +216,17 @@ export async function loginLimitPolicies(
  * policies can set it): a cheap look at the policy snapshot.
  */
 export async function mayRequireApiKey(deps: Deps): Promise<boolean> {
-  if (overrides.has(deps)) return true;
   return (await loadPolicySet(deps)).hasActivePolicies("authorization");
 }
 
-/** Reads the authentication and authorization scopes for `ctx` (spec 04 §5). */
-async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<ValidatePolicies> {
+/**
+ * The validate policies that apply to `ctx`: the authentication and
+ * authorization scopes read for it (spec 04 §5).
+ */
+export async function validatePolicies(
+  deps: Deps,
+  ctx: ValidatePolicyContext,
+): Promise<ValidatePolicies> {
   const set = await loadPolicySet(deps);
   const hasAuthn = set.hasActivePolicies("authentication");
   const hasAuthz = set.hasActivePolicies("authorization");
@@ -271,7 +245,7 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
   // without conditions or realm-resolver lookups the outcome depends only on these values
   // (and on the minute, for time ranges): reuse it for the same policy version
   const depends = set.dependsOnRequestData(["authentication", "authorization"]);
-  const cacheKey = depends.conditions || needsResolvers ? undefined : JSON.stringify([
+  const memoKey = depends.conditions || needsResolvers ? undefined : JSON.stringify([
     user?.login ?? ctx.login,
     realm,
     user?.resolver ?? ctx.resolver ?? null,
@@ -279,9 +253,9 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
     userAgentName(ctx.userAgent),
     depends.time ? Math.floor(deps.clock.now() / 60_000) : 0,
   ]);
-  let cache = resultCache.get(set);
-  if (cacheKey !== undefined) {
-    const hit = cache?.get(cacheKey);
+  let memo = resultMemo.get(set);
+  if (memoKey !== undefined) {
+    const hit = memo?.get(memoKey);
     if (hit) return hit;
   }
   const base = {
@@ -435,12 +409,12 @@ async function enginePolicies(deps: Deps, ctx: ValidatePolicyContext): Promise<V
   }
   out.matched = [...matched];
   const result = Object.freeze(out) as ValidatePolicies;
-  if (cacheKey !== undefined) {
-    if (!cache || cache.size >= RESULT_CACHE_SIZE) {
-      cache = new Map();
-      resultCache.set(set, cache);
+  if (memoKey !== undefined) {
+    if (!memo || memo.size >= RESULT_MEMO_SIZE) {
+      memo = new Map();
+      resultMemo.set(set, memo);
     }
-    cache.set(cacheKey, result);
+    memo.set(memoKey, result);
   }
   return result;
 }
@@ -517,9 +491,10 @@ const AUTHORIZATION_ACTIONS = [
   "webauthn_authenticator_selection_list",
 ];
 
-/** Entries per policy version before the result cache starts over. */
-const RESULT_CACHE_SIZE = 10_000;
-const resultCache = new WeakMap<object, Map<string, ValidatePolicies>>();
+/** Entries per policy version before the result memo starts over. */
+const RESULT_MEMO_SIZE = 10_000;
+// a pure memo: the outcome per immutable policy set (by identity) and request facts (the key)
+const resultMemo = new WeakMap<object, Map<string, ValidatePolicies>>();
 
 /** Condition data available to validate: the user's info and the token of `serial`. */
 function conditionData(deps: Deps, ctx: ValidatePolicyContext): ConditionData {

@@ -3,7 +3,8 @@ import { createTestApp } from "../../test_app.ts";
 import { createUsers } from "../../fixtures/users.ts";
 import { startResponder } from "./responder.ts";
 import { setRadiusServer } from "../../../src/domain/radius_server/mod.ts";
-import { setValidatePolicyOverride, validateCheck } from "../../../src/domain/validate/mod.ts";
+import { savePolicy } from "../../../src/domain/policy/mod.ts";
+import { validateCheck } from "../../../src/domain/validate/mod.ts";
 
 Deno.test("validateCheck with passthru=<RADIUS definition> for a user without tokens", async () => {
   const t = await createTestApp();
@@ -23,7 +24,7 @@ Deno.test("validateCheck with passthru=<RADIUS definition> for a user without to
       timeout: 1,
       retries: 1,
     });
-    setValidatePolicyOverride(t.deps, { passthru: { policy: "pt", value: "up" } });
+    await savePolicy(t.deps, "pt", { scope: "authentication", action: "passthru=up" });
     const req = { user: "alice", realm: "r1", clientIp: "127.0.0.1", userAgent: "test" };
     const ok = await validateCheck(t.deps, { ...req, pass: "upstream-pw" });
     assert.equal(ok.value, true);

@@ -6,7 +6,8 @@ import { createUsers } from "../../fixtures/users.ts";
 import { type Responder, startResponder } from "./responder.ts";
 import { setRadiusServer } from "../../../src/domain/radius_server/mod.ts";
 import { challengesOfTransaction } from "../../../src/domain/challenge/mod.ts";
-import { setValidatePolicyOverride, validateCheck } from "../../../src/domain/validate/mod.ts";
+import { savePolicy } from "../../../src/domain/policy/mod.ts";
+import { validateCheck } from "../../../src/domain/validate/mod.ts";
 
 const REQ = { user: "alice", realm: "r1", clientIp: "127.0.0.1", userAgent: "test" };
 
@@ -77,7 +78,10 @@ Deno.test("radius token, local PIN: wrong PIN sends nothing, right PIN sends onl
 Deno.test("radius token, local PIN: the PIN alone triggers 'Enter your RADIUS tokencode:'", async () => {
   const { t, up } = await setup({ "radius.local_checkpin": "1", pin: "localpin" });
   try {
-    setValidatePolicyOverride(t.deps, { challengeResponse: ["radius"] });
+    await savePolicy(t.deps, "cr", {
+      scope: "authentication",
+      action: "challenge_response=radius",
+    });
     const first = await validateCheck(t.deps, { ...REQ, pass: "localpin" });
     assert.equal(first.value, false);
     assert.equal(first.detail.message, "Enter your RADIUS tokencode:");
@@ -129,7 +133,10 @@ Deno.test("radius token: an upstream challenge in answer to a challenge replaces
       }),
     );
     assert.equal(init.status, 200, JSON.stringify(init.body));
-    setValidatePolicyOverride(t.deps, { challengeResponse: ["radius"] });
+    await savePolicy(t.deps, "cr", {
+      scope: "authentication",
+      action: "challenge_response=radius",
+    });
     const first = await validateCheck(t.deps, { ...REQ, pass: "1234" });
     assert.equal(first.detail.message, "first factor");
     const tx1 = first.detail.transaction_id as string;

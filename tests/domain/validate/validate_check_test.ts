@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import {
   DEFAULT_VALIDATE_POLICIES,
-  setValidatePolicyOverride,
   validateCheck,
   validatePolicies,
 } from "../../../src/domain/validate/mod.ts";
+import { deletePolicy, savePolicy } from "../../../src/domain/policy/mod.ts";
 import { initToken } from "../../../src/domain/token/mod.ts";
 import { createTestApp } from "../../test_app.ts";
 import { createUsers } from "../../fixtures/users.ts";
@@ -12,19 +12,21 @@ import { hotp, SEED_HEX } from "../../fixtures/tokens.ts";
 
 const CTX = { login: "a", realm: "r", clientIp: "127.0.0.1", userAgent: "" };
 
-Deno.test("validatePolicies returns privacyIDEA's defaults and honours an override per deps", async () => {
+Deno.test("validatePolicies returns privacyIDEA's defaults and a matching policy's values, per database", async () => {
   const t = await createTestApp();
   assert.deepEqual(await validatePolicies(t.deps, CTX), DEFAULT_VALIDATE_POLICIES);
-  setValidatePolicyOverride(
-    t.deps,
-    (ctx) => ({ challengeResponse: [ctx.login === "a" ? "hotp" : "x"] }),
-  );
+  await savePolicy(t.deps, "cr", { scope: "authentication", action: "challenge_response=hotp" });
+  await savePolicy(t.deps, "other", {
+    scope: "authentication",
+    action: "challenge_response=x",
+    user: "b",
+  });
   const p = await validatePolicies(t.deps, CTX);
   assert.deepEqual(p.challengeResponse, ["hotp"]);
   assert.equal(p.otppin, "tokenpin");
   const other = await createTestApp();
   assert.deepEqual((await validatePolicies(other.deps, CTX)).challengeResponse, []);
-  setValidatePolicyOverride(t.deps, undefined);
+  await deletePolicy(t.deps, "cr");
   assert.deepEqual((await validatePolicies(t.deps, CTX)).challengeResponse, []);
   await t.close();
   await other.close();
@@ -46,7 +48,7 @@ Deno.test("validateCheck (the RADIUS listener's entry) returns value, detail, se
   assert.deepEqual(okRes.user, ref);
   assert.equal(okRes.detail.message, "matching 1 tokens");
 
-  setValidatePolicyOverride(t.deps, { challengeResponse: ["hotp"] });
+  await savePolicy(t.deps, "cr", { scope: "authentication", action: "challenge_response=hotp" });
   const ch = await validateCheck(t.deps, { ...base, pass: "p" });
   assert.equal(ch.value, false);
   const tid = ch.detail.transaction_id as string;
