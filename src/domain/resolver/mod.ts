@@ -34,6 +34,7 @@ import {
   sqlResolver,
   type SqlResolverConfig,
 } from "./sql.ts";
+import { SCIM_SECRET_TARGETS, scimResolver } from "./scim.ts";
 import * as store from "./resolver_store.ts";
 import { forgetResolverUsers, userStoreGeneration } from "../user_cache/mod.ts";
 import {
@@ -103,6 +104,11 @@ const TYPES: Record<string, TypeInfo> = {
     defaults: KEYCLOAK_DEFAULT_VIEW,
     dicts: HTTP_DICT_KEYS,
     secretTargets: { password: KEYCLOAK_PASSWORD_TARGETS },
+  },
+  scimresolver: {
+    secrets: ["Secret"],
+    defaults: {},
+    secretTargets: { Secret: SCIM_SECRET_TARGETS },
   },
 };
 
@@ -487,6 +493,10 @@ function buildInstance(
       return httpBuilt(entraIdResolver(httpOptions(deps, rec)));
     case "keycloakresolver":
       return httpBuilt(keycloakResolver(httpOptions(deps, rec)));
+    case "scimresolver": {
+      const instance = scimResolver(httpOptions(deps, rec));
+      return { instance, problem: instance.problem, check: () => instance.checkFiles() };
+    }
     default:
       throw knownType(rec.type) && new ResolverError(`Cannot use resolver type "${rec.type}"`);
   }
