@@ -25,7 +25,6 @@ export {
   subscriptionStatus,
   UA_ALIASES,
 } from "./runtime.ts";
-export { clearVendorKeyCache } from "./signature.ts";
 export type { SubscriptionData } from "./file.ts";
 
 const DAY_MS = 86_400_000;

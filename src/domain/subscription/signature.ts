@@ -259,8 +259,3 @@ export function loadVendorKey(
   keyCache.set(path, { at: nowMs, key });
   return key;
 }
-
-/** Forgets cached vendor keys (after an operator replaced a key file, and in tests). */
-export function clearVendorKeyCache(): void {
-  keyCache.clear();
-}
