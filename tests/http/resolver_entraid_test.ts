@@ -272,6 +272,13 @@ Deno.test("entraidresolver: defaults, the client secret encrypted and censored",
     });
     assert.equal(moved.status, 400);
     assert.match(moved.body.result.error.message, /Cannot keep the stored "client_secret"/);
+    // the application token it buys goes to base_url: moving that needs the secret again
+    const graph = await save(t, "entra", {
+      type: "entraidresolver",
+      base_url: "https://evil/v1.0",
+    });
+    assert.equal(graph.status, 400);
+    assert.match(graph.body.result.error.message, /Cannot keep the stored "client_secret"/);
     assert.equal(entra.stub.requests.length, 0);
   });
 });

@@ -274,6 +274,11 @@ Deno.test("httpresolver: a stored password is not kept when the URL it is sent t
             endpoint: "http://x/",
           },
         },
+        // the token the password buys goes with every request: no endpoint may move either
+        {
+          type: "httpresolver",
+          config_get_user_by_id: { method: "GET", endpoint: "http://127.0.0.1:1/{userid}" },
+        },
       ]
     ) {
       const res = await save(t, "api", body);

@@ -295,8 +295,10 @@ Deno.test("keycloakresolver: POST, PUT, DELETE /user/ and Keycloak's refusals", 
     assert.match(withPassword.body.result.error.message, /config_create_user sends no password/);
     assert.equal(kc.stub.requests.length, 0);
     // with credentials in the template it does
+    // (a new endpoint configuration needs the service password again)
     const res = await save(t, "kc", {
       type: "keycloakresolver",
+      password: "svc*pw",
       config_create_user: {
         method: "POST",
         endpoint: "/admin/realms/{realm}/users",

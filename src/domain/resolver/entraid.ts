@@ -25,6 +25,7 @@ import {
   dictOf,
   type EndpointConfig,
   HTTP_DICT_KEYS,
+  HTTP_PASSWORD_TARGETS,
   type HttpStoreOptions,
   HttpUserStore,
   searchOrder,
@@ -97,10 +98,14 @@ export const ENTRA_SECRETS = [
   "client_certificate.private_key_password",
 ];
 
-/** Keys that decide where each secret is sent. */
+/**
+ * Keys that decide where each secret goes, or the token it buys: the client
+ * secret to the authority (and `config_user_auth`), the application token to
+ * every Graph endpoint.
+ */
 export const ENTRA_SECRET_TARGETS: Record<string, string[]> = {
-  password: ["base_url", "config_authorization"],
-  client_secret: ["authority", "tenant", "config_user_auth"],
+  password: HTTP_PASSWORD_TARGETS,
+  client_secret: ["authority", "tenant", ...HTTP_PASSWORD_TARGETS],
 };
 
 interface Certificate {

@@ -79,8 +79,22 @@ export const HTTP_DICT_KEYS = [
   "config_user_auth",
 ];
 
-/** Keys that decide where the service `password` is sent. */
-export const HTTP_PASSWORD_TARGETS = ["base_url", "config_authorization"];
+/**
+ * Keys that decide where the service `password` goes, or the token it buys:
+ * the token endpoint gets the password, every other endpoint the token.
+ */
+export const HTTP_PASSWORD_TARGETS = [
+  "base_url",
+  "endpoint",
+  "config_authorization",
+  "config_get_user_by_id",
+  "config_get_user_by_name",
+  "config_get_user_list",
+  "config_create_user",
+  "config_edit_user",
+  "config_delete_user",
+  "config_user_auth",
+];
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
 const TRUE_VALUES = new Set(["1", "true", "yes", "on"]);

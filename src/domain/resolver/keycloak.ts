@@ -14,6 +14,7 @@ import type { StoreAnswer } from "./http_client.ts";
 import {
   type EndpointConfig,
   flatValue,
+  HTTP_PASSWORD_TARGETS,
   type HttpStoreOptions,
   HttpUserStore,
   prepareRequest,
@@ -75,8 +76,8 @@ export const KEYCLOAK_DEFAULT_VIEW: Record<string, unknown> = {
   advanced: true,
 };
 
-/** Keys that decide where the service `password` is sent (the realm only picks a path). */
-export const KEYCLOAK_PASSWORD_TARGETS = ["base_url", "config_authorization"];
+/** Keys that decide where the service `password` or its token go (the realm only picks a path). */
+export const KEYCLOAK_PASSWORD_TARGETS = HTTP_PASSWORD_TARGETS;
 
 /** The Keycloak resolver. */
 export class KeycloakStore extends HttpUserStore {
