@@ -20,7 +20,14 @@ import {
   verifyAdminLogin,
   verifyDummyAdminPassword,
 } from "../admin/mod.ts";
-import { checkUserPassword, realmExists, resolveUser, splitUser } from "../user/mod.ts";
+import {
+  checkUserPassword,
+  getUserAttributes,
+  realmExists,
+  resolveUser,
+  splitUser,
+  type UserRef,
+} from "../user/mod.ts";
 import { type ConditionData, webuiSettings } from "../policy/mod.ts";
 import { remoteUserMode } from "../webui/mod.ts";
 import {
@@ -152,6 +159,7 @@ async function checkLogin(deps: Deps, req: LoginRequest): Promise<LoginResult> {
       {
         client: req.clientIp,
         userAgent: req.userAgent,
+        conditions: loginConditions(deps, ref, req),
       },
     )).loginMode
     : "userstore";
@@ -216,7 +224,7 @@ async function checkRemoteUser(
   const { loginMode } = await webuiSettings(
     deps,
     { username: ref.login, realm: ref.realm, resolver: ref.resolver },
-    { client: req.clientIp, userAgent: req.userAgent },
+    { client: req.clientIp, userAgent: req.userAgent, conditions: loginConditions(deps, ref, req) },
   );
   if (loginMode === "disable") throw new PolicyError("The login for this user is disabled.");
   return { ...realmUserLogin(deps, ref), authtype: "remote_user " };
@@ -290,7 +298,11 @@ async function checkPasskey(
   const { loginMode } = await webuiSettings(
     deps,
     { username: owner.login, realm: owner.realm, resolver: owner.resolver },
-    { client: req.clientIp, userAgent: req.userAgent },
+    {
+      client: req.clientIp,
+      userAgent: req.userAgent,
+      conditions: loginConditions(deps, owner, req),
+    },
   );
   if (loginMode === "disable") throw new PolicyError("The login for this user is disabled.");
   return {
@@ -307,6 +319,11 @@ function isCheckRefusal(err: unknown): boolean {
 }
 
 /** The login result of an authenticated realm user: role admin in a superuser realm. */
+/** The condition data of a login policy match: the request's, and the user's info. */
+function loginConditions(deps: Deps, user: UserRef, req: LoginRequest): ConditionData {
+  return { ...req.conditions, userinfo: () => getUserAttributes(deps, user) };
+}
+
 function realmUserLogin(
   deps: Deps,
   ref: { login: string; realm: string; resolver: string },

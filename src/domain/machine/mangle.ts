@@ -6,12 +6,17 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import { loadPolicySet } from "../policy/mod.ts";
+import { type ConditionData, loadPolicySet } from "../policy/mod.ts";
 
 /** Who the request is about, for matching the auth policies. */
 export interface MangleContext {
   client: string;
   userAgent: string;
+  /**
+   * The request's condition data, with the user the request names (as it names them, before
+   * the rewrite: privacyIDEA matches `mangle` on the request's user object).
+   */
+  conditions?: ConditionData;
 }
 
 const MAX_MANGLE_INPUT = 1024;
@@ -43,7 +48,7 @@ export async function mangleParams(
     realm: params.realm ? params.realm.toLowerCase() : null,
     client: ctx.client,
     userAgent: ctx.userAgent,
-    conditions: false,
+    conditions: ctx.conditions ?? {},
   }, { freeText: true });
   const out = { ...params };
   for (const rule of values) {

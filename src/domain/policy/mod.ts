@@ -583,6 +583,11 @@ export interface PolicyCheckRequest {
   action: string;
   client: string;
   resolver?: string;
+  /**
+   * The request's condition data. privacyIDEA matches here with the user's name only (no user
+   * object), so a `userinfo` condition finds no user.
+   */
+  conditions?: ConditionData;
 }
 
 /** `GET /policy/check`: a plain match over active policies (no fail-open rule). */
@@ -598,7 +603,7 @@ export async function checkPolicy(
     realm: req.realm,
     resolver: req.resolver ?? null,
     client: req.client,
-    conditions: false,
+    conditions: req.conditions ?? {},
   });
   if (matched.length === 0) return { allowed: false, info: "No policies found" };
   return { allowed: true, policy: matched.map((p) => p.policy) };
@@ -770,6 +775,7 @@ export async function adminRealmScope(
   caller: Caller,
   ctx: RightContext = {},
 ): Promise<string[] | undefined> {
+  // privacyIDEA's realm list (GET /realm/) does not check conditions
   return await realmsOfMatching(deps, caller, null, { ...ctx, conditions: false });
 }
 
@@ -843,14 +849,15 @@ export interface WebuiSettings {
 }
 
 /**
- * `login_mode` and `jwt_validity` for `who` (matched on user, realm and resolver;
- * conditions on `userinfo` are not checked here). Without webui policies:
- * login mode `userstore` and the configured JWT lifetime.
+ * `login_mode` and `jwt_validity` for `who` (matched on user, realm and resolver, and the
+ * conditions on `ctx.conditions`: privacyIDEA's `Match.user` with the user object, so the
+ * caller gives `who`'s `userinfo` there). Without webui policies: login mode `userstore` and
+ * the configured JWT lifetime.
  */
 export async function webuiSettings(
   deps: Deps,
   who: { username: string; realm: string; resolver?: string },
-  ctx: { client?: string | null; userAgent?: string | null } = {},
+  ctx: { client?: string | null; userAgent?: string | null; conditions?: ConditionData } = {},
 ): Promise<WebuiSettings> {
   const out: WebuiSettings = { loginMode: "userstore" };
   const set = await loadPolicySet(deps);
@@ -862,7 +869,7 @@ export async function webuiSettings(
     resolver: who.resolver || null,
     client: ctx.client || null,
     userAgent: ctx.userAgent == null ? null : userAgentName(ctx.userAgent),
-    conditions: false,
+    conditions: ctx.conditions ?? {},
   });
   const mode = await m.value("login_mode");
   if (mode === "privacyIDEA" || mode === "disable") out.loginMode = mode;
@@ -894,12 +901,13 @@ export async function checkUserRight(
 /**
  * The `rights` list of `/auth` (spec 01 §6.3): every action of the caller's
  * scope when it has no active policy, else the actions granted by matching
- * policies; non-boolean actions also appear as `action=value`.
+ * policies; non-boolean actions also appear as `action=value`. A user's
+ * `userinfo` conditions read `ctx.conditions` (the caller gives the user's info).
  */
 export async function rightsOf(
   deps: Deps,
   caller: Caller,
-  ctx: { client?: string | null; userAgent?: string | null } = {},
+  ctx: { client?: string | null; userAgent?: string | null; conditions?: ConditionData } = {},
 ): Promise<string[]> {
   const scope = caller.role === "admin" ? "admin" : "user";
   // only the action names matter here: no realm or resolver lookups on every login
@@ -912,7 +920,7 @@ export async function rightsOf(
   const mctx = rightMatchContext(caller, null, {
     client: ctx.client,
     userAgent: ctx.userAgent,
-    conditions: caller.role === "admin" ? false : {},
+    conditions: caller.role === "admin" ? false : ctx.conditions ?? {},
   });
   if (caller.role === "admin") {
     // rights of an admin do not depend on the user acted on

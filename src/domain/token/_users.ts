@@ -8,6 +8,7 @@ export {
   currentUser,
   customAttributeOrCreate,
   getDefaultRealm,
+  getUserAttributes,
   getUserInfo,
   realmExists,
   resolveUser,

@@ -16,7 +16,8 @@
 import type { Deps } from "../../deps.ts";
 import { PolicyError } from "../../errors.ts";
 import type { UserRef } from "./model.ts";
-import { loadPolicySet, type PolicyMatcher } from "../policy/mod.ts";
+import { type ConditionData, loadPolicySet, type PolicyMatcher } from "../policy/mod.ts";
+import { getUserAttributes } from "./_users.ts";
 
 /** Who enrols what (policy match context). */
 export interface EnrollPolicyContext {
@@ -27,6 +28,23 @@ export interface EnrollPolicyContext {
   caller?: { role: "admin" | "user"; username: string; realm: string };
   /** The request's client address. */
   client?: string;
+  /**
+   * The request's condition data (headers, environment, parameters, the token it names); the
+   * `userinfo` conditions read the owner.
+   */
+  conditions?: ConditionData;
+}
+
+/**
+ * Condition data of a match about `user` (privacyIDEA matches enrolment policies on the
+ * request's user object): the request's sections, `userinfo` of `user` (none without one).
+ */
+export function userConditions(
+  deps: Deps,
+  request: ConditionData | undefined,
+  user: UserRef | undefined,
+): ConditionData {
+  return { ...request, userinfo: user ? () => getUserAttributes(deps, user) : undefined };
 }
 
 /** Enrolment policy values. */
@@ -151,7 +169,7 @@ export async function enrollPolicies(
     user: ctx.user?.login ?? null,
     realm: ctx.user?.realm ?? ctx.realm ?? null,
     resolver: ctx.user?.resolver ?? null,
-    conditions: false as const,
+    conditions: userConditions(deps, ctx.conditions, ctx.user),
   };
   const out: EnrollPolicies = { ...DEFAULT_ENROLL_POLICIES, verifyEnrollment: [] };
   const own = TYPE_ENROLL_ACTIONS[type] ?? {};
@@ -224,7 +242,8 @@ export async function enrollPolicies(
       realm: isAdmin ? owner.realm : caller.realm,
       resolver: isAdmin ? owner.resolver : null,
       client: ctx.client || null,
-      conditions: false,
+      // privacyIDEA's admin_or_user: the conditions read the request's user (the owner)
+      conditions: owner.conditions,
     });
     const twoStep = (await m.values(`${type}_2step`, { unique: true })).values[0];
     if (twoStep === "allow" || twoStep === "force") out.twoStep = twoStep;
@@ -252,6 +271,8 @@ export interface EnrollmentSubject {
   realm?: string;
   /** The request's client address. */
   client?: string;
+  /** The request's condition data; the `userinfo` conditions read `user`. */
+  conditions?: ConditionData;
 }
 
 /** The enrollment-scope matcher for `subject`; undefined when the scope has no active policy. */
@@ -267,7 +288,7 @@ export async function enrollmentMatcher(
     realm: subject.user?.realm ?? subject.realm ?? null,
     resolver: subject.user?.resolver ?? null,
     client: subject.client || null,
-    conditions: false,
+    conditions: userConditions(deps, subject.conditions, subject.user),
   });
 }
 

@@ -48,7 +48,7 @@ import { type InitParams, tokenTypeOf, type TypeCheckContext } from "./types/mod
 import { usesOwnerNames } from "./types/_oath.ts";
 import { getUserInfo, realmExists, resolveUser, splitUser } from "./_users.ts";
 import { deleteChallengesOf } from "../challenge/mod.ts";
-import { loadPolicySet, userAgentName } from "../policy/mod.ts";
+import { type ConditionData, loadPolicySet, userAgentName } from "../policy/mod.ts";
 
 export type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 export { TOKEN_TYPE_MODULES, TOKEN_TYPES, tokenTypeOf } from "./types/mod.ts";
@@ -299,6 +299,8 @@ export async function initToken(
      * otp_pin_random).
      */
     isViaMultichallenge?: boolean;
+    /** The request's policy condition data (the enrolment policies read the owner's info). */
+    conditions?: ConditionData;
   } = {},
 ): Promise<InitResult> {
   const type = (str(params, "type") || "hotp").toLowerCase();
@@ -325,6 +327,7 @@ export async function initToken(
     realm: options.realm,
     caller: options.caller,
     client: options.client,
+    conditions: options.conditions,
   });
   if (options.isViaMultichallenge) {
     policies = {
@@ -347,6 +350,7 @@ export async function initToken(
     realm: options.realm,
     type,
     serial: existing ? serial : undefined,
+    conditions: options.conditions,
   });
   // second steps: verifying the first OTP, or the client part of a two-step enrolment
   if (existing?.rolloutState === "verify" && str(params, "verify") !== undefined) {
@@ -471,6 +475,7 @@ export async function initToken(
     user: owner,
     realm: owner ? undefined : options.realm,
     client: options.client,
+    conditions: options.conditions,
   }, { role: options.caller?.role, isPinSet: !!(str(params, "otppin") || pin) });
   if (pinChange.days !== undefined) {
     info.next_pin_change = {
@@ -924,8 +929,9 @@ export async function setPin(
   for (const t of tokens) {
     const subject = t.owner ? { user: t.owner } : {};
     const client = options.pinChange?.client;
-    const encrypt = await isPinEncrypted(deps, { ...subject, client });
-    const change = await pinChangeAfterSet(deps, { ...subject, client }, {
+    const conditions = options.pinChange?.conditions;
+    const encrypt = await isPinEncrypted(deps, { ...subject, client, conditions });
+    const change = await pinChangeAfterSet(deps, { ...subject, client, conditions }, {
       role: options.pinChange?.role,
       isPinSet: pin !== "",
     });
@@ -952,6 +958,8 @@ export async function setPin(
 export interface PinSetBy {
   role: "admin" | "user";
   client?: string;
+  /** The request's policy condition data (the policies read the token owner's info). */
+  conditions?: ConditionData;
 }
 
 /**
@@ -1120,11 +1128,14 @@ export async function assignToken(
     isUserCaller?: boolean;
     pinPolicy?: PinPolicyScope;
     client?: string;
+    /** The request's policy condition data (the policies read the new owner's info). */
+    conditions?: ConditionData;
   } = {},
 ): Promise<boolean> {
   const t = await getTokenBySerial(deps, serial);
   requireUnlocked([t]);
-  if (!t.owner) await checkTokenLimits(deps, { user, type: t.type, serial });
+  const conditions = options.conditions;
+  if (!t.owner) await checkTokenLimits(deps, { user, type: t.type, serial, conditions });
   // an assign without a PIN is checked as "" (privacyIDEA's check_otp_pin)
   if (options.pinPolicy) {
     await checkPinPolicy(deps, options.pin, { ...options.pinPolicy, type: t.type });
@@ -1143,7 +1154,7 @@ export async function assignToken(
     failcount: 0,
   };
   if (options.pin !== undefined) {
-    const encrypt = await isPinEncrypted(deps, { user, client: options.client });
+    const encrypt = await isPinEncrypted(deps, { user, client: options.client, conditions });
     fields.pin_hash = encrypt ? encryptedPinOf(deps, options.pin) : pinHashOf(deps, options.pin);
   }
   await deps.db.transaction().execute(async (trx) => {
@@ -1368,7 +1379,7 @@ let lastStamp = { ms: NaN, text: "" };
 export async function lostToken(
   deps: Deps,
   serial: string,
-  options: { user?: UserRef; client?: string } = {},
+  options: { user?: UserRef; client?: string; conditions?: ConditionData } = {},
 ): Promise<Record<string, unknown>> {
   const t = await getTokenBySerial(deps, serial);
   if (options.user && !isOwner(t, options.user)) {
@@ -1378,7 +1389,11 @@ export async function lostToken(
     throw new TokenAdminError("You can only define a lost token for an assigned token.", 2012);
   }
   const newSerial = `lost${serial}`.slice(0, 40);
-  const settings = await lostTokenSettings(deps, { user: t.owner, client: options.client });
+  const settings = await lostTokenSettings(deps, {
+    user: t.owner,
+    client: options.client,
+    conditions: options.conditions,
+  });
   const pool = lostTokenPool(settings.contents);
   if (pool === "") {
     // privacyIDEA fails with an unexpected error on such a value

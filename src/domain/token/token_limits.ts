@@ -15,9 +15,10 @@
  */
 import type { Deps } from "../../deps.ts";
 import { PolicyError } from "../../errors.ts";
-import { loadPolicySet, type PolicyMatcher } from "../policy/mod.ts";
+import { type ConditionData, loadPolicySet, type PolicyMatcher } from "../policy/mod.ts";
 import type { UserRef } from "./model.ts";
 import * as store from "./token_store.ts";
+import { userConditions } from "./enroll_policy.ts";
 
 /** What gets one more token: the owner (if any), the realm, the type, the serial if known. */
 export interface TokenLimitContext {
@@ -26,6 +27,8 @@ export interface TokenLimitContext {
   realm?: string;
   type: string;
   serial?: string;
+  /** The request's condition data (headers, environment, parameters, the token it names). */
+  conditions?: ConditionData;
 }
 
 async function limitOf(m: PolicyMatcher, action: string): Promise<number | undefined> {
@@ -54,7 +57,8 @@ export async function checkTokenLimits(deps: Deps, ctx: TokenLimitContext): Prom
       user: user.login,
       realm: user.realm,
       resolver: user.resolver ?? null,
-      conditions: false,
+      // privacyIDEA's Match.user: the conditions read the user who gets the token
+      conditions: userConditions(deps, ctx.conditions, user),
     });
     const limits = {
       typed: await limitOf(m, `${type}_max_token_per_user`),
@@ -92,7 +96,8 @@ export async function checkTokenLimits(deps: Deps, ctx: TokenLimitContext): Prom
       user: null,
       realm,
       resolver: null,
-      conditions: false,
+      // privacyIDEA's Match.realm has no user object: a userinfo condition finds none
+      conditions: userConditions(deps, ctx.conditions, undefined),
     });
     const limit = await limitOf(m, "max_token_per_realm");
     if (

@@ -38,6 +38,7 @@ import {
   splitPinPass,
   TOKEN_LOCKED_MESSAGE,
   TOKEN_NOT_FOUND_MESSAGE,
+  tokenConditionData,
   tokenTypeOf,
   type TokenWithInfo,
   updateTokenInfo,
@@ -65,7 +66,7 @@ import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./pol
 import { getCustomAttributes, getUserAttributes, setInternalAttribute } from "../user/mod.ts";
 import { mangleParams } from "../machine/mangle.ts";
 import { attachToken, computerNameOf } from "../machine/mod.ts";
-import { userAgentName } from "../policy/mod.ts";
+import { type ConditionData, userAgentName } from "../policy/mod.ts";
 import {
   infoValue,
   type OtpCheck,
@@ -166,6 +167,11 @@ export interface CheckRequest {
    * audited with the tokens it was about.
    */
   onTokens?: (serials: string[]) => void;
+  /**
+   * The request's own policy condition data (headers, environment, parameters), set by the
+   * HTTP routes; the policies add the user and the token the request is about.
+   */
+  conditions?: ConditionData;
 }
 
 /** What the request's API key is: a valid validate JWT, another valid JWT, or nothing valid. */
@@ -226,6 +232,7 @@ async function requireApiKeyOfFidoRequest(deps: Deps, req: CheckRequest): Promis
     resolver: user?.resolver ?? req.resolver,
     clientIp: req.clientIp,
     userAgent: req.userAgent,
+    request: req.conditions,
   });
   await requireApiKey(policies, req.apiKey);
 }
@@ -358,6 +365,19 @@ async function mangleRequest(
   const out = await mangleParams(deps, params, {
     client: req.clientIp,
     userAgent: userAgentName(req.userAgent),
+    conditions: {
+      ...req.conditions,
+      // the user as the request names them, looked up only when a condition needs it
+      userinfo: async () => {
+        if (!req.user) return undefined;
+        const { login, realm } = await splitUser(deps, req.user, req.realm || undefined);
+        const user = await resolveUser(deps, login, realm, req.resolver || undefined);
+        return user ? await getUserAttributes(deps, user) : undefined;
+      },
+      ...tokenConditionData(async () =>
+        req.serial ? await findTokenBySerial(deps, req.serial, { withRealms: false }) : undefined
+      ),
+    },
   });
   if (!Object.keys(params).some((k) => out.params[k] !== params[k])) return { req, policies: [] };
   return {
@@ -419,6 +439,7 @@ async function ownerEnv(
     token,
     clientIp: req.clientIp,
     userAgent: req.userAgent,
+    request: req.conditions,
   });
   return {
     deps,
@@ -635,6 +656,7 @@ async function resolveCheck(deps: Deps, req: CheckRequest): Promise<ResolvedChec
       token: serialToken,
       clientIp: req.clientIp,
       userAgent: req.userAgent,
+      request: req.conditions,
     });
   let policies = await policiesOfRequest();
   if (policies.setrealm && userParam !== "" && policies.setrealm !== realm) {

@@ -29,6 +29,8 @@ export interface ValidatePolicyContext {
   token?: TokenWithInfo;
   clientIp: string;
   userAgent: string;
+  /** The request's own condition data (headers, environment, parameters), if it has any. */
+  request?: ConditionData;
 }
 
 /** Authentication/authorization policy values that change `/validate/check`. */
@@ -496,11 +498,12 @@ const RESULT_MEMO_SIZE = 10_000;
 // a pure memo: the outcome per immutable policy set (by identity) and request facts (the key)
 const resultMemo = new WeakMap<object, Map<string, ValidatePolicies>>();
 
-/** Condition data available to validate: the user's info and the token of `serial`. */
+/** Condition data of validate: the request's own, the user's info and the token of `serial`. */
 function conditionData(deps: Deps, ctx: ValidatePolicyContext): ConditionData {
   const user = ctx.user;
   const token = ctx.token;
   return {
+    ...ctx.request,
     userinfo: user ? async () => await getUserAttributes(deps, user) : undefined,
     ...tokenConditionData(() => Promise.resolve(token)),
   };

@@ -36,6 +36,29 @@ export interface WebuiRequest {
   conditions?: ConditionData;
 }
 
+/**
+ * The condition data of a match about `who`: the request's sections and `who`'s user info
+ * (the realm user looked up once, only when a condition needs it; none for a local admin).
+ */
+export function callerConditionData(
+  deps: Deps,
+  who: Pick<WebuiCaller, "username" | "realm" | "resolver">,
+  request: ConditionData | undefined,
+): ConditionData {
+  let ref: Promise<UserRef | undefined> | undefined;
+  const realmUser = () =>
+    ref ??= who.resolver === ""
+      ? Promise.resolve(undefined)
+      : resolveUser(deps, who.username, who.realm, who.resolver);
+  return {
+    ...request,
+    userinfo: async () => {
+      const user = await realmUser();
+      return user ? await getUserAttributes(deps, user) : undefined;
+    },
+  };
+}
+
 /** privacyIDEA's defaults (privacyidea/api/lib/postpolicy.py:91-98). */
 export const WEBUI_DEFAULT = {
   logoutTime: 120,

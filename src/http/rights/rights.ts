@@ -19,12 +19,11 @@ import { getUserAttributes } from "../../domain/user/mod.ts";
 import { tokenConditionData } from "../../domain/token/mod.ts";
 
 /**
- * Condition data of the request: headers, environment, parameters (no
- * secrets), and lazily the user and the token the request acts on.
+ * The request's own condition data: headers, environment and parameters (the
+ * conditions never see `pass` or `password`); the caller adds the user and the
+ * token the request is about.
  */
-export function requestConditionData(c: Context<AppEnv>, target: RequestTarget): ConditionData {
-  const deps = c.get("deps");
-  const token = target.tokens[0];
+export function requestSections(c: Context<AppEnv>): ConditionData {
   return {
     "HTTP Request header": () => Promise.resolve(Object.fromEntries(c.req.raw.headers.entries())),
     "HTTP Environment": {
@@ -34,6 +33,18 @@ export function requestConditionData(c: Context<AppEnv>, target: RequestTarget):
       HTTP_USER_AGENT: c.get("userAgent"),
     },
     "Request Data": c.get("params"),
+  };
+}
+
+/**
+ * Condition data of the request: headers, environment, parameters (no
+ * secrets), and lazily the user and the token the request acts on.
+ */
+export function requestConditionData(c: Context<AppEnv>, target: RequestTarget): ConditionData {
+  const deps = c.get("deps");
+  const token = target.tokens[0];
+  return {
+    ...requestSections(c),
     userinfo: () => target.user ? getUserAttributes(deps, target.user) : Promise.resolve(undefined),
     ...tokenConditionData(() => Promise.resolve(token)),
   };

@@ -7,7 +7,7 @@ import { issueJwt } from "../jwt.ts";
 import { login, loginAttemptOf, menusOf, piLogLevel } from "../../domain/auth/mod.ts";
 import { TOKEN_TYPES } from "../../domain/token/mod.ts";
 import { rightsOf, webuiSettings } from "../../domain/policy/mod.ts";
-import { loginSettings } from "../../domain/webui/mod.ts";
+import { callerConditionData, loginSettings } from "../../domain/webui/mod.ts";
 import { addAuditPolicies } from "../rights/rights.ts";
 import { webuiRequest } from "../webui_request.ts";
 
@@ -44,15 +44,19 @@ authRoutes.post("/", async (c) => {
     remoteUser: c.get("remoteUser"),
     conditions: web.conditions,
   });
+  // the rights and the JWT lifetime read the user's info for their conditions
+  const conditions = callerConditionData(deps, result, web.conditions);
   const rights = await rightsOf(deps, result, {
     client: c.get("clientIp"),
     userAgent: c.get("userAgent"),
+    conditions,
   });
   // webui policies: JWT lifetime (jwt_validity) and the web interface's settings (after the
   // login, as privacyIDEA's last post-step: a conflict of two values fails the login)
   const { jwtValidity } = await webuiSettings(deps, result, {
     client: c.get("clientIp"),
     userAgent: c.get("userAgent"),
+    conditions,
   });
   const settings = await loginSettings(deps, result, web);
   addAuditPolicies(c, settings.policies);
@@ -79,10 +83,16 @@ authRoutes.post("/", async (c) => {
 
 authRoutes.get("/rights", async (c) => {
   // enrollable types: those with enroll<TYPE> among the caller's rights (spec 01 §6.4)
+  const identity = c.get("identity")!;
   const rights = new Set(
-    await rightsOf(c.get("deps"), c.get("identity")!, {
+    await rightsOf(c.get("deps"), identity, {
       client: c.get("clientIp"),
       userAgent: c.get("userAgent"),
+      conditions: callerConditionData(
+        c.get("deps"),
+        { ...identity, resolver: identity.resolver ?? "" },
+        webuiRequest(c).conditions,
+      ),
     }),
   );
   return ok(

@@ -5,7 +5,7 @@ import { checkDatabase } from "../../domain/health/mod.ts";
 import { probeResolvers } from "../../domain/resolver/mod.ts";
 import { loadPolicySet } from "../../domain/policy/mod.ts";
 import { authenticate, tokenOf } from "../auth.ts";
-import { AuthError } from "../../errors.ts";
+import { AuthError, PolicyError } from "../../errors.ts";
 
 /** `/healthz/`: liveness and readiness (unauthenticated). */
 export const healthzRoutes = new Hono<AppEnv>();
@@ -28,6 +28,8 @@ healthzRoutes.get("/startupz", ready);
  * Whether the request shows an admin JWT. Without an Authorization header: anonymous. A JWT that
  * is invalid or not an admin's: anonymous too, unless the authorization policy
  * `require_auth_for_resolver_details` is set, which refuses it (401), as privacyIDEA 3.13.
+ * The policy is matched as privacyIDEA's probe does, on the client alone: a condition finds no
+ * user, token or request data (its handle_missing_data decides; `raise_error` fails the probe).
  */
 async function isAdminCaller(c: Context<AppEnv>): Promise<boolean> {
   if (tokenOf(c) === undefined) return false;
@@ -38,7 +40,7 @@ async function isAdminCaller(c: Context<AppEnv>): Promise<boolean> {
         scope: "authorization",
         action: "require_auth_for_resolver_details",
         client: c.get("clientIp"),
-        conditions: false,
+        conditions: {},
       })).length > 0;
   try {
     const identity = await authenticate(c);
@@ -58,7 +60,15 @@ async function isAdminCaller(c: Context<AppEnv>): Promise<boolean> {
 
 // privacyIDEA 3.13: the overall status for anyone, the resolver names for an admin
 healthzRoutes.get("/resolversz", async (c) => {
-  const isAdmin = await isAdminCaller(c);
+  let isAdmin: boolean;
+  try {
+    isAdmin = await isAdminCaller(c);
+  } catch (err) {
+    // privacyIDEA answers a failed policy match like a failed probe
+    if (!(err instanceof PolicyError)) throw err;
+    c.get("deps").log.warn("Resolver probe: the policy match failed", { reason: err.message });
+    return ok(c, { status: "error" }, { status: 503 });
+  }
   try {
     const probe = await probeResolvers(c.get("deps"));
     return ok(c, isAdmin ? { status: probe.status, ...probe.details } : { status: probe.status });

@@ -14,6 +14,7 @@ import {
   optionValues,
   setBindingOptions,
 } from "../../domain/machine/mod.ts";
+import { requestConditionData } from "../rights/rights.ts";
 
 /** `/machine/`: machines, machine-token bindings and authentication items (spec 07 §3–5). */
 export const machineRoutes = new Hono<AppEnv>();
@@ -151,7 +152,11 @@ async function authItems(c: Context<AppEnv>, application: string | undefined) {
       serial: optional(p, "serial"),
       filters: rest(p, ["hostname", "challenge", "application", "serial", ...IGNORED]),
       userAgent: c.get("userAgent"),
-      mangle: { client: c.get("clientIp"), userAgent: c.get("userAgent") },
+      mangle: {
+        client: c.get("clientIp"),
+        userAgent: c.get("userAgent"),
+        conditions: requestConditionData(c, c.get("target")),
+      },
     }),
   );
 }

@@ -19,6 +19,7 @@ import {
   savePolicy,
   setPolicyActive,
 } from "../../domain/policy/mod.ts";
+import { requestConditionData } from "../rights/rights.ts";
 
 /** `/policy/`: policy administration (spec 04 §2). */
 export const policyRoutes = new Hono<AppEnv>();
@@ -41,6 +42,8 @@ policyRoutes.get("/check", async (c) => {
       action: requireString(p, "action"),
       client: stringParam(p, "client") ?? c.get("clientIp"),
       resolver: stringParam(p, "resolver"),
+      // privacyIDEA matches the user's name here, not a user object: no userinfo
+      conditions: { ...requestConditionData(c, c.get("target")), userinfo: undefined },
     }),
   );
 });

@@ -3,6 +3,7 @@ import type { AppEnv, RequestTarget } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
 import {
+  requestConditionData,
   requestRightValue,
   requestRightValues,
   rightContextOf,
@@ -85,7 +86,9 @@ function pinPolicyOf(c: C): PinPolicyScope | undefined {
 /** Who sets a PIN in this request (the enrollment policies change_pin_*). */
 function pinSetBy(c: C): PinSetBy | undefined {
   const role = c.get("identity")?.role;
-  return role ? { role, client: c.get("clientIp") } : undefined;
+  return role
+    ? { role, client: c.get("clientIp"), conditions: requestConditionData(c, c.get("target")) }
+    : undefined;
 }
 
 tokenRoutes.post("/init", async (c) => {
@@ -102,6 +105,7 @@ tokenRoutes.post("/init", async (c) => {
     origin: c.req.header("Origin"),
     client: c.get("clientIp"),
     pinPolicy: pinPolicyOf(c),
+    conditions: requestConditionData(c, target),
   });
   const audit = c.get("audit");
   audit.serial = res.serial;
@@ -175,7 +179,8 @@ tokenRoutes.get("/", async (c) => {
 
 tokenRoutes.post("/assign", async (c) => {
   const p = c.get("params");
-  const { serial, user } = targetOf(c);
+  const target = targetOf(c);
+  const { serial, user } = target;
   if (!serial) throw missingParameter("serial");
   c.get("audit").serial = serial;
   if (!user) throw missingParameter("user");
@@ -186,6 +191,7 @@ tokenRoutes.post("/assign", async (c) => {
       isUserCaller: isUserCaller(c),
       client: c.get("clientIp"),
       pinPolicy: pinPolicyOf(c),
+      conditions: requestConditionData(c, target),
     }),
   );
 });
@@ -353,7 +359,14 @@ tokenRoutes.post("/lost/:serial", async (c) => {
   const serial = target.serial!;
   c.get("audit").serial = serial;
   const user = isUserCaller(c) ? target.user : undefined;
-  return ok(c, await lostToken(c.get("deps"), serial, { user, client: c.get("clientIp") }));
+  return ok(
+    c,
+    await lostToken(c.get("deps"), serial, {
+      user,
+      client: c.get("clientIp"),
+      conditions: requestConditionData(c, target),
+    }),
+  );
 });
 
 tokenRoutes.get("/getserial/:otp", async (c) => {

@@ -20,6 +20,7 @@ import { pollTransaction } from "../../domain/challenge/mod.ts";
 import { offlineAuthItems } from "../../domain/machine/mod.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
 import { auditSerials } from "../../domain/audit/mod.ts";
+import { requestSections } from "../rights/rights.ts";
 
 /** `/validate/`: authentication of users and tokens (spec 02 §6–§8). */
 export const validateRoutes = new Hono<AppEnv>();
@@ -63,6 +64,7 @@ function checkRequestOf(c: C): CheckRequest {
     passkeyRegistration,
     isCancelEnrolment,
     apiKey: apiKeyOf(c),
+    conditions: requestSections(c),
   };
 }
 
