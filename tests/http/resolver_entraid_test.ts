@@ -395,6 +395,21 @@ Deno.test("entraidresolver: password check by the resource-owner flow (otppin=us
     const wrong = await check("wrong" + hotp(1));
     assert.equal(wrong.status, 200);
     assert.equal(wrong.body.result.value, false);
+
+    // the user logs in with the Entra password and sees their own attributes: lists stay lists
+    const login = await jsonOf(
+      await t.post("/auth", {
+        username: "AdeleV@contoso.com",
+        realm: "contoso",
+        password: "Adele&Pass*1",
+      }),
+    );
+    assert.equal(login.status, 200, JSON.stringify(login.body));
+    assert.equal(login.body.result.value.role, "user");
+    const me = await jsonOf(await t.get("/user/", { token: login.body.result.value.token }));
+    assert.equal(me.status, 200, JSON.stringify(me.body));
+    assert.deepEqual(me.body.result.value[0].phone, ["+1 425 555 0109"]);
+    assert.equal(me.body.result.value[0].username, "AdeleV@contoso.com");
   });
 });
 

@@ -840,14 +840,27 @@ export class HttpUserStore implements UserResolver {
   // --- UserResolver ---
 
   async getUserInfo(uid: string): Promise<UserInfo | undefined> {
-    this.requireWorking();
-    if (uid === "") return undefined;
-    const found = await this.getUser(this.cfg.byId!, { userid: uid }, "read a user");
+    const found = await this.#userById(uid);
     if (found === undefined) return undefined;
     const info = { ...emptyUserInfo(), ...flatInfo(found) };
     // basic mode maps no id: the uid asked for is the user's id
     if (info.userid === "") info.userid = uid;
     return info;
+  }
+
+  /** The attributes with lists kept (Graph's `businessPhones`), as privacyIDEA's user info. */
+  async getUserAttributes(uid: string): Promise<UserListEntry | undefined> {
+    const found = await this.#userById(uid);
+    if (found === undefined) return undefined;
+    const info: UserListEntry = { ...emptyUserInfo(), ...listEntry(found) };
+    if (info.userid === "") info.userid = uid;
+    return info;
+  }
+
+  async #userById(uid: string): Promise<Record<string, unknown> | undefined> {
+    this.requireWorking();
+    if (uid === "") return undefined;
+    return await this.getUser(this.cfg.byId!, { userid: uid }, "read a user");
   }
 
   async getUserId(login: string): Promise<string | undefined> {
