@@ -352,6 +352,9 @@ Deno.test("keycloakresolver: a refused service account and a broken server are c
     });
     const badRealm = await testConfig(t, kc.config({ realm: "nope", test_username: "elizabeth" }));
     assert.equal(badRealm.value, false);
+    const noRealm = await save(t, "kc2", kc.config({ realm: "" }));
+    assert.equal(noRealm.status, 400);
+    assert.equal(noRealm.body.result.error.message, "ERR905: Missing parameter: realm");
 
     await saveOk(t, kc.config({ password: "wrong" }));
     const check = await jsonOf(

@@ -47,7 +47,7 @@ export class StoreUnreachableError extends Error {
   override name = "StoreUnreachableError";
 }
 
-function reasonOf(err: Error, timeoutMs: number): string {
+function reasonOf(err: Error): string {
   if (err instanceof StoreUnreachableError) return err.message;
   const code = (err as { code?: string }).code;
   if (code === "ECONNREFUSED") return "connection refused";
@@ -56,7 +56,7 @@ function reasonOf(err: Error, timeoutMs: number): string {
   if (/certificate|self.signed|CERT_|TLS|SSL/i.test(`${code ?? ""} ${err.message}`)) {
     return `TLS failed: ${err.message.replace(/\s+/g, " ").slice(0, 120)}`;
   }
-  return err.message === "" ? `no answer within ${timeoutMs / 1000} s` : err.message.slice(0, 120);
+  return err.message === "" ? "the request failed" : err.message.slice(0, 120);
 }
 
 /** Sends `request`; throws {@link StoreUnreachableError} on network failure, timeout or an oversized answer. */
@@ -85,7 +85,7 @@ export function sendToStore(request: StoreRequest): Promise<StoreAnswer> {
       clearTimeout(timer);
       if (result instanceof Error) {
         req?.destroy();
-        reject(new StoreUnreachableError(reasonOf(result, request.timeoutMs)));
+        reject(new StoreUnreachableError(reasonOf(result)));
       } else {
         resolve(result);
       }

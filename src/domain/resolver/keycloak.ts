@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { ResolverError } from "../../errors.ts";
+import { ParameterError, ResolverError } from "../../errors.ts";
 import type { StoreAnswer } from "./http_client.ts";
 import {
   type EndpointConfig,
@@ -87,6 +87,12 @@ export class KeycloakStore extends HttpUserStore {
     super(options, { type: "keycloakresolver", defaults: KEYCLOAK_DEFAULTS, wildcard: "" });
     this.loadPart(() => {
       this.#realm = typeof this.raw.realm === "string" ? this.raw.realm.trim() : "";
+      // privacyIDEA would send "{realm}" as it is; every request would fail
+      const usesRealm = Object.keys(this.raw).some((k) =>
+        (k === "base_url" || k.startsWith("config_")) &&
+        JSON.stringify(this.raw[k]).includes("{realm}")
+      );
+      if (this.#realm === "" && usesRealm) throw new ParameterError("Missing parameter: realm");
     });
   }
 
