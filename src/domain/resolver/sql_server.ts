@@ -16,9 +16,10 @@
  */
 import { Kysely, MysqlDialect, PostgresDialect } from "kysely";
 import type { MysqlPool, MysqlPoolConnection, MysqlQueryResult } from "kysely";
-import { createPool, type PoolConnection } from "mysql2";
+import { createPool, type ExecuteValues, type PoolConnection } from "mysql2";
 import pg from "pg";
-import type { SqlEngine, UserDb } from "./sql_user_store.ts";
+import { createHash } from "node:crypto";
+import { attachPreparedQuery, type SqlEngine, type UserDb } from "./sql_user_store.ts";
 
 /** How to reach the database server of a sqlresolver (never logged: it holds the password). */
 export interface SqlServerSettings {
@@ -304,35 +305,57 @@ function openMysql(s: SqlServerSettings, size: number): UserDb {
   pool.on("connection", (c) => c.on("error", () => {}));
   const recycleMs = s.recycleSeconds * 1000;
   const born = new WeakMap<object, number>();
+  /** A pooled connection within the wait limit; an old one (poolRecycle) is replaced. */
+  function acquire(callback: (err: unknown, conn?: PoolConnection) => void): void {
+    let isSettled = false;
+    const timer = setTimeout(() => {
+      isSettled = true;
+      callback(new SqlTimeoutError("waiting for a connection", s.timeoutMs));
+    }, s.timeoutMs);
+    pool.getConnection((err, conn) => {
+      if (isSettled) {
+        conn?.release();
+        return;
+      }
+      clearTimeout(timer);
+      isSettled = true;
+      if (err) return callback(err);
+      if (!born.has(conn)) born.set(conn, Date.now());
+      if (recycleMs > 0 && Date.now() - born.get(conn)! > recycleMs) {
+        conn.destroy();
+        return acquire(callback);
+      }
+      callback(null, conn);
+    });
+  }
   const bounded: MysqlPool = {
     getConnection(callback) {
-      let isSettled = false;
-      const timer = setTimeout(() => {
-        isSettled = true;
-        callback(new SqlTimeoutError("waiting for a connection", s.timeoutMs), undefined as never);
-      }, s.timeoutMs);
-      pool.getConnection((err, conn) => {
-        if (isSettled) {
-          conn?.release();
-          return;
-        }
-        clearTimeout(timer);
-        isSettled = true;
-        if (err) return callback(err, undefined as never);
-        if (!born.has(conn)) born.set(conn, Date.now());
-        // poolRecycle: an old connection is replaced by a new one
-        if (recycleMs > 0 && Date.now() - born.get(conn)! > recycleMs) {
-          conn.destroy();
-          return bounded.getConnection(callback);
-        }
-        callback(null, boundedMysqlConnection(conn, s.timeoutMs));
-      });
+      acquire((err, conn) =>
+        err || !conn
+          ? callback(err, undefined as never)
+          : callback(null, boundedMysqlConnection(conn, s.timeoutMs))
+      );
     },
     end(callback) {
       pool.end((err) => callback(err ?? null));
     },
   };
-  return new Kysely({ dialect: new MysqlDialect({ pool: bounded }) });
+  const db: UserDb = new Kysely({ dialect: new MysqlDialect({ pool: bounded }) });
+  // the user lookup of every check: a prepared statement (mysql2 keeps it per connection), which
+  // spares the server parsing it and the client formatting it
+  attachPreparedQuery(db, (sql, params) =>
+    new Promise((resolve, reject) => {
+      acquire((err, conn) => {
+        if (err || !conn) return reject(err);
+        conn.execute({ sql, timeout: s.timeoutMs }, params as ExecuteValues[], (e, rows) => {
+          if (e && isBrokenMysqlConnection(e)) conn.destroy();
+          else conn.release();
+          if (e) reject(e);
+          else resolve(rows as Record<string, unknown>[]);
+        });
+      });
+    }));
+  return db;
 }
 
 function boundedMysqlConnection(
@@ -446,5 +469,12 @@ function openPostgres(s: SqlServerSettings, size: number): UserDb {
   } as pg.PoolConfig);
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
-  return new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const db: UserDb = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  // the user lookup of every check: a named statement, prepared once per connection
+  attachPreparedQuery(db, async (sql, params) => {
+    const name = `tessera_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`;
+    const res = await pool.query({ name, text: sql, values: params as unknown[] });
+    return res.rows;
+  });
+  return db;
 }

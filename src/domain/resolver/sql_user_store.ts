@@ -44,6 +44,19 @@ export interface UserTable {
   engine?: SqlEngine;
 }
 
+/** Runs one statement as a prepared statement of the server (the rows it returned). */
+export type PreparedQuery = (
+  sql: string,
+  params: readonly unknown[],
+) => Promise<Record<string, unknown>[]>;
+
+const PREPARED = Symbol("prepared query");
+
+/** Lets the user lookups of `db` (a database server's handle) run as prepared statements. */
+export function attachPreparedQuery(db: UserDb, run: PreparedQuery): void {
+  (db as UserDb & { [PREPARED]?: PreparedQuery })[PREPARED] = run;
+}
+
 /** Opens (and creates, if `create`) a SQLite user database file. */
 export function openSqliteUserDb(path: string): UserDb {
   const raw = new NodeSqliteDatabase(path);
@@ -221,9 +234,12 @@ async function queryUserRows(
   }
   const like = escapeLike(value);
   const params = entry.params.map((p) => p === VALUE_SLOT ? value : p === LIKE_SLOT ? like : p);
-  const res = executeDirect<Record<string, unknown>>(db, entry.sql, params) ??
-    await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(entry.sql, params));
-  return res.rows;
+  const direct = executeDirect<Record<string, unknown>>(db, entry.sql, params);
+  if (direct) return direct.rows;
+  const prepared = (db as UserDb & { [PREPARED]?: PreparedQuery })[PREPARED];
+  if (prepared) return await prepared(entry.sql, params);
+  return (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(entry.sql, params)))
+    .rows;
 }
 
 /** One search filter: the column, its kind and a pattern with `*` as the only wildcard. */
