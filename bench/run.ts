@@ -39,6 +39,15 @@ import {
 } from "./lib/ldap.ts";
 import { slapdBinary, startSlapd } from "../tests/ldap/_slapd.ts";
 import {
+  MARIADB_DATABASE,
+  MARIADB_REALM,
+  MARIADB_RESOLVER,
+  MARIADB_USER_CACHE_SECONDS,
+  mariaDbResolverDefinition,
+  usersTableSql,
+} from "./lib/mariadb.ts";
+import { mariaDbBinaries, startMariaDb } from "../tests/mariadb_server.ts";
+import {
   type BenchReport,
   type Check,
   evaluateTargets,
@@ -48,7 +57,7 @@ import {
   type SignRate,
 } from "./lib/report.ts";
 import { type BenchCluster, benchDatabaseName, startBenchCluster } from "./lib/postgres.ts";
-import { freePort, type ServerProcess, startServer } from "./lib/server.ts";
+import { freePort, processTreeCpuSeconds, type ServerProcess, startServer } from "./lib/server.ts";
 import { planRun, shareKeys, type TargetRun, threadsFor } from "./lib/targets.ts";
 import { combineRuns, serverErrors, type WrkResult } from "./lib/stats.ts";
 import { runWrk, WRK_INSTALL_HINT, wrkVersion } from "./lib/wrk.ts";
@@ -452,6 +461,100 @@ class Bench {
     }
   }
 
+  /**
+   * HOTP checks of users that live in a MariaDB table: the tests' private
+   * MariaDB server with one row per user, a `sqlresolver` on it as a
+   * privacyIDEA site defines one, a token each, and privacyIDEA's user cache
+   * (`UserCacheExpiration`) on for the scenario. Once the users are cached
+   * (warm-up), the rate is compared with the SQL resolver's on SQLite (`hotp`)
+   * of the same run.
+   */
+  async mariadb(urls: string[], api: Api, e: Enrolment): Promise<void> {
+    if (!e.byUser) {
+      this.note("mariadb: skipped (no users API)");
+      return;
+    }
+    if (mariaDbBinaries() === undefined) {
+      this.note("mariadb: skipped (MariaDB is not installed: apt-get install mariadb-server)");
+      return;
+    }
+    const users = planUsers("m", this.o.users);
+    progress(`mariadb: starting a private MariaDB server with ${users.length} users`);
+    const server = await startMariaDb();
+    try {
+      await server.createDatabase(MARIADB_DATABASE);
+      for (const statement of usersTableSql(users)) {
+        await server.sql(statement, { database: MARIADB_DATABASE });
+      }
+      await api.call("POST", `/resolver/${MARIADB_RESOLVER}`, mariaDbResolverDefinition(server));
+      await api.call("POST", `/realm/${MARIADB_REALM}`, { resolvers: MARIADB_RESOLVER });
+      // privacyIDEA's user cache: a login found once is not looked up in MariaDB again
+      await api.call("POST", "/system/setConfig", {
+        UserCacheExpiration: String(MARIADB_USER_CACHE_SECONDS),
+      });
+      progress(`mariadb: enrolling ${users.length} HOTP tokens for the table's users`);
+      await mapLimit(users, 8, (u) =>
+        api.call("POST", "/token/init", {
+          type: "hotp",
+          serial: u.serial,
+          otpkey: toHex(u.key),
+          pin: u.pin,
+          user: u.login,
+          realm: MARIADB_REALM,
+        }));
+      let sentOtps = 0;
+      // the MariaDB server's CPU per request is reported beside Tessera's
+      const outerDbCpu = this.dbCpu;
+      this.dbCpu = () => processTreeCpuSeconds(server.pid);
+      const { measured, all } = await this.load(
+        "mariadb",
+        urls,
+        (seconds) => ({
+          method: "POST",
+          items: this.otpItems(users, true, seconds, MARIADB_REALM),
+          threads: this.threads,
+        }),
+        (r) => sentOtps += advanceUsers(users, r.used),
+      ).finally(() => this.dbCpu = outerDbCpu);
+      const c = combineRuns(all);
+      this.check(
+        "mariadb: no OTP accepted twice",
+        c.accepts <= sentOtps,
+        `${c.accepts} accepted of ${sentOtps} distinct OTPs sent (each once)`,
+      );
+      this.check(
+        "mariadb: the checks succeed",
+        c.requests > 0 && c.accepts >= c.requests * 0.99,
+        `${c.accepts} of ${c.requests} accepted`,
+      );
+      const hotp = this.report.results.find((r) =>
+        r.scenario === "hotp" && r.target === this.group
+      );
+      if (hotp === undefined) {
+        this.note("mariadb: no hotp row in this run to compare with (run the hotp scenario too)");
+      } else {
+        const share = measured.rps / hotp.rps;
+        const row = this.report.results.find((r) =>
+          r.scenario === "mariadb" && r.target === this.group
+        );
+        const cpu = (us?: number) => us === undefined ? "?" : us.toFixed(0);
+        this.check(
+          "mariadb: within 50% of the SQLite SQL resolver's rate once users are cached",
+          share >= 0.5,
+          `${measured.rps.toFixed(0)} req/s with MariaDB users, ${hotp.rps.toFixed(0)} req/s ` +
+            `with SQLite users (${(share * 100).toFixed(0)}%); CPU per request: Tessera ` +
+            `${cpu(row?.cpuUsPerRequest)} µs and MariaDB ${cpu(row?.dbCpuUsPerRequest)} µs, ` +
+            `against ${cpu(hotp.cpuUsPerRequest)} µs for hotp; user cache ` +
+            `${MARIADB_USER_CACHE_SECONDS} s`,
+        );
+      }
+    } finally {
+      // the scenarios after this one run as before, without the user cache
+      await api.call("POST", "/system/setConfig", { UserCacheExpiration: "0" }).catch(() => {});
+      await server.stop();
+    }
+  }
+
   async wrong(urls: string[], api: Api, e: Enrolment): Promise<void> {
     const { all } = await this.load("wrong", urls, () => ({
       method: "POST",
@@ -824,6 +927,7 @@ async function runUnsigned(bench: Bench, run: TargetRun, tmp: string): Promise<v
   const urls = servers.map((s) => s.url);
   if (bench.wants("hotp")) await guarded(bench, "hotp", () => bench.hotp(urls, e, "hotp").then());
   if (bench.wants("ldap")) await guarded(bench, "ldap", () => bench.ldap(urls, api, e));
+  if (bench.wants("mariadb")) await guarded(bench, "mariadb", () => bench.mariadb(urls, api, e));
   if (bench.wants("wrong")) await guarded(bench, "wrong", () => bench.wrong(urls, api, e));
   if (bench.wants("unknown")) {
     if (e.byUser) await guarded(bench, "unknown", () => bench.unknown(urls, e));
