@@ -45,6 +45,8 @@ export interface AuditTable {
   duration_ms: number;
   node: string;
   request_id: string;
+  /** `ACCEPT`, `REJECT`, `CHALLENGE`, `DECLINED` of an authentication request, else "". */
+  authentication: string;
 }
 
 /** Every table Tessera knows. */

@@ -24,6 +24,7 @@ import * as m0016 from "./0016_credential_id_hash.ts";
 import * as m0017 from "./0017_audit_request_id.ts";
 import * as m0018 from "./0018_auth_cache.ts";
 import * as m0019 from "./0019_user_cache.ts";
+import * as m0020 from "./0020_audit_authentication.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0017_audit_request_id": m0017,
   "0018_auth_cache": m0018,
   "0019_user_cache": m0019,
+  "0020_audit_authentication": m0020,
 };

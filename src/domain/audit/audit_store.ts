@@ -26,6 +26,7 @@ const AUDIT_INSERT_COLUMNS = [
   "duration_ms",
   "node",
   "request_id",
+  "authentication",
 ] as const;
 
 const CHUNK = 50;
@@ -63,6 +64,7 @@ function pushParams(params: unknown[], e: AuditEntry): void {
     e.durationMs,
     e.node,
     e.requestId,
+    e.authentication,
   );
 }
 
@@ -190,23 +192,41 @@ export async function searchEntries(
       durationMs: r.duration_ms,
       node: r.node,
       requestId: r.request_id,
+      authentication: r.authentication,
     })),
   };
 }
 
-/** Number of `/validate/check` and `/auth` audit rows of a user since `since` with the outcome. */
+const CHECK_ACTIONS = ["GET /validate/check", "POST /validate/check"];
+
+/**
+ * Number of `/validate/check` and `/auth` audit rows of a user since `since` with the outcome.
+ * Failures at `/validate/check` are those that answered (privacyIDEA's filter
+ * `authentication != CHALLENGE`, under which a row without an answer counts neither): a
+ * challenge is no failed authentication.
+ */
 export async function countAuthAttempts(
   db: Db,
   q: { user: string; realm: string; since: number; isSuccess: boolean },
 ): Promise<number> {
-  const row = await db.selectFrom("audit")
+  let query = db.selectFrom("audit")
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .where("user", "=", q.user)
     .where("realm", "=", q.realm)
     .where("ts", ">=", q.since)
-    .where("success", "=", q.isSuccess ? 1 : 0)
-    // privacyIDEA counts /validate/check and /auth (not radiuscheck or samlcheck)
-    .where("action", "in", ["GET /validate/check", "POST /validate/check", "POST /auth"])
-    .executeTakeFirstOrThrow();
+    .where("success", "=", q.isSuccess ? 1 : 0);
+  // privacyIDEA counts /validate/check and /auth (not radiuscheck or samlcheck)
+  query = q.isSuccess
+    ? query.where("action", "in", [...CHECK_ACTIONS, "POST /auth"])
+    : query.where((eb) =>
+      eb.or([
+        eb("action", "=", "POST /auth"),
+        eb.and([
+          eb("action", "in", CHECK_ACTIONS),
+          eb("authentication", "not in", ["CHALLENGE", ""]),
+        ]),
+      ])
+    );
+  const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -55,6 +55,7 @@ export function newAuditEntry(ts: number, action: string, node: string): AuditEn
     durationMs: 0,
     node,
     requestId: "",
+    authentication: "",
   };
 }
 
@@ -79,6 +80,7 @@ export interface AuditItem {
   user_agent: string;
   policies: string;
   request_id: string;
+  authentication: string;
 }
 
 /** privacyIDEA's shape of `GET /audit/`; `hide_audit_columns` leaves columns out. */
@@ -98,6 +100,7 @@ const AUDIT_COLUMNS = [
   "duration",
   "action",
   "success",
+  "authentication",
   "serial",
   "token_type",
   "user",
@@ -254,6 +257,7 @@ export async function searchAudit(
         user_agent: r.userAgent,
         policies: r.policies,
         request_id: r.requestId,
+        authentication: r.authentication,
       })
     ),
     count,

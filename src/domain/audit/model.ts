@@ -24,6 +24,12 @@ export interface AuditEntry {
   node: string;
   /** The request's id (`X-Request-ID`, `request_id` in its log lines); empty outside HTTP. */
   requestId: string;
+  /**
+   * The answer of an authentication request (`/validate/check`, `radiuscheck`, `samlcheck`,
+   * `triggerchallenge`): `ACCEPT`, `REJECT`, `CHALLENGE` or `DECLINED`; "" for other requests
+   * and for authentication requests that failed with an error, as privacyIDEA.
+   */
+  authentication: string;
 }
 
 /** Searchable audit columns (`GET /audit/` filters). */
@@ -41,4 +47,5 @@ export const AUDIT_FILTER_COLUMNS = [
   "node",
   "policies",
   "request_id",
+  "authentication",
 ] as const;

@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../context.ts";
-import { ok } from "../envelope.ts";
+import { authenticationOf, ok } from "../envelope.ts";
 import { boolParam, pathParam, stringParam } from "../params.ts";
 import { missingParameter } from "../../errors.ts";
 import {
@@ -77,6 +77,8 @@ function auditCheck(c: C, r: CheckResult): void {
   audit.resolver = r.user?.resolver ?? audit.resolver;
   audit.info = r.auditInfo ?? String(r.detail.message ?? "");
   audit.outcome = r.value;
+  // the answer as privacyIDEA audits it; auth_max_fail leaves challenges out
+  audit.authentication = authenticationOf(r.value, r.detail);
   if (r.policies) audit.policies = r.policies.join(",").slice(0, 1000);
 }
 
@@ -165,6 +167,7 @@ async function trigger(c: C): Promise<Response> {
   audit.realm = res.user?.realm ?? "";
   audit.info = `triggered ${res.count} challenges`;
   audit.outcome = res.count > 0;
+  audit.authentication = authenticationOf(res.count, res.detail);
   // the detail keys are always present, also when empty (spec 02 §8)
   return ok(c, res.count, { detail: res.detail });
 }
