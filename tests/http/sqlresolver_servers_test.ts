@@ -486,6 +486,43 @@ serverTest(
   },
 );
 
+serverTest(
+  "Encoding decodes byte values (latin1 by default, as privacyIDEA); one that does not decode reads decoding_error",
+  async (server) => {
+    const db = await server.freshDatabase(ROWS.slice(0, 1));
+    const binary = server.engine === "mysql" ? "varbinary(64)" : "bytea";
+    await server.sql(db, `alter table users add column descr ${binary}`);
+    await server.sql(
+      db,
+      server.engine === "mysql"
+        ? "update users set descr = x'4DE9' where username = 'hans'"
+        : "update users set descr = '\\x4de9'::bytea where username = 'hans'",
+    );
+    await withApp(async (t) => {
+      const map = JSON.stringify({ userid: "id", username: "username", description: "descr" });
+      for (const [encoding, expected] of [["", "M\u00e9"], ["utf8", "decoding_error"]]) {
+        await admin(
+          t,
+          "POST",
+          "/resolver/bytes",
+          serverKeys(server, db, { Map: map, Encoding: encoding }),
+        );
+        await admin(t, "POST", "/realm/bytesrealm", { resolvers: "bytes" });
+        const listed = await admin(t, "GET", "/user/", { realm: "bytesrealm" });
+        assert.equal(listed.body.result.value[0].description, expected, encoding);
+      }
+      const refused = await admin(
+        t,
+        "POST",
+        "/resolver/bytes",
+        serverKeys(server, db, { Map: map, Encoding: "klingon" }),
+      );
+      assert.equal(refused.status, 400);
+      assert.match(refused.body.result.error.message, /Encoding "klingon" is unknown/);
+    });
+  },
+);
+
 async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 5000;
   while (!(await condition())) {
