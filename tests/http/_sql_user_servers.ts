@@ -119,13 +119,17 @@ async function postgresServer(): Promise<UserServer> {
   const c = await (cluster ??= (async () => {
     const started = await startPgCluster();
     // the superuser over TCP and everyone over the socket without a password, `pi` with one
+    // `pitls` only over TLS (see enablePgTls)
     await Deno.writeTextFile(
       `${started.dir}/data/pg_hba.conf`,
       "local all all trust\nhost all postgres 127.0.0.1/32 trust\n" +
+        `hostssl all ${PI_TLS_USER} 127.0.0.1/32 scram-sha-256\n` +
+        `host all ${PI_TLS_USER} 127.0.0.1/32 reject\n` +
         "host all all 127.0.0.1/32 scram-sha-256\n",
     );
     await pgQuery(started.url, "select pg_reload_conf()");
     await pgQuery(started.url, `create role ${PI_USER} login password '${PI_PASSWORD}'`);
+    await pgQuery(started.url, `create role ${PI_TLS_USER} login password '${PI_PASSWORD}'`);
     return started;
   })());
   const sql: UserServer["sql"] = (database, text, values) =>
@@ -174,6 +178,130 @@ async function postgresServer(): Promise<UserServer> {
       return Number(rows[0].n);
     },
   };
+}
+
+/** A login the servers accept over TLS only (same password as {@link PI_USER}). */
+export const PI_TLS_USER = "pitls";
+
+/** CA files of a server that offers TLS: the one that signed its certificate, and another. */
+export interface TestCas {
+  caFile: string;
+  wrongCaFile: string;
+}
+
+async function openssl(dir: string, args: string[]): Promise<void> {
+  const out = await new Deno.Command("openssl", {
+    args,
+    cwd: dir,
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  if (!out.success) {
+    throw new Error(`openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/** A test CA, another CA, and a server certificate for 127.0.0.1/localhost, in `dir`. */
+async function makeCertificates(dir: string): Promise<TestCas> {
+  const key = ["-newkey", "rsa:2048", "-nodes", "-days", "2"];
+  await openssl(dir, [
+    "req",
+    "-x509",
+    ...key,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-subj",
+    "/CN=Test CA",
+  ]);
+  await openssl(dir, [
+    "req",
+    "-x509",
+    ...key,
+    "-keyout",
+    "wrong-ca.key",
+    "-out",
+    "wrong-ca.pem",
+    "-subj",
+    "/CN=Other CA",
+  ]);
+  await openssl(dir, [
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=localhost",
+  ]);
+  await Deno.writeTextFile(
+    `${dir}/server.ext`,
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n" +
+      "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+  );
+  await openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "server.ext",
+  ]);
+  return { caFile: `${dir}/ca.pem`, wrongCaFile: `${dir}/wrong-ca.pem` };
+}
+
+/** Turns TLS on in this file's PostgreSQL cluster (once); its CA files. */
+export async function enablePgTls(): Promise<TestCas> {
+  const c = await cluster!;
+  const dir = `${c.dir}/tls`;
+  const cas = { caFile: `${dir}/ca.pem`, wrongCaFile: `${dir}/wrong-ca.pem` };
+  try {
+    await Deno.stat(cas.caFile);
+    return cas;
+  } catch { /* first call */ }
+  await Deno.mkdir(dir);
+  await makeCertificates(dir);
+  const data = `${c.dir}/data`;
+  await Deno.copyFile(`${dir}/server.pem`, `${data}/server.crt`);
+  await Deno.copyFile(`${dir}/server.key`, `${data}/server.key`);
+  await Deno.chmod(`${data}/server.key`, 0o600);
+  if (Deno.uid() === 0) {
+    // the server runs as postgres (pg_cluster.ts) and must own its key
+    const id = (flag: string) =>
+      Number(
+        new TextDecoder().decode(
+          new Deno.Command("id", { args: [flag, "postgres"], stdout: "piped" }).outputSync().stdout,
+        ).trim(),
+      );
+    for (const f of ["server.crt", "server.key"]) {
+      await Deno.chown(`${data}/${f}`, id("-u"), id("-g"));
+    }
+  }
+  await pgQuery(c.url, "alter system set ssl = on");
+  await pgQuery(c.url, "select pg_reload_conf()");
+  // the reload is asynchronous: wait until a TLS connection works
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const rows = await pgQuery(c.url, "show ssl");
+    if (rows[0]?.ssl === "on") break;
+    if (Date.now() > deadline) throw new Error("PostgreSQL did not turn TLS on");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return cas;
 }
 
 /** Stops this file's PostgreSQL cluster (the MariaDB server stops itself after the file). */

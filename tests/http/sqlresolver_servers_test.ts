@@ -16,9 +16,13 @@ import { freePort, silentListener } from "../ldap/_slapd.ts";
 import { closeSqlConnections } from "../../src/domain/resolver/mod.ts";
 import { listResolvers } from "../../src/domain/resolver/resolver_store.ts";
 import { WRITABLE_HASH_TYPES } from "../../src/lib/unix_crypt.ts";
+import { startMariaDb } from "../mariadb_server.ts";
 import {
+  enablePgTls,
   type FixtureRow,
+  PI_PASSWORD,
   PI_PASSWORD_KEY,
+  PI_TLS_USER,
   serverKeys,
   stopUserServers,
   USER_SERVERS,
@@ -522,6 +526,147 @@ serverTest(
     });
   },
 );
+
+/** /resolver/test of `keys`: privacyIDEA's number and the description. */
+async function tested(
+  t: TestApp,
+  keys: Record<string, string>,
+): Promise<{ value: number; description: string }> {
+  const res = await admin(t, "POST", "/resolver/test", keys);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return { value: res.body.result.value, description: res.body.detail.description };
+}
+
+Deno.test({
+  name:
+    "sqlresolver on MariaDB over TLS: ssl_ca checks the server's certificate; a login that needs TLS fails without",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const server = await startMariaDb({ tls: true });
+    try {
+      await server.createDatabase("tlsusers");
+      await server.sql(
+        `create user '${PI_TLS_USER}'@'%' identified by '${PI_PASSWORD}' require ssl`,
+      );
+      await server.sql(`grant all privileges on tlsusers.* to '${PI_TLS_USER}'@'%'`);
+      await server.sql("create table users (id int auto_increment primary key, username text)", {
+        database: "tlsusers",
+      });
+      await server.sql("insert into users (username) values ('tina')", { database: "tlsusers" });
+      await withApp(async (t) => {
+        const keys = {
+          type: "sqlresolver",
+          Driver: "mysql+pymysql",
+          Server: "127.0.0.1",
+          Port: String(server.port),
+          User: PI_TLS_USER,
+          Password: PI_PASSWORD_KEY,
+          Database: "tlsusers",
+          Table: "users",
+          Map: "{userid: id, username: username}",
+          poolTimeout: "3",
+        };
+        const { caFile, wrongCaFile } = server.tls!;
+        assert.equal((await tested(t, { ...keys, conParams: `ssl_ca=${caFile}` })).value, 1);
+        assert.equal(
+          (await tested(t, { ...keys, conParams: `ssl_ca=${caFile}&ssl_check_hostname=false` }))
+            .value,
+          1,
+        );
+        // the login requires TLS: without ssl_ca the server refuses it
+        const plain = await tested(t, keys);
+        assert.equal(plain.value, -1);
+        assert.match(plain.description, /the server refused the login/);
+        const wrong = await tested(t, { ...keys, conParams: `ssl_ca=${wrongCaFile}` });
+        assert.equal(wrong.value, -1, wrong.description);
+        // saved and used for a list
+        await admin(t, "POST", "/resolver/tls", { ...keys, conParams: `ssl_ca=${caFile}` });
+        await admin(t, "POST", "/realm/tlsrealm", { resolvers: "tls" });
+        assert.deepEqual(await userNames(t, { realm: "tlsrealm" }), ["tina"]);
+        // a CA file must be a certificate, and none of Tessera's files
+        for (
+          const [path, message] of [
+            [`${t.deps.config.storage.dataDir}/encKey`, /Tessera's own|own/],
+            ["/etc/hostname", /holds no PEM certificate/],
+            ["relative.pem", /must be an absolute path/],
+          ] as const
+        ) {
+          const refused = await admin(t, "POST", "/resolver/tls2", {
+            ...keys,
+            conParams: `ssl_ca=${path}`,
+          });
+          assert.equal(refused.status, 400, path);
+          assert.match(refused.body.result.error.message, message, path);
+        }
+        const noCa = await admin(t, "POST", "/resolver/tls2", {
+          ...keys,
+          conParams: "ssl_check_hostname=false",
+        });
+        assert.equal(noCa.status, 400);
+        assert.match(noCa.body.result.error.message, /ssl_check_hostname needs ssl_ca/);
+      });
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "sqlresolver on PostgreSQL over TLS: sslmode require and verify-full with sslrootcert; a login that needs TLS fails without",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const server = await USER_SERVERS[1].start();
+    const { caFile, wrongCaFile } = await enablePgTls();
+    const db = await server.freshDatabase(ROWS.slice(0, 1));
+    await server.sql(db, `grant select on users to ${PI_TLS_USER}`);
+    await withApp(async (t) => {
+      const keys = serverKeys(server, db, {
+        User: PI_TLS_USER,
+        Map: "{userid: id, username: username}",
+        poolTimeout: "3",
+      });
+      for (
+        const conParams of [
+          "sslmode=require",
+          `sslmode=verify-full&sslrootcert=${caFile}`,
+          `sslmode=verify-ca&sslrootcert=${caFile}`,
+          `sslmode=require&sslrootcert=${caFile}`,
+        ]
+      ) {
+        const ok = await tested(t, { ...keys, conParams });
+        assert.equal(ok.value, 1, `${conParams}: ${ok.description}`);
+      }
+      for (
+        const [conParams, reason] of [
+          ["", /the server refused the login/],
+          ["sslmode=disable", /the server refused the login/],
+          [`sslmode=verify-full&sslrootcert=${wrongCaFile}`, /./],
+          // the certificate is not one the system trusts
+          ["sslmode=verify-full", /./],
+        ] as const
+      ) {
+        const failed = await tested(t, { ...keys, conParams });
+        assert.equal(failed.value, -1, conParams);
+        assert.match(failed.description, reason, conParams);
+      }
+      const refused = await admin(t, "POST", "/resolver/tls", {
+        ...keys,
+        conParams: `sslrootcert=${caFile}`,
+      });
+      assert.equal(refused.status, 400);
+      assert.match(refused.body.result.error.message, /sslrootcert needs sslmode/);
+      const prefer = await admin(t, "POST", "/resolver/tls", {
+        ...keys,
+        conParams: "sslmode=prefer",
+      });
+      assert.equal(prefer.status, 400);
+      assert.match(prefer.body.result.error.message, /sslmode "prefer" is not supported/);
+    });
+  },
+});
 
 async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 5000;

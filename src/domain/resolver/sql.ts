@@ -42,6 +42,7 @@ import {
   engineOfDriver,
   openServerDb,
   parseServerSettings,
+  readServerCa,
   serverName,
   sqlErrorText,
   type SqlServerSettings,
@@ -213,7 +214,11 @@ export function checkSqlStore(
   appConfig: Config,
   options: { isCreating?: boolean; log?: Logger } = {},
 ): void {
-  if (cfg.server !== undefined) return;
+  if (cfg.server !== undefined) {
+    // the CA file of a server connection: readable, a certificate, none of Tessera's files
+    readServerCa(cfg.server, appConfig);
+    return;
+  }
   checkSqliteFile(cfg.database, appConfig);
   if (!isSharedDatabase(appConfig)) return;
   if (options.isCreating && cfg.editable && !existsSync(cfg.database)) {
@@ -475,7 +480,8 @@ function connection(
   // the resolver changed: its old pool is closed (requests still on it finish first)
   if (cached) cached.db.destroy().catch(() => {});
   if (cfg.server !== undefined) {
-    const conn = { key: cacheKey, db: openServerDb(cfg.server), ready: Promise.resolve() };
+    const db = openServerDb(cfg.server, { appConfig: config });
+    const conn = { key: cacheKey, db, ready: Promise.resolve() };
     map.set(name, conn);
     return conn;
   }
@@ -754,7 +760,8 @@ export function sqlResolver(opts: SqlResolverOptions): UserResolver {
    * its own, the number of users `Where` lets through, -1 on any failure.
    */
   async function testServer(server: SqlServerSettings): Promise<ResolverTestResult> {
-    const d = openServerDb(server, { poolSize: 1 });
+    // a refused CA file is a bad parameter (400), checked before (checkSqlStore)
+    const d = openServerDb(server, { poolSize: 1, appConfig: opts.appConfig });
     try {
       if ((await users.readColumns(d, t)) === undefined) {
         return {

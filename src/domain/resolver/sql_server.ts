@@ -19,6 +19,9 @@ import type { MysqlPool, MysqlPoolConnection, MysqlQueryResult } from "kysely";
 import { createPool, type ExecuteValues, type PoolConnection } from "mysql2";
 import pg from "pg";
 import { createHash } from "node:crypto";
+import type { Config } from "../../config.ts";
+import { ParameterError } from "../../errors.ts";
+import { refuseOwnPath } from "./paths.ts";
 import { attachPreparedQuery, type SqlEngine, type UserDb } from "./sql_user_store.ts";
 
 /** How to reach the database server of a sqlresolver (never logged: it holds the password). */
@@ -37,6 +40,13 @@ export interface SqlServerSettings {
   charset?: string;
   /** PostgreSQL `sslmode`. */
   sslMode?: "disable" | "require" | "verify-ca" | "verify-full";
+  /**
+   * The CA certificate file (PEM) the server's certificate must chain to:
+   * MySQL `ssl_ca` (TLS on), PostgreSQL `sslrootcert`.
+   */
+  caFile?: string;
+  /** MySQL `ssl_check_hostname` (default true): the certificate must name the server. */
+  checkHostname?: boolean;
   poolSize: number;
   /** Longest wait for a pooled connection and for one statement, in ms (`poolTimeout`). */
   timeoutMs: number;
@@ -182,6 +192,14 @@ export function parseServerSettings(
     } else if (engine === "mysql" && key === "unix_socket") {
       if (!value.startsWith("/")) throw fail("conParams unix_socket must be an absolute path");
       settings.socket = value;
+    } else if (key === (engine === "mysql" ? "ssl_ca" : "sslrootcert")) {
+      if (!value.startsWith("/")) throw fail(`conParams ${key} must be an absolute path`);
+      settings.caFile = value;
+    } else if (engine === "mysql" && key === "ssl_check_hostname") {
+      if (!/^(true|false|1|0)$/i.test(value)) {
+        throw fail(`conParams ssl_check_hostname "${value}" must be true or false`);
+      }
+      settings.checkHostname = /^(true|1)$/i.test(value);
     } else if (engine === "postgres" && key === "sslmode") {
       if (!["disable", "require", "verify-ca", "verify-full"].includes(value)) {
         throw fail(
@@ -194,11 +212,21 @@ export function parseServerSettings(
       if (!value.startsWith("/")) throw fail("conParams host must be a socket folder (absolute)");
       settings.socket = value;
     } else {
-      const known = engine === "mysql" ? "charset, unix_socket" : "sslmode, host";
+      const known = engine === "mysql"
+        ? "charset, unix_socket, ssl_ca, ssl_check_hostname"
+        : "sslmode, sslrootcert, host";
       throw fail(`conParams "${key}" is not supported for ${engine} (supported: ${known})`);
     }
   }
   if (settings.host === "" && settings.socket === undefined) settings.host = "localhost";
+  if (settings.checkHostname !== undefined && settings.caFile === undefined) {
+    throw fail("conParams ssl_check_hostname needs ssl_ca");
+  }
+  if (engine === "postgres" && settings.caFile !== undefined) {
+    if (settings.sslMode === undefined || settings.sslMode === "disable") {
+      throw fail("conParams sslrootcert needs sslmode require, verify-ca or verify-full");
+    }
+  }
   return settings;
 }
 
@@ -211,12 +239,46 @@ export function serverName(s: SqlServerSettings): string {
 export interface OpenOptions {
   /** Connections at most (default: the setting's poolSize). */
   poolSize?: number;
+  /** Tessera's configuration: the CA file is never one of Tessera's own files. */
+  appConfig?: Config;
+}
+
+const MAX_CA_BYTES = 1_000_000;
+const PEM_CERT_REGEXP = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+
+/**
+ * The CA certificates of `s` (read from its file, which must hold a PEM
+ * certificate and, with `appConfig`, be none of Tessera's own files;
+ * ParameterError otherwise), or undefined when it names none.
+ */
+export function readServerCa(s: SqlServerSettings, appConfig?: Config): string | undefined {
+  const path = s.caFile;
+  if (path === undefined) return undefined;
+  const key = s.engine === "mysql" ? "ssl_ca" : "sslrootcert";
+  if (appConfig !== undefined) refuseOwnPath(appConfig, path, `conParams ${key}`);
+  let text: string;
+  try {
+    const info = Deno.statSync(path);
+    if (!info.isFile || info.size > MAX_CA_BYTES) {
+      throw new ParameterError(`Cannot use conParams ${key} "${path}": not a PEM certificate file`);
+    }
+    text = Deno.readTextFileSync(path);
+  } catch (err) {
+    if (err instanceof ParameterError) throw err;
+    throw new ParameterError(`Cannot read conParams ${key} "${path}": ${(err as Error).name}`);
+  }
+  // the content is never echoed: the file may be any file the server can read
+  if (!PEM_CERT_REGEXP.test(text)) {
+    throw new ParameterError(`Cannot use conParams ${key} "${path}": it holds no PEM certificate`);
+  }
+  return text;
 }
 
 /** Opens a pooled Kysely handle on the database server of `s` (connects on first use). */
 export function openServerDb(s: SqlServerSettings, options: OpenOptions = {}): UserDb {
   const size = options.poolSize ?? s.poolSize;
-  return s.engine === "mysql" ? openMysql(s, size) : openPostgres(s, size);
+  const ca = readServerCa(s, options.appConfig);
+  return s.engine === "mysql" ? openMysql(s, size, ca) : openPostgres(s, size, ca);
 }
 
 /** A timeout of ours: the server did not answer in time. */
@@ -279,7 +341,7 @@ function isBrokenMysqlConnection(err: unknown): boolean {
   return e?.fatal === true || e?.code === "PROTOCOL_SEQUENCE_TIMEOUT";
 }
 
-function openMysql(s: SqlServerSettings, size: number): UserDb {
+function openMysql(s: SqlServerSettings, size: number, ca: string | undefined): UserDb {
   const pool = createPool({
     host: s.socket ? undefined : s.host,
     port: s.socket ? undefined : s.port,
@@ -300,6 +362,13 @@ function openMysql(s: SqlServerSettings, size: number): UserDb {
     bigNumberStrings: true,
     dateStrings: true,
     multipleStatements: false,
+    // ssl_ca: TLS with the server's certificate checked against it (and its name, unless
+    // ssl_check_hostname=false)
+    ssl: ca === undefined ? undefined : {
+      ca,
+      rejectUnauthorized: true,
+      ...(s.checkHostname === false ? { checkServerIdentity: () => undefined } : {}),
+    },
   });
   // an idle connection the server closed reports here; the pool drops it
   pool.on("connection", (c) => c.on("error", () => {}));
@@ -438,14 +507,18 @@ class BoundedUserStoreClient extends pg.Client {
   }
 }
 
-function openPostgres(s: SqlServerSettings, size: number): UserDb {
-  const ssl = s.sslMode === undefined || s.sslMode === "disable"
+function openPostgres(s: SqlServerSettings, size: number, ca: string | undefined): UserDb {
+  // libpq's modes; as there, require with a root certificate checks the chain (verify-ca)
+  const mode = s.sslMode === "require" && ca !== undefined ? "verify-ca" : s.sslMode;
+  const ssl = mode === undefined || mode === "disable"
     ? false
-    : s.sslMode === "require"
+    : mode === "require"
     ? { rejectUnauthorized: false }
-    : s.sslMode === "verify-ca"
-    ? { checkServerIdentity: () => undefined }
-    : true;
+    : {
+      ...(ca === undefined ? {} : { ca }),
+      rejectUnauthorized: true,
+      ...(mode === "verify-ca" ? { checkServerIdentity: () => undefined } : {}),
+    };
   const pool = new pg.Pool({
     host: s.socket ?? s.host,
     port: s.port,
