@@ -483,6 +483,13 @@ serverTest(
         assert.match(refused.body.result.error.message, message);
       }
       assert.deepEqual((await admin(t, "GET", "/resolver/")).body.result.value, {});
+      // privacyIDEA's URL rules: a password with @ and : must be percent-encoded
+      const unencoded = await admin(t, "POST", "/resolver/test", {
+        ...keys,
+        Password: PI_PASSWORD,
+      });
+      assert.equal(unencoded.body.result.value, -1);
+      assert.match(unencoded.body.detail.description, /must be written %3A and %40/);
       const tested = await admin(t, "POST", "/resolver/test", { ...keys, Driver: "oracle" });
       assert.equal(tested.body.result.value, -1);
       assert.match(tested.body.detail.description, /^Unable to connect to database\. .*oracle/);
