@@ -12,8 +12,6 @@ import type { OtpUser } from "./enrol.ts";
 /** Realm and resolver of the MariaDB users. */
 export const MARIADB_REALM = "benchmariadb";
 export const MARIADB_RESOLVER = "benchmariadbusers";
-/** Seconds of privacyIDEA's user cache (`UserCacheExpiration`) during the scenario. */
-export const MARIADB_USER_CACHE_SECONDS = 300;
 /** The database that holds the users. */
 export const MARIADB_DATABASE = "benchusers";
 
