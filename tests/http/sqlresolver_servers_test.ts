@@ -587,6 +587,7 @@ Deno.test({
         assert.match(plain.description, /the server refused the login/);
         const wrong = await tested(t, { ...keys, conParams: `ssl_ca=${wrongCaFile}` });
         assert.equal(wrong.value, -1, wrong.description);
+        assert.match(wrong.description, /the server's TLS certificate was not accepted/);
         // saved and used for a list
         await admin(t, "POST", "/resolver/tls", { ...keys, conParams: `ssl_ca=${caFile}` });
         await admin(t, "POST", "/realm/tlsrealm", { resolvers: "tls" });
@@ -650,9 +651,9 @@ Deno.test({
         const [conParams, reason] of [
           ["", /the server refused the login/],
           ["sslmode=disable", /the server refused the login/],
-          [`sslmode=verify-full&sslrootcert=${wrongCaFile}`, /./],
+          [`sslmode=verify-full&sslrootcert=${wrongCaFile}`, /TLS certificate was not accepted/],
           // the certificate is not one the system trusts
-          ["sslmode=verify-full", /./],
+          ["sslmode=verify-full", /TLS certificate was not accepted/],
         ] as const
       ) {
         const failed = await tested(t, { ...keys, conParams });

@@ -328,6 +328,13 @@ export function sqlErrorText(err: unknown): string {
     case "42703":
       return "a column of Map or Where does not exist";
   }
+  // a certificate error names the host it expected: the reason alone
+  if (
+    /^(ERR_TLS_|CERT_|UNABLE_TO_|SELF_SIGNED|DEPTH_ZERO|HANDSHAKE_SSL)/.test(e?.code ?? "") ||
+    /certificate/i.test(e?.message ?? "")
+  ) {
+    return "the server's TLS certificate was not accepted";
+  }
   const message = String(e?.message ?? err).split("\n")[0];
   if (/timeout|timed out/i.test(message)) return "the server did not answer in time";
   return message.replace(ADDRESS_REGEXP, "<server>").slice(0, 200);
