@@ -119,11 +119,11 @@ Deno.test({
       await form.getByLabel("Resolver name").fill("people");
       await form.getByLabel("Resolver type").selectOption("sqlresolver");
       await form.getByLabel("Database", { exact: true }).fill("people.sqlite");
-      await form.getByLabel("Editable", { exact: true }).fill("1");
+      await form.getByRole("checkbox", { name: "Editable" }).check();
       await form.getByRole("button", { name: "Test resolver" }).click();
       await form.getByRole("status").filter({ hasText: "created with table" }).waitFor();
       await form.getByRole("button", { name: "Save resolver" }).click();
-      await form.getByRole("status").filter({ hasText: "Resolver people saved" }).waitFor();
+      await admin.getByRole("status").filter({ hasText: "Resolver people saved" }).waitFor();
       await admin.getByRole("cell", { name: "sqlresolver" }).waitFor();
 
       await admin.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Realms" })
@@ -133,7 +133,7 @@ Deno.test({
       await realm.getByLabel("Realm name").fill("staff");
       await realm.getByLabel("people").check();
       await realm.getByRole("button", { name: "Save realm" }).click();
-      await realm.getByRole("status").filter({ hasText: "Realm staff saved" }).waitFor();
+      await admin.getByRole("status").filter({ hasText: "Realm staff saved" }).waitFor();
       await admin.getByRole("cell", { name: "staff" }).first().waitFor();
       await shot(admin, "03-realms");
     });

@@ -172,14 +172,22 @@ export function LoadState(props: { error?: string; loading?: boolean }) {
 
 /** What a {@link Field} passes on to its input. */
 interface InputOptions {
-  type?: "text" | "password" | "search" | "number" | "email";
+  type?: "text" | "password" | "search" | "number" | "email" | "url";
   required?: boolean;
   disabled?: boolean;
   autoComplete?: string;
   autoFocus?: boolean;
   inputMode?: "numeric" | "text";
   min?: number;
+  max?: number;
+  step?: number | "any";
   title?: string;
+  placeholder?: string;
+}
+
+/** The help text under a control, named by the control's `aria-describedby`. */
+function Hint(props: { id: string; text?: string }) {
+  return props.text ? <small id={props.id} class="help">{props.text}</small> : null;
 }
 
 /** A labelled text input; a hint describes it without becoming part of its name. */
@@ -189,12 +197,13 @@ export function Field(
     value: string;
     onValue: (v: string) => void;
     hint?: string;
+    wide?: boolean;
   },
 ) {
-  const { label, value, onValue, hint, type, ...rest } = props;
+  const { label, value, onValue, hint, type, wide, ...rest } = props;
   const id = useId();
   return (
-    <div class="field">
+    <div class={wide ? "field wide" : "field"}>
       <label for={id}>{label}</label>
       <input
         id={id}
@@ -205,14 +214,23 @@ export function Field(
         value={value}
         onInput={(e) => onValue((e.target as HTMLInputElement).value)}
       />
-      {hint && <small id={`${id}-hint`} class="muted">{hint}</small>}
+      <Hint id={`${id}-hint`} text={hint} />
     </div>
   );
 }
 
 /** A labelled multi-line input. */
 export function TextArea(
-  props: { label: string; value: string; onValue: (v: string) => void; rows?: number },
+  props: {
+    label: string;
+    value: string;
+    onValue: (v: string) => void;
+    rows?: number;
+    hint?: string;
+    disabled?: boolean;
+    required?: boolean;
+    placeholder?: string;
+  },
 ) {
   const id = useId();
   return (
@@ -222,8 +240,13 @@ export function TextArea(
         id={id}
         rows={props.rows ?? 3}
         value={props.value}
+        disabled={props.disabled}
+        required={props.required}
+        placeholder={props.placeholder}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
         onInput={(e) => props.onValue((e.target as HTMLTextAreaElement).value)}
       />
+      <Hint id={`${id}-hint`} text={props.hint} />
     </div>
   );
 }
@@ -236,6 +259,8 @@ export function Select(
     onValue: (v: string) => void;
     options: (string | [string, string])[];
     required?: boolean;
+    disabled?: boolean;
+    hint?: string;
   },
 ) {
   const id = useId();
@@ -246,6 +271,8 @@ export function Select(
         id={id}
         value={props.value}
         required={props.required}
+        disabled={props.disabled}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
         onChange={(e) => props.onValue((e.target as HTMLSelectElement).value)}
       >
         {props.options.map((o) => {
@@ -253,23 +280,41 @@ export function Select(
           return <option key={v} value={v}>{t}</option>;
         })}
       </select>
+      <Hint id={`${id}-hint`} text={props.hint} />
     </div>
   );
 }
 
-/** A labelled checkbox. */
+/** A labelled checkbox; a hint below it describes it. */
 export function Check(
-  props: { label: string; checked: boolean; onChecked: (v: boolean) => void; title?: string },
+  props: {
+    label: string;
+    checked: boolean;
+    onChecked: (v: boolean) => void;
+    title?: string;
+    hint?: string;
+    disabled?: boolean;
+  },
 ) {
-  return (
+  const id = useId();
+  const box = (
     <label class="check" title={props.title}>
       <input
         type="checkbox"
         checked={props.checked}
+        disabled={props.disabled}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
         onChange={(e) => props.onChecked((e.target as HTMLInputElement).checked)}
       />
       <span>{props.label}</span>
     </label>
+  );
+  if (!props.hint) return box;
+  return (
+    <div class="field check-field">
+      {box}
+      <Hint id={`${id}-hint`} text={props.hint} />
+    </div>
   );
 }
 

@@ -6,9 +6,10 @@
  *
  * @module
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useId, useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
 import { hasRight, useSession } from "../session.ts";
+import { type FieldSpec, TypedField } from "../typed.tsx";
 import {
   Check,
   ConfirmButton,
@@ -40,13 +41,71 @@ interface EventDef {
   conditions: Record<string, string>;
 }
 
-interface OptionDef {
+/** A handler option of `/event/actions/<module>`. */
+export interface OptionDef {
   type: string;
   description?: string;
   required?: boolean;
   value?: (string | number)[];
   visibleIf?: string;
   visibleValue?: string;
+  /** What applies when the option is not set. */
+  default?: string | number | boolean;
+}
+
+/** A condition of `/event/conditions/<module>`. */
+export interface ConditionDef {
+  type: string;
+  desc: string;
+  group?: string;
+  value?: (string | number)[];
+}
+
+/**
+ * The form field of a handler option as `/event/actions` describes it: a flag is a checkbox, a
+ * list of values a select, an integer a number, a text a text area; the description is its help.
+ */
+export function optionSpec(key: string, o: OptionDef): FieldSpec {
+  const dflt = o.default === undefined || o.default === "" ? undefined : String(o.default);
+  const help = dflt === undefined ? o.description : `${o.description ?? ""} Default: ${dflt}.`;
+  const values = (o.value ?? []).map(String);
+  if (o.type === "bool") return { key, type: "bool", help, bool: ["1", ""] };
+  if (o.type === "int") {
+    const nums = (o.value ?? []).map(Number);
+    const isRange = nums.length > 4 && nums.every((n, i) => i === 0 || n === nums[i - 1] + 1);
+    if (isRange) {
+      return {
+        key,
+        type: "int",
+        help,
+        min: nums[0],
+        max: nums[nums.length - 1],
+        required: o.required,
+      };
+    }
+    // other lists of an integer are examples (a default), not the only values
+    return { key, type: "int", help, required: o.required, placeholder: values[0] };
+  }
+  if (values.length > 0) {
+    const choices: (string | [string, string])[] = values.map((v) => v === "" ? ["", "none"] : v);
+    if (!values.includes("")) choices.unshift(["", dflt ? `default (${dflt})` : "not set"]);
+    return { key, type: "select", help, options: choices, required: o.required };
+  }
+  if (o.type === "text") {
+    return { key, type: "textarea", help, required: o.required, placeholder: dflt };
+  }
+  return { key, type: "text", help, required: o.required, placeholder: dflt };
+}
+
+/** The form field of a condition: a select for a list of values, else text with its help. */
+export function conditionSpec(key: string, c: ConditionDef | undefined): FieldSpec {
+  const values = (c?.value ?? []).map(String);
+  let help = c?.desc;
+  if (values.length > 0) {
+    return { key, type: "select", help, options: [["", "choose…"], ...values], required: true };
+  }
+  if (c?.type === "regexp") help = `${help} (a regular expression)`;
+  return { key, type: "text", help };
 }
 
 /** `#/events`. */
@@ -141,13 +200,14 @@ function EventForm(props: { def?: EventDef; available: string[]; modules: string
   const [options, setOptions] = useState<Record<string, string>>(d?.options ?? {});
   const [conditions, setConditions] = useState<Record<string, string>>(d?.conditions ?? {});
   const [newCond, setNewCond] = useState("");
+  const eventsId = useId();
   const actions = useLoad(
     () => get<Record<string, Record<string, OptionDef>>>(`/event/actions/${seg(module)}`),
     [module],
   );
   const positions = useLoad(() => get<string[]>(`/event/positions/${seg(module)}`), [module]);
   const conds = useLoad(
-    () => get<Record<string, { desc: string }>>(`/event/conditions/${seg(module)}`),
+    () => get<Record<string, ConditionDef>>(`/event/conditions/${seg(module)}`),
     [module],
   );
   const actionNames = Object.keys(actions.data ?? {});
@@ -181,11 +241,14 @@ function EventForm(props: { def?: EventDef; available: string[]; modules: string
         }, `Event handler ${name} saved`)}
     >
       <Field label="Name" value={name} onValue={setName} required />
-      <label class="field">
-        <span>Events</span>
+      <div class="field">
+        <label for={eventsId}>Events</label>
         <select
+          id={eventsId}
           multiple
           size={8}
+          required
+          aria-describedby={`${eventsId}-hint`}
           onChange={(e) =>
             setEvents(
               [...(e.target as HTMLSelectElement).selectedOptions].map((o) => o.value),
@@ -195,55 +258,46 @@ function EventForm(props: { def?: EventDef; available: string[]; modules: string
             <option key={ev} value={ev} selected={events.includes(ev)}>{ev}</option>
           ))}
         </select>
-      </label>
+        <small id={`${eventsId}-hint`} class="help">
+          The requests that run the handler; Ctrl or Shift chooses several.
+        </small>
+      </div>
       <Select label="Handler module" value={module} onValue={setModule} options={props.modules} />
       <LoadState error={actions.error ?? positions.error ?? conds.error} />
       {actionNames.length > 0 && (
         <Select label="Action" value={a} onValue={setAction} options={actionNames} />
       )}
       {positions.data && (
-        <Select label="Position" value={position} onValue={setPosition} options={positions.data} />
+        <Select
+          label="Position"
+          value={position}
+          onValue={setPosition}
+          options={positions.data}
+          hint="pre: before the request is handled; post: after it"
+        />
       )}
-      <Field label="Order" type="number" value={ordering} onValue={setOrdering} />
+      <Field
+        label="Order"
+        type="number"
+        inputMode="numeric"
+        min={0}
+        step={1}
+        value={ordering}
+        onValue={setOrdering}
+        hint="Handlers of the same event run by this number, lowest first"
+      />
       <Check label="Active" checked={active} onChecked={setActive} />
       {Object.keys(optionDefs).length > 0 && (
         <fieldset>
           <legend>Options of {a}</legend>
           {Object.entries(optionDefs).map(([k, o]) => {
             if (o.visibleIf && options[o.visibleIf] !== o.visibleValue) return null;
-            const set = (v: string) => setOptions({ ...options, [k]: v });
-            const v = options[k] ?? "";
-            if (o.type === "bool") {
-              return (
-                <Check
-                  key={k}
-                  label={k}
-                  title={o.description}
-                  checked={v === "1" || v === "True" || v === "true"}
-                  onChecked={(on) => set(on ? "1" : "")}
-                />
-              );
-            }
-            if (o.value && o.value.length > 0) {
-              return (
-                <Select
-                  key={k}
-                  label={k}
-                  value={v}
-                  onValue={set}
-                  options={[["", "not set"], ...o.value.map(String)]}
-                  required={o.required}
-                />
-              );
-            }
             return (
-              <Field
+              <TypedField
                 key={k}
-                label={k}
-                value={v}
-                onValue={set}
-                title={o.description}
-                required={o.required}
+                spec={optionSpec(k, o)}
+                value={options[k] ?? ""}
+                onValue={(v) => setOptions({ ...options, [k]: v })}
               />
             );
           })}
@@ -251,10 +305,13 @@ function EventForm(props: { def?: EventDef; available: string[]; modules: string
       )}
       <fieldset>
         <legend>Conditions</legend>
+        {Object.keys(conditions).length === 0 && (
+          <p class="muted">No condition: the handler runs on every event it is bound to.</p>
+        )}
         {Object.entries(conditions).map(([k, v]) => (
           <div class="row" key={k}>
-            <Field
-              label={k}
+            <TypedField
+              spec={conditionSpec(k, conds.data?.[k])}
               value={v}
               onValue={(nv) => setConditions({ ...conditions, [k]: nv })}
             />
@@ -280,6 +337,7 @@ function EventForm(props: { def?: EventDef; available: string[]; modules: string
                 ["", "choose…"],
                 ...Object.keys(conds.data).filter((k) => !(k in conditions)),
               ]}
+              hint={newCond ? conds.data[newCond]?.desc : undefined}
             />
             <button
               type="button"

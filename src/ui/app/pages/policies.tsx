@@ -9,6 +9,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
 import { hasRight, useSession } from "../session.ts";
+import { type FieldSpec, TypedField } from "../typed.tsx";
 import {
   announce,
   Check,
@@ -47,7 +48,7 @@ interface Policy {
 }
 
 /** An action definition of `/policy/defs`. */
-interface ActionDef {
+export interface ActionDef {
   type: "bool" | "str" | "int" | "text";
   desc: string;
   group?: string;
@@ -170,6 +171,29 @@ const CONDITION_FIELDS = [
   ["pinode", "Nodes"],
 ] as const;
 
+/**
+ * The form field of a policy action as `/policy/defs` describes it: a flag is a checkbox, a
+ * list of values a select (several values: checkboxes), an integer a number within the listed
+ * range, and the description is the field's help text.
+ */
+export function actionSpec(name: string, def: ActionDef): FieldSpec {
+  const help = def.desc;
+  if (def.type === "bool") return { key: name, type: "bool", help, bool: ["1", ""] };
+  const values = (def.value ?? []).map(String);
+  if (def.multiple && values.length > 0) return { key: name, type: "multi", help, options: values };
+  const notSet: [string, string] = ["", "not set"];
+  if (def.type === "int") {
+    const nums = (def.value ?? []).map(Number);
+    const isRange = nums.length > 4 && nums.every((n, i) => i === 0 || n === nums[i - 1] + 1);
+    if (isRange) return { key: name, type: "int", help, min: nums[0], max: nums[nums.length - 1] };
+    if (nums.length > 0) return { key: name, type: "select", help, options: [notSet, ...values] };
+    return { key: name, type: "int", help, min: 0 };
+  }
+  if (values.length > 0) return { key: name, type: "select", help, options: [notSet, ...values] };
+  if (def.type === "text") return { key: name, type: "textarea", help };
+  return { key: name, type: "text", help };
+}
+
 function ActionInput(
   props: {
     name: string;
@@ -178,53 +202,14 @@ function ActionInput(
     onValue: (v: string | true | undefined) => void;
   },
 ) {
-  const { name, def, value } = props;
-  if (def.type === "bool") {
-    return (
-      <Check
-        label={name}
-        title={def.desc}
-        checked={value !== undefined}
-        onChecked={(on) => props.onValue(on ? true : undefined)}
-      />
-    );
-  }
-  const v = value === undefined || value === true ? "" : value;
-  if (def.multiple && def.value && def.value.length > 0) {
-    const set = v.split(" ").filter((x) => x !== "");
-    return (
-      <fieldset class="multi" title={def.desc}>
-        <legend>{name}</legend>
-        {def.value.map(String).map((x) => (
-          <Check
-            key={x}
-            label={x}
-            checked={set.includes(x)}
-            onChecked={(on) => {
-              const next = on ? [...set, x] : set.filter((y) => y !== x);
-              props.onValue(next.length > 0 ? next.join(" ") : undefined);
-            }}
-          />
-        ))}
-      </fieldset>
-    );
-  }
-  if (def.value && def.value.length > 0) {
-    return (
-      <Select
-        label={name}
-        value={v}
-        onValue={(nv) => props.onValue(nv === "" ? undefined : nv)}
-        options={[["", "not set"], ...def.value.map((x) => String(x))]}
-      />
-    );
-  }
+  const spec = actionSpec(props.name, props.def);
+  const v = props.value;
+  const text = v === undefined ? "" : v === true ? (spec.type === "bool" ? "1" : "") : v;
   return (
-    <Field
-      label={name}
-      value={v}
-      title={def.desc}
-      onValue={(nv) => props.onValue(nv === "" ? undefined : nv)}
+    <TypedField
+      spec={spec}
+      value={text}
+      onValue={(nv) => props.onValue(nv === "" ? undefined : spec.type === "bool" ? true : nv)}
     />
   );
 }

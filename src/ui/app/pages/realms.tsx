@@ -10,6 +10,7 @@ import { useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
 import { hasRight, useSession } from "../session.ts";
 import {
+  announce,
   Check,
   ConfirmButton,
   csv,
@@ -25,8 +26,15 @@ import {
 import type { Realms } from "./users.tsx";
 import type { Resolvers } from "./resolvers.tsx";
 
+/** A realm's resolvers in the order a lookup asks them: by priority (none: 1000), then name. */
+function byPriority<T extends { name: string; priority: number | null }>(list: T[]): T[] {
+  return [...list].sort((a, b) =>
+    (a.priority ?? 1000) - (b.priority ?? 1000) || a.name.localeCompare(b.name)
+  );
+}
+
 function RealmForm(
-  props: { name?: string; realms: Realms; resolvers?: string[]; onSaved: () => void },
+  props: { name?: string; realms: Realms; resolvers?: string[]; onSaved: (name: string) => void },
 ) {
   const existing = props.name ? props.realms[props.name] : undefined;
   const [name, setName] = useState(props.name ?? "");
@@ -56,8 +64,8 @@ function RealmForm(
           if (res.value.failed?.length) {
             throw new Error(`These resolvers could not be added: ${res.value.failed.join(", ")}`);
           }
-          props.onSaved();
-        }, `Realm ${name} saved`)}
+          props.onSaved(name);
+        })}
     >
       <Field label="Realm name" value={name} onValue={setName} required disabled={!!props.name} />
       {props.resolvers
@@ -76,8 +84,13 @@ function RealmForm(
                   <Field
                     label={`Priority of ${r}`}
                     type="number"
+                    inputMode="numeric"
+                    min={1}
+                    max={999}
+                    step={1}
                     value={prio[r] ?? ""}
                     onValue={(v) => setPrio({ ...prio, [r]: v })}
+                    hint="Lower numbers are asked first; empty: after those with a number"
                   />
                 )}
               </div>
@@ -101,6 +114,8 @@ export function RealmsPage() {
     [],
   );
   const [editing, setEditing] = useState<string | undefined>();
+  // a new form after each save: a saved new realm's values and title do not stay
+  const [round, setRound] = useState(0);
   const act = useAction();
   const canWrite = hasRight(session, "resolverwrite");
   const canDelete = hasRight(session, "resolverdelete");
@@ -109,7 +124,16 @@ export function RealmsPage() {
     <Page
       title="Realms"
       actions={canWrite && (
-        <button type="button" class="primary" onClick={() => setEditing("")}>New realm</button>
+        <button
+          type="button"
+          class="primary"
+          onClick={() => {
+            setEditing("");
+            setRound(round + 1);
+          }}
+        >
+          New realm
+        </button>
       )}
     >
       <LoadState error={realms.error} loading={realms.loading && !realms.data} />
@@ -132,16 +156,18 @@ export function RealmsPage() {
                   <td data-label="Realm">{n}</td>
                   <td data-label="Default">{r.default ? "default" : ""}</td>
                   <td data-label="Resolvers">
-                    {r.resolver.map((x) =>
+                    {byPriority(r.resolver).map((x) =>
                       x.priority !== null ? `${x.name} (${x.priority})` : x.name
-                    )
-                      .join(", ")}
+                    ).join(", ")}
                   </td>
                   <td class="actions">
                     {canWrite && (
                       <button
                         type="button"
-                        onClick={() => setEditing(n)}
+                        onClick={() => {
+                          setEditing(n);
+                          setRound(round + 1);
+                        }}
                         aria-label={`Edit ${n}`}
                       >
                         Edit
@@ -182,11 +208,18 @@ export function RealmsPage() {
       {editing !== undefined && realms.data && (!canReadResolvers || resolvers.data) && (
         <Panel title={editing ? `Realm ${editing}` : "New realm"}>
           <RealmForm
-            key={editing}
+            key={`${editing}/${round}`}
             name={editing || undefined}
             realms={realms.data}
             resolvers={resolvers.data ? Object.keys(resolvers.data).sort() : undefined}
-            onSaved={realms.reload}
+            onSaved={(saved) => {
+              // a new realm's form starts afresh; an edited one keeps what was just saved
+              if (!editing) {
+                setRound(round + 1);
+              }
+              realms.reload();
+              announce(`Realm ${saved} saved`);
+            }}
           />
         </Panel>
       )}

@@ -1,14 +1,17 @@
 /** @jsxImportSource preact */
 /** @jsxRuntime automatic */
 /**
- * System settings: the known keys with privacyIDEA's defaults, other stored
- * keys, set and delete.
+ * System settings: every key Tessera knows as a typed field with its help and default, the
+ * other stored keys as text (secrets as password fields), all saved together in one
+ * `POST /system/setConfig`; stored values can be reset to their default.
  *
  * @module
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
 import { hasRight, useSession } from "../session.ts";
+import { SYSTEM_SETTINGS } from "../specs/system_keys.ts";
+import { type FieldSpec, TypedField } from "../typed.tsx";
 import {
   ConfirmButton,
   Field,
@@ -21,74 +24,143 @@ import {
   useLoad,
 } from "../ui.tsx";
 
-/** Known keys and their defaults (docs/api.md). */
-const KNOWN: Record<string, string> = {
-  DefaultMaxFailCount: "10",
-  DefaultCountWindow: "10",
-  DefaultSyncWindow: "1000",
-  DefaultOtpLen: "6",
-  DefaultChallengeValidityTime: "120",
-  PrependPin: "True",
-  splitAtSign: "True",
-  IncFailCountOnFalsePin: "True",
-  AutoResync: "False",
-  AutoResyncTimeout: "300",
-  failcounter_clear_timeout: "0",
-  no_auth_counter: "False",
-  ReturnSamlAttributes: "True",
-  ReturnSamlAttributesOnFail: "False",
-  SerialLength: "8",
-  OverrideAuthorizationClient: "",
-  "hotp.hashlib": "sha1",
-  "totp.hashlib": "sha1",
-  "totp.timeStep": "30",
-  "totp.timeWindow": "180",
-};
+/** What `GET /system/` answers for a secret. */
+const CENSORED = "__CENSORED__";
 
-function Setting(
-  props: {
-    name: string;
-    stored?: string;
-    canWrite: boolean;
-    canDelete: boolean;
-    onChanged: () => void;
-  },
+const KNOWN = new Set(SYSTEM_SETTINGS.map((s) => s.key));
+
+/** The field of a stored key Tessera does not know: text, or a password field for a secret. */
+function otherSpec(key: string, value: string): FieldSpec {
+  return value === CENSORED
+    ? {
+      key,
+      type: "password",
+      group: "Other settings",
+      help: "A secret: left as it is unless changed.",
+    }
+    : { key, type: "text", group: "Other settings" };
+}
+
+function SettingsForm(
+  props: { stored: Record<string, string>; canWrite: boolean; onSaved: () => void },
 ) {
-  const [value, setValue] = useState(props.stored ?? KNOWN[props.name] ?? "");
+  const specs = [
+    ...SYSTEM_SETTINGS.map((s) => ({
+      ...s,
+      help: `${s.help} Default: ${s.default === "" ? "empty" : s.default}.` +
+        (props.stored[s.key] === undefined ? " Not set: the default applies." : ""),
+    })),
+    ...Object.keys(props.stored).filter((k) => !KNOWN.has(k)).sort()
+      .map((k) => otherSpec(k, props.stored[k])),
+  ];
+  const initial = Object.fromEntries(
+    specs.map((s) => [s.key, props.stored[s.key] ?? s.default ?? ""]),
+  );
+  // only what the person changed; the rest shows what is stored (or the default), also after a
+  // reload: a saved or reset value then shows as the server has it
+  const [edits, setEdits] = useState<Record<string, string>>({});
+  useEffect(() => setEdits({}), [props.stored]);
+  const values = { ...initial, ...edits };
   const act = useAction();
+  const groups: [string, FieldSpec[]][] = [];
+  for (const s of specs) {
+    const g = groups.find(([name]) => name === s.group);
+    if (g) g[1].push(s);
+    else groups.push([s.group ?? "", [s]]);
+  }
   return (
     <Form
-      label={`Setting ${props.name}`}
-      class="row setting"
+      label="System settings"
       onSubmit={() =>
         act.run(async () => {
-          await api("POST", "/system/setConfig", { [props.name]: value });
-          props.onChanged();
-        }, `${props.name} saved`)}
+          const changed: Record<string, string> = {};
+          for (const s of specs) {
+            if (values[s.key] === initial[s.key]) continue;
+            changed[s.key] = values[s.key];
+            // a secret stays a secret when it is changed
+            if (s.type === "password") changed[`${s.key}.type`] = "password";
+          }
+          const keys = Object.keys(changed).filter((k) => !k.endsWith(".type"));
+          if (keys.length === 0) return "Nothing changed: nothing was saved";
+          await api("POST", "/system/setConfig", changed);
+          props.onSaved();
+          return `Saved: ${keys.join(", ")}`;
+        })}
     >
-      <Field
-        label={props.name}
-        value={value}
-        onValue={setValue}
-        disabled={!props.canWrite}
-        hint={props.stored === undefined
-          ? `default${KNOWN[props.name] ? `: ${KNOWN[props.name]}` : ""}`
-          : undefined}
-      />
-      {props.canWrite && <button type="submit">Save {props.name}</button>}
-      {props.canDelete && props.stored !== undefined && (
-        <ConfirmButton
-          label={`Reset ${props.name}`}
-          question={`Delete the stored value of ${props.name}? The default applies again.`}
-          onConfirm={() =>
-            act.run(async () => {
-              await api("DELETE", `/system/${seg(props.name)}`);
-              props.onChanged();
-            }, `${props.name} reset`)}
-        />
+      {groups.map(([group, list]) => (
+        <fieldset key={group}>
+          <legend>{group}</legend>
+          {list.map((s) => (
+            <TypedField
+              key={s.key}
+              spec={s}
+              value={values[s.key] ?? ""}
+              disabled={!props.canWrite}
+              onValue={(v) => setEdits({ ...edits, [s.key]: v })}
+            />
+          ))}
+        </fieldset>
+      ))}
+      {props.canWrite && (
+        <div class="actions">
+          <button type="submit" class="primary" disabled={act.busy}>Save settings</button>
+        </div>
       )}
       <Outcome error={act.error} note={act.note} />
     </Form>
+  );
+}
+
+function StoredSettings(
+  props: { stored: Record<string, string>; canDelete: boolean; onChanged: () => void },
+) {
+  const act = useAction();
+  const keys = Object.keys(props.stored).sort((a, b) => a.localeCompare(b));
+  return (
+    <Panel title="Stored values">
+      {keys.length === 0 && <p class="muted">No setting is stored: every default applies.</p>}
+      {keys.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Stored value</th>
+              <th scope="col">
+                <span class="sr-only">Change</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr key={k}>
+                <td>{k}</td>
+                <td data-label="Stored value">
+                  {props.stored[k] === CENSORED
+                    ? <span class="muted">secret</span>
+                    : props.stored[k]}
+                </td>
+                <td class="actions">
+                  {props.canDelete && (
+                    <ConfirmButton
+                      label={KNOWN.has(k) ? `Reset ${k}` : `Delete ${k}`}
+                      question={KNOWN.has(k)
+                        ? `Delete the stored value of ${k}? The default applies again.`
+                        : `Delete the setting ${k}?`}
+                      onConfirm={() =>
+                        act.run(async () => {
+                          await api("DELETE", `/system/${seg(k)}`);
+                          props.onChanged();
+                        }, `${k} ${KNOWN.has(k) ? "reset to its default" : "deleted"}`)}
+                    />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Outcome error={act.error} note={act.note} />
+    </Panel>
   );
 }
 
@@ -102,25 +174,20 @@ export function SystemPage() {
   const canWrite = hasRight(session, "configwrite");
   const canDelete = hasRight(session, "configdelete");
   const stored = config.data ?? {};
-  const names = [...new Set([...Object.keys(KNOWN), ...Object.keys(stored)])].sort((a, b) =>
-    a.localeCompare(b)
-  );
   return (
     <Page title="System settings">
       <LoadState error={config.error} loading={config.loading && !config.data} />
       {config.data && (
         <Panel title="Settings">
-          {names.map((n) => (
-            <Setting
-              key={`${n}=${stored[n]}`}
-              name={n}
-              stored={stored[n]}
-              canWrite={canWrite}
-              canDelete={canDelete}
-              onChanged={config.reload}
-            />
-          ))}
+          <SettingsForm
+            stored={stored}
+            canWrite={canWrite}
+            onSaved={config.reload}
+          />
         </Panel>
+      )}
+      {config.data && (
+        <StoredSettings stored={stored} canDelete={canDelete} onChanged={config.reload} />
       )}
       {canWrite && (
         <Panel title="Another setting">

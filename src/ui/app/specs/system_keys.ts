@@ -1,0 +1,208 @@
+/**
+ * The system settings the web interface offers as typed fields: every key Tessera knows
+ * (`SYSTEM_KEYS` of src/domain/system_config/mod.ts, with the same types and defaults; a test
+ * compares the two lists), grouped, with help.
+ *
+ * @module
+ */
+import type { FieldSpec } from "./field_spec.ts";
+
+const HASHES = ["sha1", "sha256", "sha512"];
+const BOOL: [string, string] = ["True", "False"];
+
+/** The known system settings, in the order the page shows them. */
+export const SYSTEM_SETTINGS: FieldSpec[] = [
+  {
+    key: "PrependPin",
+    type: "bool",
+    bool: BOOL,
+    default: "True",
+    group: "Authentication",
+    help: "The PIN comes before the OTP value in the password (off: after it).",
+  },
+  {
+    key: "splitAtSign",
+    type: "bool",
+    bool: BOOL,
+    default: "True",
+    group: "Authentication",
+    help: "A login like user@realm is split at the last @ into user and realm.",
+  },
+  {
+    key: "IncFailCountOnFalsePin",
+    type: "bool",
+    bool: BOOL,
+    default: "True",
+    group: "Authentication",
+    help: "A wrong PIN raises the fail counter of the user's tokens.",
+  },
+  {
+    key: "failcounter_clear_timeout",
+    type: "int",
+    min: 0,
+    default: "0",
+    group: "Authentication",
+    help: "Minutes after which a fail counter at its maximum is cleared (0: never).",
+  },
+  {
+    key: "no_auth_counter",
+    type: "bool",
+    bool: BOOL,
+    default: "False",
+    group: "Authentication",
+    help: "Do not count authentications in the token info (count_auth).",
+  },
+  {
+    key: "DefaultChallengeValidityTime",
+    type: "int",
+    min: 1,
+    default: "120",
+    group: "Authentication",
+    help: "Seconds a challenge stays valid.",
+  },
+  {
+    key: "OverrideAuthorizationClient",
+    type: "text",
+    default: "",
+    group: "Authentication",
+    help: "Proxies (addresses or networks, comma separated) that may name the client with " +
+      "the client parameter.",
+  },
+  {
+    key: "UserCacheExpiration",
+    type: "int",
+    min: 0,
+    default: "0",
+    group: "Authentication",
+    help: "Seconds the user cache keeps which user a login named (0: no user cache).",
+  },
+  {
+    key: "DefaultMaxFailCount",
+    type: "int",
+    min: 0,
+    default: "10",
+    group: "New tokens",
+    help: "Failed checks after which a new token is locked.",
+  },
+  {
+    key: "DefaultCountWindow",
+    type: "int",
+    min: 0,
+    default: "10",
+    group: "New tokens",
+    help: "How many HOTP values ahead a check looks.",
+  },
+  {
+    key: "DefaultSyncWindow",
+    type: "int",
+    min: 0,
+    default: "1000",
+    group: "New tokens",
+    help: "How many values ahead a resynchronisation looks.",
+  },
+  {
+    key: "DefaultOtpLen",
+    type: "select",
+    options: ["6", "8"],
+    default: "6",
+    group: "New tokens",
+    help: "Digits of the OTP values of new tokens.",
+  },
+  {
+    key: "SerialLength",
+    type: "int",
+    min: 4,
+    max: 32,
+    default: "8",
+    group: "New tokens",
+    help: "Length of the generated part of new serials.",
+  },
+  {
+    key: "hotp.hashlib",
+    type: "select",
+    options: HASHES,
+    default: "sha1",
+    group: "New tokens",
+    help: "Hash algorithm of new HOTP tokens.",
+  },
+  {
+    key: "totp.hashlib",
+    type: "select",
+    options: HASHES,
+    default: "sha1",
+    group: "New tokens",
+    help: "Hash algorithm of new TOTP tokens.",
+  },
+  {
+    key: "totp.timeStep",
+    type: "select",
+    options: ["30", "60"],
+    default: "30",
+    group: "New tokens",
+    help: "Seconds per TOTP value of new tokens.",
+  },
+  {
+    key: "totp.timeWindow",
+    type: "int",
+    min: 0,
+    default: "180",
+    group: "New tokens",
+    help: "The TOTP window in seconds.",
+  },
+  {
+    key: "AutoResync",
+    type: "bool",
+    bool: BOOL,
+    default: "False",
+    group: "Resynchronisation",
+    help: "Two consecutive OTP values outside the window resynchronise a HOTP or TOTP token.",
+  },
+  {
+    key: "AutoResyncTimeout",
+    type: "int",
+    min: 0,
+    default: "300",
+    group: "Resynchronisation",
+    help: "Seconds within which the second value of an automatic resync must come.",
+  },
+  {
+    key: "ReturnSamlAttributes",
+    type: "bool",
+    bool: BOOL,
+    default: "True",
+    group: "SAML",
+    help: "/validate/samlcheck answers the user's attributes.",
+  },
+  {
+    key: "ReturnSamlAttributesOnFail",
+    type: "bool",
+    bool: BOOL,
+    default: "False",
+    group: "SAML",
+    help: "/validate/samlcheck answers the attributes also when the check fails.",
+  },
+  {
+    key: "yubico.url",
+    type: "url",
+    default: "https://api.yubico.com/wsapi/2.0/verify",
+    group: "Yubico",
+    help: "Verify URL of the Yubico validation server (yubico tokens).",
+  },
+  {
+    key: "yubico.do_post",
+    type: "bool",
+    bool: BOOL,
+    default: "False",
+    group: "Yubico",
+    help: "Ask the validation server with POST instead of GET.",
+  },
+  {
+    key: "yubico.timeout",
+    type: "int",
+    min: 1,
+    max: 60,
+    default: "5",
+    group: "Yubico",
+    help: "Seconds a check waits for the validation server.",
+  },
+];
