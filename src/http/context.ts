@@ -5,7 +5,8 @@
  */
 import type { Deps } from "../deps.ts";
 import type { AuditEntry } from "../domain/audit/mod.ts";
-import type { TokenWithInfo, UserRef } from "../domain/token/mod.ts";
+import type { TokenWithInfo } from "../domain/token/mod.ts";
+import type { RequestContext } from "../domain/request/context.ts";
 
 /** Who called: from a verified JWT. */
 export interface Identity {
@@ -30,32 +31,13 @@ export interface RequestAudit extends AuditEntry {
 
 /**
  * The objects a request acts on, resolved and checked by the rights step
- * (`guard.ts`) before the handler runs. Handlers act on these, never on the
- * raw `serial`/`user`/`realm` parameters.
+ * (`guard.ts`) before the handler runs: the domain's {@link RequestContext}
+ * plus what only HTTP knows. Handlers act on these, never on the raw
+ * `serial`/`user`/`realm` parameters, and pass the checked objects on.
  */
-export interface RequestTarget {
+export interface RequestTarget extends RequestContext {
   /** The path parameters of the answering route (decoded). */
   path: Record<string, string>;
-  /** The serial of the request: the path's, else the `serial` parameter. */
-  serial?: string;
-  /** A bulk request's serials that passed the check (unknown ones included). */
-  serials?: string[];
-  /** A bulk request's serials refused by the check (other realm, other user). */
-  denied: string[];
-  /** The existing tokens of `serial`/`serials`, as checked. */
-  tokens: TokenWithInfo[];
-  /** The login asked for (after `user@realm` splitting). */
-  login?: string;
-  /** The user acted on, when the login resolved. */
-  user?: UserRef;
-  /** The realms the user belongs to: the resolved realm, or every realm of `resolver`. */
-  userRealms: string[];
-  /** A user named by resolver (`/user` create, update, delete). */
-  resolver?: string;
-  /** The `realm` a new token is put into when no user is named. */
-  placeRealm?: string;
-  /** The `realm` a list is filtered by (`GET /token/`, `GET /user/`). */
-  filterRealm?: string;
   /**
    * The rights decision for a token the handler finds only later (a serial named inside an
    * uploaded file): the same rule as for a token the request names. Resolves to false when

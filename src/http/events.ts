@@ -15,6 +15,7 @@ import {
   eventPlan,
   runDefinitions,
 } from "../domain/event/mod.ts";
+import { getTokensOfUser, reloadTokens } from "../domain/token/mod.ts";
 import { pythonJson } from "../lib/py_json.ts";
 import { ENVELOPE_BODIES } from "./envelope.ts";
 
@@ -44,6 +45,7 @@ function contextFor(
       userAgent: c.get("userAgent"),
       identity: identityOf(c),
       pathSerial: event.pathSerial,
+      checked: c.get("target"),
       audit: {
         serial: audit.serial,
         user: audit.user,
@@ -53,6 +55,19 @@ function contextFor(
     },
     cache: new Map(),
   };
+}
+
+/**
+ * A pre handler changed tokens: the endpoint acts on the checked tokens as they are now
+ * (the same tokens, read again; a deleted one is gone, a user's new one counts).
+ */
+async function reloadChecked(c: Context<AppEnv>): Promise<void> {
+  const deps = c.get("deps");
+  const target = c.get("target");
+  target.tokens = await reloadTokens(deps, target.tokens);
+  if (target.userTokens && target.user) {
+    target.userTokens = await getTokensOfUser(deps, target.user);
+  }
 }
 
 /** Reads a JSON response once; the returned response replaces the consumed one. */
@@ -118,7 +133,9 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
       }
     }
     if (allowed) {
-      await runDefinitions(deps, plan.pre, contextFor(c, ev, "pre"), c.get("audit"));
+      const ctx = contextFor(c, ev, "pre");
+      await runDefinitions(deps, plan.pre, ctx, c.get("audit"));
+      if (ctx.tokensChanged) await reloadChecked(c);
     }
   }
 

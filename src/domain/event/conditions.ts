@@ -24,9 +24,10 @@ import {
   contextUserInfo,
   detailOf,
   resultOf,
+  tokensOfUser,
 } from "./facts.ts";
 import { readCounter } from "./event_store.ts";
-import { findChallenges, findTokens, findUser } from "./ports.ts";
+import { findChallenges, findUser } from "./ports.ts";
 
 /** Definition of one condition. */
 export interface ConditionDef {
@@ -250,7 +251,7 @@ async function contextTokensOfUser(deps: Deps, ctx: EventContext) {
   if (!user) return [];
   const key = "usertokens";
   if (!ctx.cache.has(key)) {
-    ctx.cache.set(key, await findTokens(deps, { user }));
+    ctx.cache.set(key, await tokensOfUser(deps, ctx, user));
   }
   return ctx.cache.get(key) as unknown[];
 }

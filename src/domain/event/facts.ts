@@ -1,12 +1,24 @@
 /**
  * The facts conditions and handlers use (spec 05 §6.1): the user, serial and
- * token of the request, looked up lazily and cached per request.
+ * token of the request, looked up lazily and cached per request. The objects
+ * the rights step resolved and checked (`request.checked`) are those facts
+ * while the request still names them: the user always, the tokens before the
+ * endpoint ran (after it, a token is read as the endpoint left it). Only what
+ * the request did not name to the rights step (a pre handler changed the
+ * parameters, a serial the response names, a public endpoint) is looked up here.
  *
  * @module
  */
 import type { Deps } from "../../deps.ts";
 import type { EventContext } from "./types.ts";
-import { type EventToken, type EventUser, findTokens, findUser, userAttributes } from "./ports.ts";
+import {
+  type EventToken,
+  eventTokenOf,
+  type EventUser,
+  findTokens,
+  findUser,
+  userAttributes,
+} from "./ports.ts";
 
 async function cached<T>(ctx: EventContext, key: string, make: () => Promise<T>): Promise<T> {
   if (ctx.cache.has(key)) return ctx.cache.get(key) as T;
@@ -37,22 +49,82 @@ export function contextSerial(ctx: EventContext): string {
     ctx.request.audit.serial;
 }
 
+/**
+ * The user `login` (+ `realm`, `resolver`) names: the checked user when the rights step
+ * resolved it from exactly these names, else looked up.
+ */
+async function userNamed(
+  deps: Deps,
+  ctx: EventContext,
+  login: string,
+  realm: string | undefined,
+  resolver: string | undefined,
+): Promise<EventUser | undefined> {
+  const checked = ctx.request.checked;
+  if (
+    checked?.user !== undefined && checked.names.user === login &&
+    (checked.names.realm ?? "") === (realm ?? "") &&
+    (checked.names.resolver ?? "") === (resolver ?? "")
+  ) {
+    return { ...checked.user };
+  }
+  return await findUser(deps, login, realm, resolver);
+}
+
+/**
+ * The tokens of `serial`: the checked ones while the endpoint has not run (pre handlers),
+ * when the request named this serial to the rights step; else read now.
+ */
+async function tokensOfSerial(deps: Deps, ctx: EventContext, serial: string) {
+  const checked = ctx.request.checked;
+  if (ctx.position === "pre" && checked?.serial === serial && checked.serials === undefined) {
+    return checked.tokens.map(eventTokenOf);
+  }
+  return await findTokens(deps, { serial });
+}
+
+/**
+ * The tokens of `user`: the checked ones while the endpoint has not run, when the rights
+ * step loaded this user's tokens; else read now.
+ */
+export async function tokensOfUser(
+  deps: Deps,
+  ctx: EventContext,
+  user: EventUser,
+): Promise<EventToken[]> {
+  const checked = ctx.request.checked;
+  const owner = checked?.user;
+  if (
+    ctx.position === "pre" && checked?.userTokens !== undefined && owner !== undefined &&
+    owner.login === user.login && owner.realm === user.realm && owner.resolver === user.resolver
+  ) {
+    return checked.userTokens.map(eventTokenOf);
+  }
+  return await findTokens(deps, { user });
+}
+
 /** The request's user; without one, the owner of the request serial's token. */
 export async function contextUser(deps: Deps, ctx: EventContext): Promise<EventUser | undefined> {
   return await cached(ctx, "user", async () => {
     const id = ctx.request.identity;
     if (id?.role === "user") {
       // a user-role caller only ever acts on himself, whatever the parameters say
-      return await findUser(deps, id.username, id.realm, id.resolver || undefined);
+      return await userNamed(deps, ctx, id.username, id.realm, id.resolver || undefined);
     }
     const p = ctx.request.params;
     const login = str(p.user) || (ctx.event === "auth" ? str(p.username) : "");
     if (login) {
-      return await findUser(deps, login, str(p.realm) || undefined, str(p.resolver) || undefined);
+      return await userNamed(
+        deps,
+        ctx,
+        login,
+        str(p.realm) || undefined,
+        str(p.resolver) || undefined,
+      );
     }
     const serial = str(p.serial);
     if (serial) {
-      const tokens = await findTokens(deps, { serial });
+      const tokens = await tokensOfSerial(deps, ctx, serial);
       if (tokens.length === 1) return tokens[0].owner;
     }
     return undefined;
@@ -65,7 +137,7 @@ export async function contextTokens(deps: Deps, ctx: EventContext): Promise<Even
     const serial = contextSerial(ctx);
     const user = await contextUser(deps, ctx);
     if (serial) {
-      const tokens = await findTokens(deps, { serial });
+      const tokens = await tokensOfSerial(deps, ctx, serial);
       // pre handlers run before the endpoint's ownership checks: a user-role caller
       // must not make them act on someone else's token
       if (ctx.request.identity?.role !== "user") return tokens;
@@ -73,7 +145,7 @@ export async function contextTokens(deps: Deps, ctx: EventContext): Promise<Even
         user !== undefined && t.owner?.login === user.login && t.owner?.realm === user.realm
       );
     }
-    return user ? await findTokens(deps, { user }) : [];
+    return user ? await tokensOfUser(deps, ctx, user) : [];
   });
 }
 
@@ -112,7 +184,7 @@ export async function chosenUser(
   if (which === "logged_in_user") {
     const id = ctx.request.identity;
     if (!id || id.role !== "user") return undefined;
-    return await findUser(deps, id.username, id.realm, id.resolver || undefined);
+    return await userNamed(deps, ctx, id.username, id.realm, id.resolver || undefined);
   }
   const token = await contextToken(deps, ctx);
   if (token?.owner) return token.owner;

@@ -12,6 +12,7 @@ import {
   disableTokens,
   enableTokens,
   findTokenBySerial,
+  getTokenBySerial,
   getTokensOfUser,
   initToken,
   setDescription,
@@ -68,7 +69,8 @@ export function parseStamp(text: string | undefined): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-function toEventToken(t: TokenWithInfo): EventToken {
+/** A token as conditions and handlers see it. */
+export function eventTokenOf(t: TokenWithInfo): EventToken {
   const info: Record<string, string> = {};
   for (const [k, v] of Object.entries(t.info)) {
     if (v.type !== "password") info[k] = v.value;
@@ -126,9 +128,9 @@ export async function findTokens(
 ): Promise<EventToken[]> {
   if (query.serial) {
     const t = await findTokenBySerial(deps, query.serial);
-    return t ? [toEventToken(t)] : [];
+    return t ? [eventTokenOf(t)] : [];
   }
-  if (query.user) return (await getTokensOfUser(deps, query.user)).map(toEventToken);
+  if (query.user) return (await getTokensOfUser(deps, query.user)).map(eventTokenOf);
   return [];
 }
 
@@ -145,53 +147,58 @@ export type TokenChange =
   | { op: "validity"; start?: string; end?: string }
   | { op: "pin"; pin: string };
 
-/** Applies one change to the token `serial`; throws when the token module refuses. */
+/**
+ * Applies one change to the token `serial` (the handler's target, looked up once here: the
+ * token as it is now, after the request's own changes); throws when the token is unknown or
+ * the token module refuses.
+ */
 export async function changeToken(deps: Deps, serial: string, change: TokenChange): Promise<void> {
-  const sel = { serial };
+  const token = await getTokenBySerial(deps, serial);
+  const tokens = [token];
   switch (change.op) {
     case "enable":
-      await enableTokens(deps, sel);
+      await enableTokens(deps, tokens);
       return;
     case "disable":
-      await disableTokens(deps, sel);
+      await disableTokens(deps, tokens);
       return;
     case "delete":
-      await deleteTokens(deps, sel);
+      await deleteTokens(deps, tokens);
       return;
     case "unassign":
-      await unassignTokens(deps, sel);
+      await unassignTokens(deps, tokens);
       return;
     case "realms": {
-      const current = change.onlyRealm ? [] : (await findTokenBySerial(deps, serial))?.realms ?? [];
-      await setTokenRealms(deps, serial, [...current, ...change.realms]);
+      const current = change.onlyRealm ? [] : token.realms;
+      await setTokenRealms(deps, token, [...current, ...change.realms]);
       return;
     }
     case "description":
-      await setDescription(deps, sel, change.description);
+      await setDescription(deps, tokens, change.description);
       return;
     case "tokeninfo":
-      await setTokenInfo(deps, serial, change.key, change.value);
+      await setTokenInfo(deps, token, change.key, change.value);
       return;
     case "deleteTokeninfo":
-      await deleteTokenInfo(deps, serial, change.key);
+      await deleteTokenInfo(deps, token, change.key);
       return;
     case "failcount":
-      await setFailcount(deps, sel, change.value);
+      await setFailcount(deps, tokens, change.value);
       return;
     case "maxfail":
-      await setTokenFields(deps, sel, { maxFailcount: change.value });
+      await setTokenFields(deps, tokens, { maxFailcount: change.value });
       return;
     case "countwindow":
-      await setTokenFields(deps, sel, { countWindow: change.value });
+      await setTokenFields(deps, tokens, { countWindow: change.value });
       return;
     case "validity":
-      await setTokenFields(deps, sel, {
+      await setTokenFields(deps, tokens, {
         validityPeriodStart: change.start,
         validityPeriodEnd: change.end,
       });
       return;
     case "pin":
-      await setPin(deps, sel, change.pin);
+      await setPin(deps, tokens, change.pin);
       return;
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
+import type { RequestContext } from "../request/context.ts";
 
 /** Definition of one action option (spec 05 §5). */
 export interface OptionDef {
@@ -44,6 +45,11 @@ export interface EventRequest {
   pathSerial?: string;
   /** Serial, user and realm the endpoint wrote into its audit row (read only). */
   audit: { serial: string; user: string; realm: string; tokenType: string };
+  /**
+   * The objects the rights step resolved and checked for this request (absent on public
+   * endpoints): the facts read them instead of looking the parameters up again.
+   */
+  checked?: RequestContext;
 }
 
 /** The JSON response of the endpoint; handlers may change `body` (and set `changed`). */
@@ -61,6 +67,8 @@ export interface EventContext {
   response?: EventResponse;
   /** Per-request cache of looked-up facts (user, token, …), reset when params change. */
   cache: Map<string, unknown>;
+  /** Set when a handler changed or enrolled a token (the endpoint then reads them afresh). */
+  tokensChanged?: boolean;
 }
 
 /** A definition as the engine runs it. */

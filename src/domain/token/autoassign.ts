@@ -103,7 +103,7 @@ export async function autoAssignToken(
     ) {
       continue;
     }
-    await assignToken(deps, t.serial, user, { pin: split.pin, client: options.client });
+    await assignToken(deps, t, user, { pin: split.pin, client: options.client });
     deps.log.info("Token assigned via auto assignment", {
       serial: t.serial,
       user: `${user.login}@${user.realm}`,

@@ -13,7 +13,6 @@ import {
   PolicyError,
   ResourceNotFoundError,
   TokenAdminError,
-  UserError,
 } from "../../errors.ts";
 import { decryptSecret, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { keySizeOf, type OtpHash } from "../../lib/otp.ts";
@@ -46,7 +45,7 @@ import * as store from "./token_store.ts";
 import type { PendingCommits } from "../../db/direct.ts";
 import { type InitParams, tokenTypeOf, type TypeCheckContext } from "./types/mod.ts";
 import { usesOwnerNames } from "./types/_oath.ts";
-import { getUserInfo, realmExists, resolveUser, splitUser } from "./_users.ts";
+import { getUserInfo, realmExists } from "./_users.ts";
 import { deleteChallengesOf } from "../challenge/mod.ts";
 import { type ConditionData, loadPolicySet, userAgentName } from "../policy/mod.ts";
 
@@ -96,7 +95,7 @@ function lockedError(): TokenAdminError {
   return new TokenAdminError(TOKEN_LOCKED_MESSAGE, 1007);
 }
 
-function requireUnlocked(tokens: Token[]): void {
+function requireUnlocked(tokens: readonly Token[]): void {
   if (tokens.some((t) => t.locked)) throw lockedError();
 }
 
@@ -118,6 +117,28 @@ export async function findTokenBySerial(
 ): Promise<TokenWithInfo | undefined> {
   const t = await store.findBySerial(deps.db, serial);
   return t ? (await store.withInfo(deps.db, [t], options.withRealms !== false))[0] : undefined;
+}
+
+/** The tokens of these serials that exist (info and realms included), in one lookup. */
+export async function findTokensBySerials(
+  deps: Deps,
+  serials: readonly string[],
+): Promise<TokenWithInfo[]> {
+  const tokens = await store.findBySerials(deps.db, [...new Set(serials)]);
+  return await store.withInfo(deps.db, tokens, true);
+}
+
+/**
+ * `tokens` as they are now (read again, in one lookup, in their order): the same tokens,
+ * after something changed them; a token deleted since is left out.
+ */
+export async function reloadTokens(
+  deps: Deps,
+  tokens: readonly TokenWithInfo[],
+): Promise<TokenWithInfo[]> {
+  if (tokens.length === 0) return [];
+  const now = await findTokensBySerials(deps, tokens.map((t) => t.serial));
+  return tokens.flatMap((t) => now.filter((x) => x.id === t.id));
 }
 
 /**
@@ -150,45 +171,6 @@ export async function getTokensOfUser(
   if (options.withRealms === false) return await store.findByOwnerWithInfo(deps.db, user);
   const tokens = await store.findByOwner(deps.db, user);
   return await store.withInfo(deps.db, tokens, true);
-}
-
-/** Resolves `user` (+`realm`, `resolver`) to a user; 904 when unknown. */
-export async function resolveOwner(
-  deps: Deps,
-  user: string,
-  options: { realm?: string; resolver?: string } = {},
-): Promise<UserRef> {
-  const split = await splitUser(deps, user, options.realm);
-  const ref = await resolveUser(deps, split.login, split.realm, options.resolver || undefined);
-  if (!ref) throw new UserError(USER_NOT_FOUND_MESSAGE);
-  return ref;
-}
-
-/** Which tokens an action applies to: one serial, or all tokens of a user. */
-export interface TokenSelector {
-  serial?: string;
-  /** The owner; with `serial` the token must belong to him (else 404). */
-  user?: UserRef;
-  /** A login to resolve as the owner (with `realm`, `resolver`) when `user` is not given. */
-  login?: string;
-  realm?: string;
-  resolver?: string;
-}
-
-/** The tokens of a selector; 404 for an unknown (or foreign) serial. */
-export async function selectTokens(deps: Deps, sel: TokenSelector): Promise<Token[]> {
-  if (!sel.user && sel.login) {
-    sel = { ...sel, user: await resolveOwner(deps, sel.login, sel) };
-  }
-  if (sel.serial !== undefined && sel.serial !== "") {
-    const t = await store.findBySerial(deps.db, sel.serial);
-    if (!t || (sel.user && !isOwner(t, sel.user))) {
-      throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
-    }
-    return [t];
-  }
-  if (sel.user) return await store.findByOwner(deps.db, sel.user);
-  throw missingParameter("serial");
 }
 
 /** True if `user` owns `token`. */
@@ -825,26 +807,24 @@ export async function listTokens(
 // ---------------------------------------------------------------------------
 // Administration
 
-/** Enables or disables the selected tokens; returns how many changed state. */
+/** Enables or disables the tokens; returns how many changed state. */
 export async function enableTokens(
   deps: Deps,
-  sel: TokenSelector,
+  tokens: readonly Token[],
   isActive = true,
 ): Promise<number> {
-  const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
   const ids = tokens.filter((t) => t.active !== isActive).map((t) => t.id);
   return await store.updateTokens(deps.db, ids, { active: isActive ? 1 : 0 });
 }
 
-/** Disables the selected tokens; returns how many changed state. */
-export async function disableTokens(deps: Deps, sel: TokenSelector): Promise<number> {
-  return await enableTokens(deps, sel, false);
+/** Disables the tokens; returns how many changed state. */
+export async function disableTokens(deps: Deps, tokens: readonly Token[]): Promise<number> {
+  return await enableTokens(deps, tokens, false);
 }
 
-/** Revokes the selected tokens (revoked, locked, inactive); returns the count. */
-export async function revokeTokens(deps: Deps, sel: TokenSelector): Promise<number> {
-  const tokens = await selectTokens(deps, sel);
+/** Revokes the tokens (revoked, locked, inactive); returns the count. */
+export async function revokeTokens(deps: Deps, tokens: readonly Token[]): Promise<number> {
   await store.updateTokens(deps.db, tokens.map((t) => t.id), {
     revoked: 1,
     locked: 1,
@@ -853,9 +833,8 @@ export async function revokeTokens(deps: Deps, sel: TokenSelector): Promise<numb
   return tokens.length;
 }
 
-/** Resets the fail counter of the selected tokens; returns the count. */
-export async function resetTokens(deps: Deps, sel: TokenSelector): Promise<number> {
-  const tokens = await selectTokens(deps, sel);
+/** Resets the fail counter of the tokens; returns the count. */
+export async function resetTokens(deps: Deps, tokens: readonly Token[]): Promise<number> {
   requireUnlocked(tokens);
   await deps.db.transaction().execute(async (trx) => {
     await store.updateTokens(trx, tokens.map((t) => t.id), { failcount: 0 });
@@ -864,11 +843,13 @@ export async function resetTokens(deps: Deps, sel: TokenSelector): Promise<numbe
   return tokens.length;
 }
 
-/** Deletes the selected tokens and their challenges; returns the count. */
-export async function deleteTokens(deps: Deps, sel: TokenSelector): Promise<number> {
-  const tokens = await selectTokens(deps, sel);
+/** Deletes the tokens and their challenges; returns the count. */
+export async function deleteTokens(deps: Deps, tokens: readonly Token[]): Promise<number> {
   await deleteChallengesOf(deps, tokens.map((t) => t.serial));
-  return await store.deleteTokens(deps.db, tokens.map((t) => t.id));
+  const n = await store.deleteTokens(deps.db, tokens.map((t) => t.id));
+  // gone since it was loaded (a serial named twice in a bulk delete): as unknown
+  if (n === 0 && tokens.length > 0) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  return n;
 }
 
 /** Result of an action on a list of serials. */
@@ -879,28 +860,25 @@ export interface BulkResult {
 }
 
 /**
- * Runs `action` for each serial: unknown serials go to `failed`, tokens of
- * another user (when `user` is set) to `unauthorized`.
+ * Runs `action` on the token of each serial, one at a time: a serial without a token among
+ * `tokens` (the checked tokens of the request) goes to `failed`, as does one whose action
+ * fails. Serials the rights step refused are never among them.
  */
-export async function forEachSerial(
+export async function forEachToken<T extends Token>(
   deps: Deps,
-  serials: string[],
-  user: UserRef | undefined,
-  action: (sel: TokenSelector) => Promise<number>,
+  serials: readonly string[],
+  tokens: readonly T[],
+  action: (tokens: T[]) => Promise<number>,
 ): Promise<BulkResult> {
   const out: BulkResult = { count_success: 0, failed: [], unauthorized: [] };
   for (const serial of serials) {
-    const t = await store.findBySerial(deps.db, serial);
+    const t = tokens.find((x) => x.serial === serial);
     if (!t) {
       out.failed.push(serial);
       continue;
     }
-    if (user && !isOwner(t, user)) {
-      out.unauthorized.push(serial);
-      continue;
-    }
     try {
-      if ((await action({ serial, user })) > 0) out.count_success++;
+      if ((await action([t])) > 0) out.count_success++;
     } catch (err) {
       deps.log.info("Token action failed", { serial, error: String(err) });
       out.failed.push(serial);
@@ -909,14 +887,13 @@ export async function forEachSerial(
   return out;
 }
 
-/** Sets the PIN of the selected tokens; returns the count. */
+/** Sets the PIN of the tokens; returns the count. */
 export async function setPin(
   deps: Deps,
-  sel: TokenSelector,
+  tokens: readonly Token[],
   pin: string,
   options: { pinPolicy?: PinPolicyScope; pinChange?: PinSetBy } = {},
 ): Promise<number> {
-  const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
   if (options.pinPolicy) {
     // each type's own rules (spass_otp_pin_*), else the generic ones
@@ -986,17 +963,16 @@ async function typesNeedingDescription(deps: Deps, editor: PinPolicyScope): Prom
 }
 
 /**
- * Sets the description of the selected tokens (truncated to 80). With `editor`, the
+ * Sets the description of the tokens (truncated to 80). With `editor`, the
  * token-scope policy `require_description_on_edit` refuses an empty one for the types it
  * names (`POST /token/description` only, as in privacyIDEA).
  */
 export async function setDescription(
   deps: Deps,
-  sel: TokenSelector,
+  tokens: readonly Token[],
   description: string,
   options: { editor?: PinPolicyScope } = {},
 ): Promise<number> {
-  const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
   if (options.editor && description.trim() === "") {
     const required = await typesNeedingDescription(deps, options.editor);
@@ -1024,10 +1000,9 @@ export interface TokenSettings {
 /** `POST /token/set`: applies the given settings; returns how many fields were applied. */
 export async function setTokenFields(
   deps: Deps,
-  sel: TokenSelector,
+  tokens: readonly Token[],
   s: TokenSettings,
 ): Promise<number> {
-  const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
   const fields: store.TokenFields = {};
   const info: Record<string, InfoEntry> = {};
@@ -1077,10 +1052,10 @@ export async function setTokenFields(
   return n * tokens.length;
 }
 
-/** Sets one tokeninfo value (admin). */
+/** Sets one tokeninfo value of `t` (admin). */
 export async function setTokenInfo(
   deps: Deps,
-  serial: string,
+  t: Token,
   key: string,
   value: string,
 ): Promise<boolean> {
@@ -1088,26 +1063,23 @@ export async function setTokenInfo(
   if (value.length > MAX_INFO_VALUE) {
     throw new ParameterError(`Cannot parse parameter "value": longer than ${MAX_INFO_VALUE}`);
   }
-  const t = await getTokenBySerial(deps, serial);
   requireUnlocked([t]);
   await store.setInfo(deps.db, t.id, { [key]: { value, type: "" } });
   return true;
 }
 
-/** Deletes one tokeninfo key; true if it existed. */
-export async function deleteTokenInfo(deps: Deps, serial: string, key: string): Promise<boolean> {
-  const t = await getTokenBySerial(deps, serial);
+/** Deletes one tokeninfo key of `t`; true if it existed. */
+export async function deleteTokenInfo(deps: Deps, t: Token, key: string): Promise<boolean> {
   requireUnlocked([t]);
   return (await store.deleteInfo(deps.db, t.id, [key])) > 0;
 }
 
-/** Replaces the token realms; unknown realms are skipped, the owner's realm kept. */
+/** Replaces the token realms of `t`; unknown realms are skipped, the owner's realm kept. */
 export async function setTokenRealms(
   deps: Deps,
-  serial: string,
-  realms: string[],
+  t: Token,
+  realms: readonly string[],
 ): Promise<boolean> {
-  const t = await getTokenBySerial(deps, serial);
   requireUnlocked([t]);
   const keep = new Set<string>();
   for (const r of realms.map((r) => r.trim().toLowerCase()).filter((r) => r !== "")) {
@@ -1118,10 +1090,10 @@ export async function setTokenRealms(
   return true;
 }
 
-/** Assigns a token to a user (spec 02 §5 `assign`). */
+/** Assigns the token `t` to a user (spec 02 §5 `assign`). */
 export async function assignToken(
   deps: Deps,
-  serial: string,
+  t: Token,
   user: UserRef,
   options: {
     pin?: string;
@@ -1132,10 +1104,11 @@ export async function assignToken(
     conditions?: ConditionData;
   } = {},
 ): Promise<boolean> {
-  const t = await getTokenBySerial(deps, serial);
   requireUnlocked([t]);
   const conditions = options.conditions;
-  if (!t.owner) await checkTokenLimits(deps, { user, type: t.type, serial, conditions });
+  if (!t.owner) {
+    await checkTokenLimits(deps, { user, type: t.type, serial: t.serial, conditions });
+  }
   // an assign without a PIN is checked as "" (privacyIDEA's check_otp_pin)
   if (options.pinPolicy) {
     await checkPinPolicy(deps, options.pin, { ...options.pinPolicy, type: t.type });
@@ -1166,9 +1139,8 @@ export async function assignToken(
   return true;
 }
 
-/** Unassigns the selected tokens (clears owner, PIN and fail counter); returns the count. */
-export async function unassignTokens(deps: Deps, sel: TokenSelector): Promise<number> {
-  const tokens = await selectTokens(deps, sel);
+/** Unassigns the tokens (clears owner, PIN and fail counter); returns the count. */
+export async function unassignTokens(deps: Deps, tokens: readonly Token[]): Promise<number> {
   requireUnlocked(tokens);
   return await store.updateTokens(deps.db, tokens.map((t) => t.id), {
     user_id: "",
@@ -1180,17 +1152,16 @@ export async function unassignTokens(deps: Deps, sel: TokenSelector): Promise<nu
   });
 }
 
-/** Resyncs an OTP token with two consecutive OTP values. */
+/** Resyncs an OTP token (the first of `tokens` that accepts them) with two consecutive OTPs. */
 export async function resyncToken(
   deps: Deps,
-  sel: TokenSelector,
+  tokens: readonly TokenWithInfo[],
   otp1: string,
   otp2: string,
 ): Promise<boolean> {
-  const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
   const system = await loadSystemConfig(deps);
-  for (const t of await store.withInfo(deps.db, tokens)) {
+  for (const t of tokens) {
     const module = tokenTypeOf(t.type);
     if (!module?.resync) continue;
     const res = await module.resync(checkContext(deps, system, t), otp1, otp2);
@@ -1205,13 +1176,13 @@ export async function resyncToken(
 
 /**
  * `POST /token/setrandompin`: sets one random PIN of `length` characters on the
- * selected tokens. `length` is the caller's admin/user policy `otp_pin_set_random`; without it
+ * tokens. `length` is the caller's admin/user policy `otp_pin_set_random`; without it
  * the request is refused (spec 02 §5). The PIN follows the caller's `otp_pin_contents` (the
  * token type's own first); without one, letters and digits (privacyIDEA's default).
  */
 export async function setRandomPin(
   deps: Deps,
-  sel: TokenSelector,
+  tokens: readonly Token[],
   options: { length?: string; pinChange?: PinSetBy; pinPolicy?: PinPolicyScope } = {},
 ): Promise<{ count: number; pin: string }> {
   if (options.length === undefined) {
@@ -1221,12 +1192,12 @@ export async function setRandomPin(
     );
   }
   const length = policyInt("otp_pin_set_random", options.length, 1, 128);
-  const first = options.pinPolicy ? (await selectTokens(deps, sel))[0] : undefined;
+  const first = options.pinPolicy ? tokens[0] : undefined;
   const contents = first && options.pinPolicy
     ? (await pinRules(deps, { ...options.pinPolicy, type: first.type })).contents
     : undefined;
   const pin = randomPin(deps.random, length, contents);
-  const count = await setPin(deps, sel, pin, { pinChange: options.pinChange });
+  const count = await setPin(deps, tokens, pin, { pinChange: options.pinChange });
   return { count, pin };
 }
 
@@ -1378,10 +1349,10 @@ let lastStamp = { ms: NaN, text: "" };
  */
 export async function lostToken(
   deps: Deps,
-  serial: string,
+  t: Token,
   options: { user?: UserRef; client?: string; conditions?: ConditionData } = {},
 ): Promise<Record<string, unknown>> {
-  const t = await getTokenBySerial(deps, serial);
+  const serial = t.serial;
   if (options.user && !isOwner(t, options.user)) {
     throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
   }
@@ -1533,14 +1504,17 @@ export function tokensCsv(tokens: TokenView[]): string {
   return lines.join("\n") + "\n";
 }
 
-/** Sets the fail counter of the selected tokens to `value` (capped at maxfail); returns the count. */
-export async function setFailcount(deps: Deps, sel: TokenSelector, value: number): Promise<number> {
+/** Sets the fail counter of the tokens to `value` (capped at maxfail); returns the count. */
+export async function setFailcount(
+  deps: Deps,
+  tokens: readonly Token[],
+  value: number,
+): Promise<number> {
   if (!Number.isInteger(value) || value < 0) {
     throw new ParameterError(
       `Cannot set the fail counter: expected a non-negative integer, got "${value}"`,
     );
   }
-  const tokens = await selectTokens(deps, sel);
   requireUnlocked(tokens);
   await deps.db.transaction().execute(async (trx) => {
     for (const t of tokens) {

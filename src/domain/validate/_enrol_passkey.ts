@@ -126,7 +126,7 @@ export async function completePasskeyEnrolment(
     });
     return false;
   }
-  await deleteTokenInfo(deps, token.serial, ENROLL_VIA_MULTICHALLENGE);
+  await deleteTokenInfo(deps, token, ENROLL_VIA_MULTICHALLENGE);
   return true;
 }
 

@@ -878,7 +878,7 @@ async function passthruAssign(
     const check = await module.checkOtp(checkContext(env.deps, env.system, t), otp);
     if (!check.isValid || !(await applyOtpCheck(env, t, check))) continue;
     try {
-      await assignToken(env.deps, serial, user, { pin });
+      await assignToken(env.deps, found, user, { pin });
     } catch (err) {
       // a token limit (or a parallel assignment) keeps the token; the RADIUS answer stands
       if (!(err instanceof PolicyError || err instanceof TokenAdminError)) throw err;
@@ -1158,7 +1158,7 @@ async function answerPinChange(
   }
   if (!(await consumeTransaction(deps, transactionId)).includes(t.serial)) return undefined;
   // as a user setting the PIN: encrypt_pin, and change_pin_every sets the next due date
-  await setPin(deps, { serial: t.serial }, pass, {
+  await setPin(deps, [t], pass, {
     pinChange: { role: "user", client: env.clientIp },
   });
   return {

@@ -12,10 +12,13 @@
  *    matched with its own realms (plus its owner's realm) and every user with
  *    the realm they were resolved in, never with a caller-supplied `realm` in
  *    their place; for a user, the token must be theirs;
- * 5. hands the target to the handler (`c.var.target`), which acts on exactly
- *    those objects and does not read `serial`/`user`/`realm` again; a token
- *    the handler only finds later (a serial inside an uploaded file) is
- *    decided by the same rule through `target.authorizeToken`.
+ * 5. for a token action on all of a user's tokens (a user and no serial),
+ *    loads that user's tokens once the request is allowed;
+ * 6. hands the target to the handler (`c.var.target`), which acts on exactly
+ *    those objects, passes them on to the domain and does not read
+ *    `serial`/`user`/`realm` again (the event handlers read the same
+ *    target); a token the handler only finds later (a serial inside an
+ *    uploaded file) is decided by the same rule through `target.authorizeToken`.
  *
  * @module
  */
@@ -26,15 +29,16 @@ import { AuthError, PolicyError, ResourceNotFoundError, UserError } from "../../
 import { ROUTE_RIGHTS, routeKey, type RouteRule } from "./route_rights.ts";
 import { authenticate, forceCallerParams } from "../auth.ts";
 import { pathParam, stringParam } from "../params.ts";
-import { addAuditPolicies, requestConditionData } from "./rights.ts";
+import { addAuditPolicies, requestConditionData, tokenRightContext } from "./rights.ts";
 import { adminRealmScope, checkRight, type RightContext } from "../../domain/policy/mod.ts";
 import { resolveUser, splitUser } from "../../domain/user/mod.ts";
 import { realmsOfResolver } from "../../domain/realm/mod.ts";
 import {
   findTokenBySerial,
+  findTokensBySerials,
+  getTokensOfUser,
   isOwner,
   TOKEN_NOT_FOUND_MESSAGE,
-  type TokenWithInfo,
   USER_NOT_FOUND_MESSAGE,
 } from "../../domain/token/mod.ts";
 
@@ -91,11 +95,9 @@ function bulkSerials(params: Record<string, unknown>, single: string | undefined
   return undefined;
 }
 
-/** The token's realms plus its owner's realm: the realm context of an admin acting on it. */
-function tokenRealms(t: TokenWithInfo): string[] {
-  const realms = [...t.realms];
-  if (t.owner?.realm && !realms.includes(t.owner.realm)) realms.push(t.owner.realm);
-  return realms;
+/** A target that names nothing yet. */
+function emptyTarget(path: Record<string, string>): RequestTarget {
+  return { names: {}, denied: [], tokens: [], userRealms: [], path };
 }
 
 /** Resolves the objects of a request (step 3). */
@@ -106,17 +108,20 @@ async function resolveTarget(
 ): Promise<RequestTarget> {
   const deps = c.get("deps");
   const p = c.get("params");
-  const target: RequestTarget = { denied: [], tokens: [], userRealms: [], path };
+  const target = emptyTarget(path);
   const objects = rule.objects ?? "none";
   if (objects === "none") return target;
   if (objects === "token") {
     const serial = requestSerial(p, path);
     // a serial in the path names one token: a `serials` parameter cannot widen it
     const list = path.serial ? undefined : bulkSerials(p, serial);
+    target.names.serial = serial;
     if (list) {
       target.serials = list;
+      // one lookup for the whole list; the tokens in the list's order
+      const found = await findTokensBySerials(deps, list);
       for (const s of list) {
-        const t = await findTokenBySerial(deps, s);
+        const t = found.find((x) => x.serial === s);
         if (t) target.tokens.push(t);
       }
     } else if (serial !== undefined) {
@@ -128,6 +133,9 @@ async function resolveTarget(
   const given = rule.ignoresUserParam ? "" : path.user || stringParam(p, "user") || "";
   const realmParam = path.realm || stringParam(p, "realm") || "";
   const resolver = path.resolver || stringParam(p, "resolver") || undefined;
+  target.names.user = given || undefined;
+  target.names.realm = realmParam || undefined;
+  target.names.resolver = resolver;
   if (rule.namesUserByResolver) {
     // a user named by resolver (POST/PUT/DELETE /user): every realm of that resolver
     if (given !== "") target.login = given;
@@ -191,14 +199,6 @@ function adminContexts(rule: RouteRule, target: RequestTarget, params: Record<st
   return out;
 }
 
-function tokenContext(t: TokenWithInfo): RightContext {
-  return {
-    realm: tokenRealms(t),
-    user: t.owner?.login ?? null,
-    resolver: t.owner?.resolver ?? null,
-  };
-}
-
 /** Step 4 for an admin: every object must be granted; bulk serials are dropped one by one. */
 async function authorizeAdmin(
   c: Context<AppEnv>,
@@ -238,7 +238,7 @@ async function authorizeAdmin(
     const names: string[] = [];
     try {
       await check({
-        ...tokenContext(t),
+        ...tokenRightContext(t),
         conditions: requestConditionData(c, { ...target, tokens: [t] }),
       }, names);
     } catch (err) {
@@ -256,7 +256,7 @@ async function authorizeAdmin(
       const t = target.tokens.find((x) => x.serial === serial);
       try {
         // an unknown serial is reported by the handler as failed
-        if (t) await check(tokenContext(t));
+        if (t) await check(tokenRightContext(t));
         allowed.push(serial);
       } catch (err) {
         if (!(err instanceof PolicyError)) throw err;
@@ -271,7 +271,7 @@ async function authorizeAdmin(
     target.serials = allowed;
     target.tokens = target.tokens.filter((t) => allowed.includes(t.serial));
   } else {
-    for (const t of target.tokens) await check(tokenContext(t));
+    for (const t of target.tokens) await check(tokenRightContext(t));
   }
   if (granted.length > 0) addAuditPolicies(c, granted);
 }
@@ -351,7 +351,7 @@ async function guardRequest(
   }
   const path = pathParamsOf(c, route.index, route.path);
   if (rule.roles === "public") {
-    c.set("target", { denied: [], tokens: [], userRealms: [], path });
+    c.set("target", emptyTarget(path));
     return await next();
   }
   const identity = await authenticate(c);
@@ -382,6 +382,10 @@ async function guardRequest(
     throw rule.objects === "user"
       ? new UserError(`User <${target.login}@${target.userRealms[0] ?? ""}> does not exist.`)
       : new UserError(USER_NOT_FOUND_MESSAGE);
+  }
+  if (rule.actsOnUserTokens && target.user && target.serial === undefined) {
+    // step 5: all tokens of the checked user, once the request is allowed
+    target.userTokens = await getTokensOfUser(c.get("deps"), target.user);
   }
   await next();
 }

@@ -16,7 +16,8 @@ import {
   rightValues,
 } from "../../domain/policy/mod.ts";
 import { getUserAttributes } from "../../domain/user/mod.ts";
-import { tokenConditionData } from "../../domain/token/mod.ts";
+import { tokenConditionData, type TokenWithInfo } from "../../domain/token/mod.ts";
+import { tokenRealms } from "../../domain/request/context.ts";
 
 /**
  * The request's own condition data: headers, environment and parameters (the
@@ -50,14 +51,22 @@ export function requestConditionData(c: Context<AppEnv>, target: RequestTarget):
   };
 }
 
+/**
+ * The policy context of an action on `token`: its realms plus its owner's realm
+ * ({@link tokenRealms}), its owner. The rights step decides every token with it.
+ */
+export function tokenRightContext(token: TokenWithInfo): RightContext {
+  return {
+    realm: tokenRealms(token),
+    user: token.owner?.login ?? null,
+    resolver: token.owner?.resolver ?? null,
+  };
+}
+
 /** The policy context of the request's main object: its token, else its user. */
 function objectContext(target: RequestTarget): RightContext {
   const t = target.tokens[0];
-  if (t) {
-    const realm = [...t.realms];
-    if (t.owner?.realm && !realm.includes(t.owner.realm)) realm.push(t.owner.realm);
-    return { realm, user: t.owner?.login ?? null, resolver: t.owner?.resolver ?? null };
-  }
+  if (t) return tokenRightContext(t);
   if (target.login !== undefined) {
     return {
       realm: target.userRealms[0] ?? [],

@@ -39,6 +39,11 @@ export interface RouteRule {
   otherUserMessage?: string;
   /** `user` is a login in `resolver` (the user store endpoints), not a realm user. */
   namesUserByResolver?: boolean;
+  /**
+   * A token action that, naming a user and no serial, acts on all of that user's tokens:
+   * the rights step loads them (`userTokens`) once the request is allowed.
+   */
+  actsOnUserTokens?: boolean;
   /** The request creates a token: without a user or `realm`, it lands in no realm. */
   createsToken?: boolean;
   /** Realms the request moves a token into (`/token/realm`): each must be allowed. */
@@ -65,6 +70,8 @@ function realmsParam(p: Params): string[] {
 const YUBICO_PROTOCOL = "yubico-pam and other Yubico validation clients have no JWT; a client is " +
   "known by its API id (system config yubikey.apiid.<id>), the OTP is the credential";
 const TOKEN_ANY = { roles: "any", objects: "token" } as const;
+// a serial, else every token of the user named
+const TOKENS_ANY = { ...TOKEN_ANY, actsOnUserTokens: true } as const;
 const ADMIN = { roles: "admin" } as const;
 const PUBLIC = { roles: "public" } as const;
 // `user` on the machine endpoints is the login on the machine, not a Tessera user
@@ -163,25 +170,25 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
     isAdminActionOnly: true,
   },
   "POST /token/assign": { ...TOKEN_ANY, action: "assign" },
-  "POST /token/unassign": { ...TOKEN_ANY, action: "unassign" },
-  "POST /token/enable": { ...TOKEN_ANY, action: "enable" },
-  "POST /token/enable/:serial": { ...TOKEN_ANY, action: "enable" },
-  "POST /token/disable": { ...TOKEN_ANY, action: "disable" },
-  "POST /token/disable/:serial": { ...TOKEN_ANY, action: "disable" },
-  "POST /token/revoke": { ...TOKEN_ANY, action: "revoke" },
-  "POST /token/revoke/:serial": { ...TOKEN_ANY, action: "revoke" },
-  "POST /token/reset": { ...TOKEN_ANY, action: "reset" },
-  "POST /token/reset/:serial": { ...TOKEN_ANY, action: "reset" },
-  "POST /token/resync": { ...TOKEN_ANY, action: "resync" },
-  "POST /token/resync/:serial": { ...TOKEN_ANY, action: "resync" },
-  "POST /token/setpin": { ...TOKEN_ANY, action: "setpin" },
-  "POST /token/setpin/:serial": { ...TOKEN_ANY, action: "setpin" },
-  "POST /token/setrandompin": { ...TOKEN_ANY, action: "setrandompin" },
-  "POST /token/setrandompin/:serial": { ...TOKEN_ANY, action: "setrandompin" },
-  "POST /token/description": { ...TOKEN_ANY, action: "setdescription" },
-  "POST /token/description/:serial": { ...TOKEN_ANY, action: "setdescription" },
-  "POST /token/set": { ...ADMIN, objects: "token", action: "set" },
-  "POST /token/set/:serial": { ...ADMIN, objects: "token", action: "set" },
+  "POST /token/unassign": { ...TOKENS_ANY, action: "unassign" },
+  "POST /token/enable": { ...TOKENS_ANY, action: "enable" },
+  "POST /token/enable/:serial": { ...TOKENS_ANY, action: "enable" },
+  "POST /token/disable": { ...TOKENS_ANY, action: "disable" },
+  "POST /token/disable/:serial": { ...TOKENS_ANY, action: "disable" },
+  "POST /token/revoke": { ...TOKENS_ANY, action: "revoke" },
+  "POST /token/revoke/:serial": { ...TOKENS_ANY, action: "revoke" },
+  "POST /token/reset": { ...TOKENS_ANY, action: "reset" },
+  "POST /token/reset/:serial": { ...TOKENS_ANY, action: "reset" },
+  "POST /token/resync": { ...TOKENS_ANY, action: "resync" },
+  "POST /token/resync/:serial": { ...TOKENS_ANY, action: "resync" },
+  "POST /token/setpin": { ...TOKENS_ANY, action: "setpin" },
+  "POST /token/setpin/:serial": { ...TOKENS_ANY, action: "setpin" },
+  "POST /token/setrandompin": { ...TOKENS_ANY, action: "setrandompin" },
+  "POST /token/setrandompin/:serial": { ...TOKENS_ANY, action: "setrandompin" },
+  "POST /token/description": { ...TOKENS_ANY, action: "setdescription" },
+  "POST /token/description/:serial": { ...TOKENS_ANY, action: "setdescription" },
+  "POST /token/set": { ...ADMIN, objects: "token", actsOnUserTokens: true, action: "set" },
+  "POST /token/set/:serial": { ...ADMIN, objects: "token", actsOnUserTokens: true, action: "set" },
   "POST /token/realm/:serial": {
     ...ADMIN,
     objects: "token",
@@ -192,8 +199,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "DELETE /token/info/:serial/:key": { ...ADMIN, objects: "token", action: "settokeninfo" },
   "GET /token/challenges": { ...ADMIN, action: "getchallenges" },
   "GET /token/challenges/:serial": { ...ADMIN, objects: "token", action: "getchallenges" },
-  "DELETE /token": { ...TOKEN_ANY, action: "delete" },
-  "DELETE /token/:serial": { ...TOKEN_ANY, action: "delete" },
+  "DELETE /token": { ...TOKENS_ANY, action: "delete" },
+  "DELETE /token/:serial": { ...TOKENS_ANY, action: "delete" },
   "POST /token/lost/:serial": { ...TOKEN_ANY, action: "losttoken" },
   "GET /token/getserial/:otp": { ...ADMIN, action: "getserial" },
   "POST /token/load/:filename": TOKEN_LOAD,

@@ -9,16 +9,17 @@ import {
   rightContextOf,
   visibleRealms,
 } from "../rights/rights.ts";
-import { missingParameter, UserError } from "../../errors.ts";
+import { missingParameter, ResourceNotFoundError, UserError } from "../../errors.ts";
 import {
   assignToken,
   deleteTokenInfo,
   deleteTokens,
   disableTokens,
   enableTokens,
-  forEachSerial,
+  forEachToken,
   getSerialByOtp,
   initToken,
+  isOwner,
   listTokens,
   lostToken,
   parseTokenState,
@@ -33,9 +34,10 @@ import {
   setTokenFields,
   setTokenInfo,
   setTokenRealms,
+  TOKEN_NOT_FOUND_MESSAGE,
   type TokenListQuery,
   tokensCsv,
-  type TokenSelector,
+  type TokenWithInfo,
   unassignTokens,
   USER_NOT_FOUND_MESSAGE,
 } from "../../domain/token/mod.ts";
@@ -52,12 +54,28 @@ function targetOf(c: C): RequestTarget {
   return c.get("target");
 }
 
-/** A selector from the checked serial and/or user. */
-function selectorOf(c: C): TokenSelector {
+/**
+ * The checked tokens the request acts on: the token of its serial (which must be the named
+ * user's, when a user is named too), else every token of its user. The only way a handler
+ * reaches a token: what the rights step loaded and decided on.
+ */
+function checkedTokens(c: C): TokenWithInfo[] {
   const t = targetOf(c);
-  if (!t.serial && !t.user) throw missingParameter("serial");
+  if (t.serial === undefined && !t.user) throw missingParameter("serial");
   c.get("audit").serial = t.serial ?? "";
-  return { serial: t.serial, user: t.user };
+  if (t.serial === undefined) return t.userTokens ?? [];
+  const user = t.user;
+  const tokens = user ? t.tokens.filter((x) => isOwner(x, user)) : t.tokens;
+  if (tokens.length === 0) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  return tokens;
+}
+
+/** The one checked token of a request naming a serial in its path. */
+function pathToken(c: C): TokenWithInfo {
+  const t = targetOf(c);
+  c.get("audit").serial = t.serial!;
+  if (t.tokens.length === 0) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
+  return t.tokens[0];
 }
 
 function isUserCaller(c: C): boolean {
@@ -184,9 +202,11 @@ tokenRoutes.post("/assign", async (c) => {
   if (!serial) throw missingParameter("serial");
   c.get("audit").serial = serial;
   if (!user) throw missingParameter("user");
+  const token = target.tokens[0];
+  if (!token) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
   return ok(
     c,
-    await assignToken(c.get("deps"), serial, user, {
+    await assignToken(c.get("deps"), token, user, {
       pin: stringParam(p, "pin"),
       isUserCaller: isUserCaller(c),
       client: c.get("clientIp"),
@@ -198,45 +218,44 @@ tokenRoutes.post("/assign", async (c) => {
 
 async function bulkOrSingle(
   c: C,
-  action: (sel: TokenSelector) => Promise<number>,
+  action: (tokens: TokenWithInfo[]) => Promise<number>,
 ): Promise<Response> {
   const target = targetOf(c);
   if (target.serials) {
-    const owner = isUserCaller(c) ? target.user : undefined;
     c.get("audit").serial = [...target.serials, ...target.denied].join(",").slice(0, 40);
     // serials the rights step refused (other realm, other user) are reported, never touched
-    const result = await forEachSerial(c.get("deps"), target.serials, owner, action);
+    const result = await forEachToken(c.get("deps"), target.serials, target.tokens, action);
     result.unauthorized.push(...target.denied);
     return ok(c, result);
   }
-  return ok(c, await action(selectorOf(c)));
+  return ok(c, await action(checkedTokens(c)));
 }
 
 tokenRoutes.post("/unassign", async (c) => {
-  return await bulkOrSingle(c, (sel) => unassignTokens(c.get("deps"), sel));
+  return await bulkOrSingle(c, (tokens) => unassignTokens(c.get("deps"), tokens));
 });
 
 for (const path of ["/enable", "/enable/:serial"]) {
   tokenRoutes.post(path, async (c) => {
-    return ok(c, await enableTokens(c.get("deps"), selectorOf(c)));
+    return ok(c, await enableTokens(c.get("deps"), checkedTokens(c)));
   });
 }
 
 for (const path of ["/disable", "/disable/:serial"]) {
   tokenRoutes.post(path, async (c) => {
-    return ok(c, await disableTokens(c.get("deps"), selectorOf(c)));
+    return ok(c, await disableTokens(c.get("deps"), checkedTokens(c)));
   });
 }
 
 for (const path of ["/revoke", "/revoke/:serial"]) {
   tokenRoutes.post(path, async (c) => {
-    return ok(c, await revokeTokens(c.get("deps"), selectorOf(c)));
+    return ok(c, await revokeTokens(c.get("deps"), checkedTokens(c)));
   });
 }
 
 for (const path of ["/reset", "/reset/:serial"]) {
   tokenRoutes.post(path, async (c) => {
-    return ok(c, await resetTokens(c.get("deps"), selectorOf(c)));
+    return ok(c, await resetTokens(c.get("deps"), checkedTokens(c)));
   });
 }
 
@@ -245,7 +264,7 @@ for (const path of ["/resync", "/resync/:serial"]) {
     const p = c.get("params");
     const otp1 = requireString(p, "otp1");
     const otp2 = requireString(p, "otp2");
-    return ok(c, await resyncToken(c.get("deps"), selectorOf(c), otp1, otp2));
+    return ok(c, await resyncToken(c.get("deps"), checkedTokens(c), otp1, otp2));
   });
 }
 
@@ -257,7 +276,7 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
     if (pin === undefined) throw missingParameter("otppin");
     return ok(
       c,
-      await setPin(c.get("deps"), selectorOf(c), pin, {
+      await setPin(c.get("deps"), checkedTokens(c), pin, {
         pinPolicy: pinPolicyOf(c),
         pinChange: pinSetBy(c),
       }),
@@ -267,7 +286,7 @@ for (const path of ["/setpin", "/setpin/:serial"]) {
 
 for (const path of ["/setrandompin", "/setrandompin/:serial"]) {
   tokenRoutes.post(path, async (c) => {
-    const res = await setRandomPin(c.get("deps"), selectorOf(c), {
+    const res = await setRandomPin(c.get("deps"), checkedTokens(c), {
       length: await requestRightValue(c, "otp_pin_set_random"),
       pinChange: pinSetBy(c),
       pinPolicy: pinPolicyOf(c),
@@ -280,7 +299,7 @@ for (const path of ["/description", "/description/:serial"]) {
   tokenRoutes.post(path, async (c) => {
     const description = stringParam(c.get("params"), "description");
     if (description === undefined) throw missingParameter("description");
-    const count = await setDescription(c.get("deps"), selectorOf(c), description, {
+    const count = await setDescription(c.get("deps"), checkedTokens(c), description, {
       editor: pinPolicyOf(c),
     });
     return ok(c, count >= 0);
@@ -293,7 +312,7 @@ for (const path of ["/set", "/set/:serial"]) {
     const int = (name: string) => intParam(p, name, undefined, 0, 1_000_000_000);
     return ok(
       c,
-      await setTokenFields(c.get("deps"), selectorOf(c), {
+      await setTokenFields(c.get("deps"), checkedTokens(c), {
         description: stringParam(p, "description"),
         countWindow: int("count_window"),
         syncWindow: int("sync_window"),
@@ -309,27 +328,23 @@ for (const path of ["/set", "/set/:serial"]) {
 }
 
 tokenRoutes.post("/realm/:serial", async (c) => {
-  const serial = targetOf(c).serial!;
-  c.get("audit").serial = serial;
+  const token = pathToken(c);
   const raw = c.get("params").realms;
   let realms: string[];
   if (Array.isArray(raw)) realms = raw.map((r) => String(r));
   else realms = (stringParam(c.get("params"), "realms") ?? "").split(",");
-  return ok(c, await setTokenRealms(c.get("deps"), serial, realms));
+  return ok(c, await setTokenRealms(c.get("deps"), token, realms));
 });
 
 tokenRoutes.post("/info/:serial/:key", async (c) => {
-  const serial = targetOf(c).serial!;
-  c.get("audit").serial = serial;
+  c.get("audit").serial = targetOf(c).serial!;
   const value = stringParam(c.get("params"), "value");
   if (value === undefined) throw missingParameter("value");
-  return ok(c, await setTokenInfo(c.get("deps"), serial, pathParam(c, "key"), value));
+  return ok(c, await setTokenInfo(c.get("deps"), pathToken(c), pathParam(c, "key"), value));
 });
 
 tokenRoutes.delete("/info/:serial/:key", async (c) => {
-  const serial = targetOf(c).serial!;
-  c.get("audit").serial = serial;
-  return ok(c, await deleteTokenInfo(c.get("deps"), serial, pathParam(c, "key")));
+  return ok(c, await deleteTokenInfo(c.get("deps"), pathToken(c), pathParam(c, "key")));
 });
 
 for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
@@ -350,18 +365,17 @@ for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
 
 for (const path of ["/", "/:serial"]) {
   tokenRoutes.delete(path, async (c) => {
-    return await bulkOrSingle(c, (sel) => deleteTokens(c.get("deps"), sel));
+    return await bulkOrSingle(c, (tokens) => deleteTokens(c.get("deps"), tokens));
   });
 }
 
 tokenRoutes.post("/lost/:serial", async (c) => {
   const target = targetOf(c);
-  const serial = target.serial!;
-  c.get("audit").serial = serial;
+  const token = pathToken(c);
   const user = isUserCaller(c) ? target.user : undefined;
   return ok(
     c,
-    await lostToken(c.get("deps"), serial, {
+    await lostToken(c.get("deps"), token, {
       user,
       client: c.get("clientIp"),
       conditions: requestConditionData(c, target),

@@ -29,8 +29,9 @@ Deno.test("setRandomPin sets one generated PIN of the policy's length", async ()
   );
   const t = await createTestApp();
   await initToken(t.deps, { type: "spass", serial: "RP1" });
-  await assert.rejects(() => setRandomPin(t.deps, { serial: "RP1" }), /otp_pin_set_random/);
-  const res = await setRandomPin(t.deps, { serial: "RP1" }, { length: "12" });
+  const tokens = [await getTokenBySerial(t.deps, "RP1")];
+  await assert.rejects(() => setRandomPin(t.deps, tokens), /otp_pin_set_random/);
+  const res = await setRandomPin(t.deps, tokens, { length: "12" });
   assert.equal(res.count, 1);
   assert.equal(res.pin.length, 12);
   const tok = await getTokenBySerial(t.deps, "RP1");

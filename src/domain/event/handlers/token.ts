@@ -199,6 +199,7 @@ export const tokenHandler: HandlerModule = {
       const params: Record<string, unknown> = { ...extra, type: o.tokentype, genkey: true };
       if (o.realm) params.realm = o.realm;
       const serial = await enrollToken(deps, params, user);
+      ctx.tokensChanged = true;
       return { success: true, details: serial };
     }
     const serials = await contextSerials(deps, ctx);
@@ -211,6 +212,7 @@ export const tokenHandler: HandlerModule = {
         return { success: false };
       }
       for (const change of changes) {
+        ctx.tokensChanged = true;
         await changeToken(deps, serial, change);
         if (change.op === "pin") pin = change.pin;
       }

@@ -1,0 +1,86 @@
+/**
+ * A handler acts on exactly what the rights step checked, by construction: the token
+ * functions an endpoint calls take the checked token objects (a serial or a selector no
+ * longer type-checks, so the domain cannot look up another token than the one decided on),
+ * and in the HTTP layer only the rights step (and the event middleware, which reads the
+ * checked tokens again after a pre handler changed them) reaches the token lookups.
+ */
+import assert from "node:assert/strict";
+import type { Deps } from "../../../src/deps.ts";
+import * as token from "../../../src/domain/token/mod.ts";
+import type { Token } from "../../../src/domain/token/mod.ts";
+
+/** True when `A` is checked token objects (one or a list), not a name of one. */
+type IsChecked<A> = [A] extends [Token | readonly Token[]] ? true : false;
+/** The argument after `deps`. */
+type Target<F> = F extends (deps: Deps, target: infer A, ...rest: never[]) => unknown ? A
+  : never;
+
+// each line stops compiling when its function takes a serial or a selector again
+const ADMIN_FUNCTIONS: Record<string, true> = {
+  enableTokens: true satisfies IsChecked<Target<typeof token.enableTokens>>,
+  disableTokens: true satisfies IsChecked<Target<typeof token.disableTokens>>,
+  revokeTokens: true satisfies IsChecked<Target<typeof token.revokeTokens>>,
+  resetTokens: true satisfies IsChecked<Target<typeof token.resetTokens>>,
+  deleteTokens: true satisfies IsChecked<Target<typeof token.deleteTokens>>,
+  unassignTokens: true satisfies IsChecked<Target<typeof token.unassignTokens>>,
+  assignToken: true satisfies IsChecked<Target<typeof token.assignToken>>,
+  resyncToken: true satisfies IsChecked<Target<typeof token.resyncToken>>,
+  setPin: true satisfies IsChecked<Target<typeof token.setPin>>,
+  setRandomPin: true satisfies IsChecked<Target<typeof token.setRandomPin>>,
+  setDescription: true satisfies IsChecked<Target<typeof token.setDescription>>,
+  setTokenFields: true satisfies IsChecked<Target<typeof token.setTokenFields>>,
+  setTokenInfo: true satisfies IsChecked<Target<typeof token.setTokenInfo>>,
+  deleteTokenInfo: true satisfies IsChecked<Target<typeof token.deleteTokenInfo>>,
+  setTokenRealms: true satisfies IsChecked<Target<typeof token.setTokenRealms>>,
+  setFailcount: true satisfies IsChecked<Target<typeof token.setFailcount>>,
+  lostToken: true satisfies IsChecked<Target<typeof token.lostToken>>,
+};
+
+/** The token module's lookups: every export that finds or reads tokens by a name. */
+const LOOKUPS = Object.keys(token).filter((name) =>
+  /^(find|get|reload)\w*Tokens?(By\w+|OfUser)?$/.test(name) || name === "getTokensOfUser"
+);
+
+function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync(dir)) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) out.push(...tsFiles(path));
+    else if (e.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** The names a file imports from the token domain (any of its modules). */
+function tokenImports(text: string): string[] {
+  const names: string[] = [];
+  const re = /import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*"[^"]*domain\/token\/[^"]*"/g;
+  for (const m of text.matchAll(re)) {
+    for (const part of m[1].split(",")) {
+      const name = part.trim().replace(/^type\s+/, "").split(/\s+as\s+/)[0];
+      if (name) names.push(name);
+    }
+  }
+  return names;
+}
+
+Deno.test("the admin token functions take the checked token objects, not serials", () => {
+  assert.equal(Object.keys(ADMIN_FUNCTIONS).length, 17);
+  for (const name of Object.keys(ADMIN_FUNCTIONS)) {
+    assert.equal(typeof (token as Record<string, unknown>)[name], "function", name);
+  }
+});
+
+Deno.test("in the HTTP layer only the rights step reaches the token lookups", () => {
+  assert.ok(LOOKUPS.includes("findTokenBySerial"), LOOKUPS.join(", "));
+  assert.ok(LOOKUPS.includes("getTokensOfUser"), LOOKUPS.join(", "));
+  const allowed = new Set(["src/http/rights/guard.ts", "src/http/events.ts"]);
+  const offenders: string[] = [];
+  for (const file of tsFiles("src/http")) {
+    if (allowed.has(file)) continue;
+    const used = tokenImports(Deno.readTextFileSync(file)).filter((n) => LOOKUPS.includes(n));
+    if (used.length > 0) offenders.push(`${file}: ${used.join(", ")}`);
+  }
+  assert.deepEqual(offenders, []);
+});
