@@ -166,11 +166,13 @@ tokenRoutes.get("/", async (c) => {
     if (tokenrealm.includes(",")) q.tokenrealms = tokenrealm.split(",").map((s) => s.trim());
     else q.tokenrealm = tokenrealm;
   }
-  const owner = targetOf(c).user;
+  // the user and realm the rights step resolved and checked
+  const target = targetOf(c);
+  const owner = target.user;
   // a named user who does not exist lists nothing rather than everything
-  if (!owner && stringParam(p, "user")) throw new UserError(USER_NOT_FOUND_MESSAGE);
+  if (!owner && target.names.user !== undefined) throw new UserError(USER_NOT_FOUND_MESSAGE);
   if (owner) q.owner = owner;
-  else if (stringParam(p, "realm")) q.userRealm = stringParam(p, "realm")!.toLowerCase();
+  else if (target.filterRealm !== undefined) q.userRealm = target.filterRealm;
   const container = stringParam(p, "container_serial");
   if (container !== undefined && container !== "") q.serials = []; // no containers in Tessera
   // admins with realm-limited tokenlist policies see only the tokens of those realms (also as CSV)

@@ -87,13 +87,15 @@ userRoutes.get("/", async (c) => {
     return ok(c, await listUsers(c.get("deps"), { ...common, search: {}, only }));
   }
   const search = extraStrings(p);
-  search.username = stringParam(p, "user") || stringParam(p, "username") || "*";
+  // `user` (a search pattern), `realm` and `resolver` as the rights step read them
+  const names = c.get("target").names;
+  search.username = names.user || stringParam(p, "username") || "*";
   return ok(
     c,
     await listUsers(c.get("deps"), {
       ...common,
-      realms: csv(stringParam(p, "realm")),
-      resolver: stringParam(p, "resolver") || undefined,
+      realms: csv(names.realm),
+      resolver: names.resolver,
       search,
       // realm-restricted admin policies: only the users of those realms (spec 03 §5)
       allowedRealms: await visibleRealms(c, "userlist"),

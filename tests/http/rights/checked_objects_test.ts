@@ -3,9 +3,13 @@
  * functions an endpoint calls take the checked token objects (a serial or a selector no
  * longer type-checks, so the domain cannot look up another token than the one decided on),
  * and in the HTTP layer only the rights step (and the event middleware, which reads the
- * checked tokens again after a pre handler changed them) reaches the token lookups.
+ * checked tokens again after a pre handler changed them) reaches the token lookups. The
+ * lists act on the user and realm the rights step resolved, too.
  */
 import assert from "node:assert/strict";
+import { createTestApp, type Json, jsonOf } from "../../test_app.ts";
+import { createUsers } from "../../fixtures/users.ts";
+import { enrollHotp } from "../../fixtures/tokens.ts";
 import type { Deps } from "../../../src/deps.ts";
 import * as token from "../../../src/domain/token/mod.ts";
 import type { Token } from "../../../src/domain/token/mod.ts";
@@ -83,4 +87,37 @@ Deno.test("in the HTTP layer only the rights step reaches the token lookups", ()
     if (used.length > 0) offenders.push(`${file}: ${used.join(", ")}`);
   }
   assert.deepEqual(offenders, []);
+});
+
+Deno.test("a list shows the user and realm the rights step checked, not parameters changed after it", async () => {
+  const t = await createTestApp();
+  await createUsers(t.deps, { realm: "staff", users: [{ login: "alice", password: "a" }] });
+  await createUsers(t.deps, { realm: "sales", users: [{ login: "sam", password: "s" }] });
+  const alices = await enrollHotp(t, { user: "alice", realm: "staff" });
+  await enrollHotp(t, { user: "sam", realm: "sales" });
+  // a pre handler that points the lists at another realm after the rights step decided
+  for (const event of ["token_list", "user_list"]) {
+    const res = await jsonOf(
+      await t.asAdmin("POST", "/event", {
+        body: {
+          name: `to sales ${event}`,
+          event,
+          handlermodule: "RequestMangler",
+          action: "set",
+          position: "pre",
+          "option.parameter": "realm",
+          "option.value": "sales",
+        },
+        json: true,
+      }),
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  }
+  const tokens = await jsonOf(await t.asAdmin("GET", "/token/", { query: { realm: "staff" } }));
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+  assert.deepEqual(tokens.body.result.value.tokens.map((x: Json) => x.serial), [alices]);
+  const users = await jsonOf(await t.asAdmin("GET", "/user/", { query: { realm: "staff" } }));
+  assert.equal(users.status, 200, JSON.stringify(users.body));
+  assert.deepEqual(users.body.result.value.map((u: Json) => u.username), ["alice"]);
+  await t.close();
 });
