@@ -700,6 +700,11 @@ export interface RightContext {
   conditions?: ConditionData | false;
   /** Replaces the default denial message. */
   message?: string;
+  /**
+   * The policy set the request decides with (the rights step's, so one request reads one
+   * set); loaded when absent.
+   */
+  policies?: PolicySet;
 }
 
 function rightMatchContext(caller: Caller, action: string | null, ctx: RightContext): MatchContext {
@@ -740,7 +745,7 @@ export async function checkRight(
   action: string,
   ctx: RightContext = {},
 ): Promise<string[]> {
-  const set = await loadPolicySet(deps);
+  const set = ctx.policies ?? await loadPolicySet(deps);
   const scope = caller.role === "admin" ? "admin" : "user";
   if (!set.hasActivePolicies(scope)) return [];
   const matched = await set.match(rightMatchContext(caller, action, ctx));
@@ -787,7 +792,7 @@ async function realmsOfMatching(
   ctx: RightContext,
 ): Promise<string[] | undefined> {
   if (caller.role !== "admin") return undefined;
-  const set = await loadPolicySet(deps);
+  const set = ctx.policies ?? await loadPolicySet(deps);
   if (!set.hasActivePolicies("admin")) return undefined;
   return realmUnion(await set.match(rightMatchContext(caller, action, { ...ctx, realm: null })));
 }
@@ -812,7 +817,7 @@ export async function rightValue(
   action: string,
   ctx: RightContext = {},
 ): Promise<string | undefined> {
-  const set = await loadPolicySet(deps);
+  const set = ctx.policies ?? await loadPolicySet(deps);
   if (!set.hasActivePolicies(caller.role === "admin" ? "admin" : "user")) return undefined;
   return await set.actionValue(
     rightMatchContext(caller, action, ctx) as MatchContext & {
@@ -831,7 +836,7 @@ export async function rightValues(
   action: string,
   ctx: RightContext = {},
 ): Promise<string[]> {
-  const set = await loadPolicySet(deps);
+  const set = ctx.policies ?? await loadPolicySet(deps);
   if (!set.hasActivePolicies(caller.role === "admin" ? "admin" : "user")) return [];
   const mctx = rightMatchContext(caller, action, ctx) as MatchContext & { action: string };
   return (await set.actionValues(mctx)).values;

@@ -8,6 +8,7 @@
  * @module
  */
 import type { TokenWithInfo, UserRef } from "../token/model.ts";
+import type { PolicySet } from "../policy/match.ts";
 
 /** How the request named its objects: the parameters the rights step resolved. */
 export interface RequestNames {
@@ -50,6 +51,11 @@ export interface RequestContext {
   placeRealm?: string;
   /** The `realm` a list is filtered by (`GET /token/`, `GET /user/`). */
   filterRealm?: string;
+  /**
+   * The policy set the rights step decided with; the request's later policy reads use it
+   * too (absent on public endpoints).
+   */
+  policies?: PolicySet;
 }
 
 /**

@@ -944,7 +944,7 @@ export interface PinSetBy {
  * `editor` (the union over the matching policies, lower case).
  */
 async function typesNeedingDescription(deps: Deps, editor: PinPolicyScope): Promise<string[]> {
-  const set = await loadPolicySet(deps);
+  const set = editor.context?.policies ?? await loadPolicySet(deps);
   if (!set.hasActivePolicies("token")) return [];
   const { caller, context: ctx = {} } = editor;
   const isAdmin = caller.role === "admin";

@@ -30,7 +30,12 @@ import { ROUTE_RIGHTS, routeKey, type RouteRule } from "./route_rights.ts";
 import { authenticate, forceCallerParams } from "../auth.ts";
 import { pathParam, stringParam } from "../params.ts";
 import { addAuditPolicies, requestConditionData, tokenRightContext } from "./rights.ts";
-import { adminRealmScope, checkRight, type RightContext } from "../../domain/policy/mod.ts";
+import {
+  adminRealmScope,
+  checkRight,
+  loadPolicySet,
+  type RightContext,
+} from "../../domain/policy/mod.ts";
 import { resolveUser, splitUser } from "../../domain/user/mod.ts";
 import { realmsOfResolver } from "../../domain/realm/mod.ts";
 import {
@@ -213,6 +218,7 @@ async function authorizeAdmin(
     userAgent: c.get("userAgent"),
     conditions: requestConditionData(c, target),
     message: rule.message?.("admin"),
+    policies: target.policies,
   };
   const granted: string[] = [];
   let scope: Promise<string[] | undefined> | undefined;
@@ -301,6 +307,7 @@ async function authorizeUser(
       userAgent: c.get("userAgent"),
       conditions: requestConditionData(c, target),
       message: rule.message?.("user"),
+      policies: target.policies,
     });
     if (granted.length > 0) addAuditPolicies(c, granted);
   }
@@ -368,6 +375,8 @@ async function guardRequest(
     forceCallerParams(c, identity);
   }
   const target = await resolveTarget(c, rule, path);
+  // the one policy set of this request: the decision and the handler's policy reads
+  target.policies = await loadPolicySet(c.get("deps"));
   c.set("target", target);
   if (identity.role === "admin" && !rule.namesUserByResolver) auditObjectOwner(c, target);
   const action = actionOf(c, rule, identity.role);

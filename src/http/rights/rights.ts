@@ -85,6 +85,7 @@ export function rightContextOf(c: Context<AppEnv>): RightContext {
     client: c.get("clientIp"),
     userAgent: c.get("userAgent"),
     conditions: requestConditionData(c, target),
+    policies: target.policies,
   };
 }
 
@@ -113,7 +114,11 @@ export async function visibleRealms(
 ): Promise<string[] | undefined> {
   const identity = c.get("identity");
   if (!identity) return undefined;
-  const ctx = { client: c.get("clientIp"), userAgent: c.get("userAgent") };
+  const ctx = {
+    client: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
+    policies: c.get("target")?.policies,
+  };
   const allowed = await allowedRealms(c.get("deps"), identity, action, ctx);
   if (allowed === undefined) return undefined;
   if (requested.realms) return allowed.filter((r) => requested.realms!.includes(r));
@@ -131,6 +136,7 @@ export async function adminVisibleRealms(c: Context<AppEnv>): Promise<string[] |
   return await adminRealmScope(c.get("deps"), identity, {
     client: c.get("clientIp"),
     userAgent: c.get("userAgent"),
+    policies: c.get("target")?.policies,
   });
 }
 

@@ -10,6 +10,12 @@ import assert from "node:assert/strict";
 import { createTestApp, type Json, jsonOf } from "../../test_app.ts";
 import { createUsers } from "../../fixtures/users.ts";
 import { enrollHotp } from "../../fixtures/tokens.ts";
+import {
+  checkRight,
+  loadPolicySet,
+  rightValue,
+  savePolicy,
+} from "../../../src/domain/policy/mod.ts";
 import type { Deps } from "../../../src/deps.ts";
 import * as token from "../../../src/domain/token/mod.ts";
 import type { Token } from "../../../src/domain/token/mod.ts";
@@ -119,5 +125,18 @@ Deno.test("a list shows the user and realm the rights step checked, not paramete
   const users = await jsonOf(await t.asAdmin("GET", "/user/", { query: { realm: "staff" } }));
   assert.equal(users.status, 200, JSON.stringify(users.body));
   assert.deepEqual(users.body.result.value.map((u: Json) => u.username), ["alice"]);
+  await t.close();
+});
+
+Deno.test("a rights check decides with the request's policy set, when given one", async () => {
+  const t = await createTestApp();
+  const admin = { role: "admin" as const, username: "admin", realm: "", resolver: "" };
+  await savePolicy(t.deps, "may", { scope: "admin", action: "enable", adminuser: "admin" });
+  const decided = await loadPolicySet(t.deps);
+  // a change after the rights step decided: this request keeps reading the set it decided with
+  await savePolicy(t.deps, "may", { scope: "admin", action: "disable", adminuser: "admin" });
+  assert.deepEqual(await checkRight(t.deps, admin, "enable", { policies: decided }), ["may"]);
+  await assert.rejects(() => checkRight(t.deps, admin, "enable"), /not allowed/);
+  assert.equal(await rightValue(t.deps, admin, "enable", { policies: decided }), undefined);
   await t.close();
 });
