@@ -40,6 +40,7 @@ import { subscriptionRoutes } from "./http/routes/subscriptions.ts";
 import { subscriptionCheck } from "./http/subscription_check.ts";
 import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 import { smsgatewayRoutes } from "./http/routes/smsgateway.ts";
+import { caconnectorRoutes, caRoutes } from "./http/routes/caconnector.ts";
 import { privacyideaserverRoutes } from "./http/routes/privacyideaserver.ts";
 import { ttypeRoutes } from "./http/routes/ttype.ts";
 import { openApiDocument } from "./http/openapi.ts";
@@ -164,6 +165,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/subscriptions", subscriptionRoutes);
   app.route("/radiusserver", radiusserverRoutes);
   app.route("/smsgateway", smsgatewayRoutes);
+  app.route("/caconnector", caconnectorRoutes);
+  app.route("/ca", caRoutes);
   app.route("/privacyideaserver", privacyideaserverRoutes);
   app.route("/ttype", ttypeRoutes);
   app.route("/config", configRoutes);

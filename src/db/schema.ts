@@ -82,6 +82,10 @@ export interface Database {
   cache_epoch: CacheEpochTable;
   usercache: UserCacheTable;
   user_cache_generation: UserCacheGenerationTable;
+  caconnector: CaConnectorTable;
+  caconnectorconfig: CaConnectorConfigTable;
+  localca: LocalCaTable;
+  cacertificate: CaCertificateTable;
 }
 
 /** privacyIDEA's user cache: which user a login named, and when (migration 0019). */
@@ -395,4 +399,47 @@ export interface MachineTokenOptionTable {
   machinetoken_id: number;
   key: string;
   value: string;
+}
+
+/** CA connectors (`/caconnector/`, migration 0022). */
+export interface CaConnectorTable {
+  id: Generated<number>;
+  name: string;
+  catype: string;
+}
+
+/** Config entries of a CA connector as the client sent them. */
+export interface CaConnectorConfigTable {
+  id: Generated<number>;
+  caconnector_id: number;
+  key: string;
+  value: string;
+  type: string;
+  description: string;
+}
+
+/** A local CA's key (encrypted PKCS#8), certificate, next serial, templates (JSON) and CRL. */
+export interface LocalCaTable {
+  caconnector_id: number;
+  key_enc: string;
+  certificate: string;
+  /** Upper-case hex. */
+  next_serial: string;
+  templates: string;
+  crl: string;
+  crl_number: number;
+}
+
+/** Certificates a local CA issued or knows (`index.txt`); status V (valid) or R (revoked). */
+export interface CaCertificateTable {
+  id: Generated<number>;
+  caconnector_id: number;
+  serial: string;
+  subject: string;
+  /** Milliseconds since the epoch. */
+  not_after: number;
+  status: string;
+  revoked_at: number | null;
+  reason: string;
+  certificate: string;
 }

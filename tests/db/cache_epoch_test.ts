@@ -12,11 +12,18 @@ import { CACHED_TABLES as CACHED_0013 } from "../../src/db/migrations/0013_cache
 import { CACHE_EPOCH_TABLES as CACHED_0014 } from "../../src/db/migrations/0014_privacyidea_server.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0015 } from "../../src/db/migrations/0015_smsgateway.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0019 } from "../../src/db/migrations/0019_user_cache.ts";
+import { CACHE_EPOCH_TABLES as CACHED_0022 } from "../../src/db/migrations/0022_caconnector.ts";
 import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
 
 const onPostgres = { ignore: TEST_ENGINE !== "postgres" };
 // the tables with a trigger: 0013's, plus those later migrations add
-const CACHED_TABLES = [...CACHED_0013, ...CACHED_0014, ...CACHED_0015, ...CACHED_0019];
+const CACHED_TABLES = [
+  ...CACHED_0013,
+  ...CACHED_0014,
+  ...CACHED_0015,
+  ...CACHED_0019,
+  ...CACHED_0022,
+];
 const HOT = [
   "token",
   "tokeninfo",

@@ -534,7 +534,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   caconnectors: {
     description: "CA connectors (certificate tokens)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({
       admin: bools("system", ["caconnectorwrite", "caconnectordelete", "caconnectorread"], [
         "config",

@@ -101,6 +101,9 @@ const TOKEN_LOAD: RouteRule = {
   message: () => "Admin actions are defined, but you are not allowed to upload token files.",
 };
 
+const CRL_PUBLIC = "a CRL is public by design (RFC 5280 distribution points are fetched without " +
+  "credentials); it names revoked serials only";
+
 /** Route key: `METHOD /path` as registered (path without a trailing slash). */
 export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   // --- authentication and health: public
@@ -324,6 +327,15 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /smsgateway": { ...ADMIN, action: "smsgateway_write" },
   "DELETE /smsgateway/option/:gwid/:key": { ...ADMIN, action: "smsgateway_write" },
   "DELETE /smsgateway/:identifier": { ...ADMIN, action: "smsgateway_write" },
+  // --- CA connectors (certificate tokens): admins only, as privacyIDEA's blueprint
+  "GET /caconnector": { ...ADMIN, action: "caconnectorread" },
+  "GET /caconnector/specific/:catype": { ...ADMIN, action: "caconnectorread" },
+  "GET /caconnector/:name": { ...ADMIN, action: "caconnectorread" },
+  "POST /caconnector/:name": { ...ADMIN, action: "caconnectorwrite" },
+  "DELETE /caconnector/:name": { ...ADMIN, action: "caconnectordelete" },
+  // a CRL distribution point: relying parties fetch it without a JWT; it is signed, public data
+  "GET /ca/:name/crl": { ...PUBLIC, why: CRL_PUBLIC },
+  "GET /ca/:name/crl.pem": { ...PUBLIC, why: CRL_PUBLIC },
   // --- subscriptions
   "GET /subscriptions": { ...ADMIN, action: "managesubscription" },
   "POST /subscriptions": { ...ADMIN, action: "managesubscription" },
