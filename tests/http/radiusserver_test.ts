@@ -88,15 +88,16 @@ Deno.test("POST /radiusserver/<id> update resets omitted fields and keeps a cens
     },
   });
   assert.equal(first.status, 200);
+  // the stored secret is kept only for the same server and port (see secret_targets_test.ts)
   const second = await t.asAdmin("POST", "/radiusserver/my_server", {
-    body: { server: "10.0.0.2", secret: CENSORED },
+    body: { server: "10.0.0.1", port: "1645", secret: CENSORED },
   });
   assert.equal(second.status, 200);
   const list = (await jsonOf(await t.asAdmin("GET", "/radiusserver/"))).body.result.value;
   assert.deepEqual(Object.keys(list), ["my_server"], "spaces become underscores");
   assert.deepEqual(list.my_server, {
-    server: "10.0.0.2",
-    port: 1812,
+    server: "10.0.0.1",
+    port: 1645,
     dictionary: "/etc/privacyidea/dictionary",
     description: "",
     secret: CENSORED,

@@ -142,7 +142,12 @@ ldapTest(
       // an LDAP machine resolver whose server is gone contributes nothing; the hosts file still answers
       await jsonOf(
         await t.asAdmin("POST", "/machineresolver/bydn", {
-          body: { type: "ldap", LDAPURI: `ldap://127.0.0.1:${await freePort()}` },
+          // the stored BINDPW goes to a new server only when sent again
+          body: {
+            type: "ldap",
+            LDAPURI: `ldap://127.0.0.1:${await freePort()}`,
+            BINDPW: machineConfig(slapd).BINDPW,
+          },
         }),
       );
       await createHostsResolver(t, "hosts1");

@@ -18,6 +18,7 @@ import type { Deps } from "../../deps.ts";
 import { ParameterError } from "../../errors.ts";
 import {
   checkCaFile,
+  LDAP_BINDPW_TARGETS,
   ldapErrorText,
   LdapPool,
   type LdapServerSettings,
@@ -256,6 +257,7 @@ export const LDAP: MachineResolverType = {
     TLS_CA_FILE: "string",
     START_TLS: "bool",
   },
+  secretTargets: { BINDPW: LDAP_BINDPW_TARGETS },
   validate(deps: Deps, config: Record<string, string>): void {
     // an update sends only the changed keys: check what is given
     const fail = (why: string) => new ParameterError(`Cannot save LDAP machine resolver: ${why}`);

@@ -6,6 +6,7 @@
 import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { refuseMovedSecrets } from "../secret_targets/mod.ts";
 import { machineError } from "./_errors.ts";
 import { HOSTS } from "./hosts.ts";
 import { LDAP } from "./ldap.ts";
@@ -144,6 +145,16 @@ export async function saveMachineResolver(
           );
         }
         id = existing.id;
+        // keys not given stay: compare what is stored with what the resolver would hold
+        const before = Object.fromEntries(
+          ((await store.configOf(trx, [id])).get(id) ?? []).map((e) => [e.key, e.value]),
+        );
+        const given = new Map(entries.map((e) => [e.key, e]));
+        const after = { ...before, ...Object.fromEntries(stored.map((e) => [e.key, e.value])) };
+        refuseMovedSecrets(rtype.secretTargets, before, after, (secret) => {
+          const e = given.get(secret);
+          return e === undefined || e.value === CENSORED;
+        });
       } else {
         id = await store.insertResolver(trx, name, typeName);
       }

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
+import type { SecretTargets } from "../secret_targets/mod.ts";
 
 /** One machine as a resolver reports it (spec 07 §3). */
 export interface Machine {
@@ -49,6 +50,8 @@ export interface MachineResolverType {
   readonly type: string;
   /** Declared config keys and their entry Type (`string`, `int`, `bool`, `password`). */
   readonly keys: Readonly<Record<string, string>>;
+  /** Per secret key: the keys that decide where it is sent (see domain/secret_targets). */
+  readonly secretTargets?: SecretTargets;
   /** Checks config values at save time; throws a ParameterError for bad values. */
   validate?(deps: Deps, config: Record<string, string>): void;
   /** Builds a source from a stored (decrypted) config. */

@@ -9,6 +9,7 @@ import { AppError, ConfigAdminError, ParameterError, ResourceNotFoundError } fro
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { inAnyNetwork, type Network, parseIp, parseNetwork } from "../../lib/ip.ts";
 import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
+import { refuseMovedSecrets } from "../secret_targets/mod.ts";
 import * as store from "./radius_store.ts";
 import {
   type RadiusAnswer,
@@ -40,6 +41,30 @@ export const LIMITS = {
   retries: [1, 10],
   timeout: [1, 60],
 } as const;
+
+/** The keys that decide where a definition's secret is sent. */
+const SECRET_TARGETS = { secret: ["server", "port"] } as const;
+
+/**
+ * The stored secret of `identifier` for a request that sends `__CENSORED__`
+ * (undefined when none is stored), refused when the secret would go to
+ * another server or port than the stored one.
+ */
+async function keptSecret(
+  deps: Deps,
+  identifier: string,
+  target: { server: string; port: number },
+): Promise<string | undefined> {
+  const stored = await store.findServer(deps.db, identifier);
+  if (!stored) return undefined;
+  refuseMovedSecrets(
+    SECRET_TARGETS,
+    { secret: stored.secretEnc, server: stored.server, port: String(stored.port) },
+    { server: target.server, port: String(target.port) },
+    () => true,
+  );
+  return stored.secretEnc;
+}
 
 /** Input of {@link setRadiusServer}; omitted fields take the API defaults. */
 export interface RadiusServerInput {
@@ -176,9 +201,7 @@ export async function setRadiusServer(
   );
   const options = parseOptions(input.options);
   let secretEnc: string | undefined;
-  if (input.secret === CENSORED) {
-    secretEnc = (await store.findServer(deps.db, id))?.secretEnc;
-  }
+  if (input.secret === CENSORED) secretEnc = await keptSecret(deps, id, { server, port });
   if (secretEnc === undefined) {
     checkSecretLength(input.secret);
     secretEnc = encryptSecret(deps.keys.config, input.secret, deps.random);
@@ -353,8 +376,8 @@ export async function testRadiusRequest(deps: Deps, input: RadiusTestInput): Pro
   const options = parseOptions(input.options) ?? null;
   let secret = input.secret;
   if (secret === CENSORED) {
-    const stored = await store.findServer(deps.db, input.identifier);
-    if (stored) secret = decryptSecretText(deps.keys.config, stored.secretEnc);
+    const stored = await keptSecret(deps, input.identifier, { server, port });
+    if (stored !== undefined) secret = decryptSecretText(deps.keys.config, stored);
   }
   const answer = await sendRadiusTo(deps, {
     server,

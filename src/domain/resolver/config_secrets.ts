@@ -1,13 +1,11 @@
 /**
  * Helpers for resolver configurations whose values are JSON objects: secrets
  * inside such a value (`client_certificate.private_key_password`, stored
- * encrypted and listed as `__CENSORED__` on their own), and the rule that a
- * stored secret is not kept when the place it is sent to changes.
+ * encrypted and listed as `__CENSORED__` on their own). The rule that a stored
+ * secret is not kept when the place it is sent to changes is domain/secret_targets'.
  *
  * @module
  */
-import { ParameterError } from "../../errors.ts";
-
 /** Whether a stored flag reads as true. */
 export function isTrueText(value: string | undefined): boolean {
   return ["1", "true", "yes", "on"].includes((value ?? "").trim().toLowerCase());
@@ -52,27 +50,4 @@ export function mapSubSecrets(
     out = { ...out, [key]: JSON.stringify(obj) };
   }
   return out;
-}
-
-/**
- * Refuses to keep a stored secret (not sent again, or sent as `__CENSORED__`)
- * when a key that decides where the secret goes changes: an admin must not
- * redirect a secret they cannot read to a server of their choice.
- */
-export function checkSecretTargets(
-  targetsBySecret: Record<string, string[]> | undefined,
-  stored: Record<string, string>,
-  next: Record<string, string>,
-  isKept: (secret: string) => boolean,
-): void {
-  for (const [secret, targets] of Object.entries(targetsBySecret ?? {})) {
-    if (!(secret in stored) || !isKept(secret)) continue;
-    const changed = targets.find((t) => (stored[t] ?? "") !== (next[t] ?? ""));
-    if (changed !== undefined) {
-      throw new ParameterError(
-        `Cannot keep the stored "${secret}": "${changed}" changed, which decides where it is ` +
-          `sent. Send "${secret}" again`,
-      );
-    }
-  }
 }

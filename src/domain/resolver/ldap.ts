@@ -68,6 +68,12 @@ import {
 /** Most cached lookups per resolver instance. */
 export const CACHE_MAX = 10_000;
 
+/**
+ * The keys that decide where BINDPW is sent: the servers of LDAPURI. BINDDN is
+ * not one: another DN on the same servers sends the password nowhere new.
+ */
+export const LDAP_BINDPW_TARGETS = ["LDAPURI"] as const;
+
 /** Default configuration shown by `GET /resolver/ldapresolver/default`. */
 export const LDAP_DEFAULTS: Record<string, string> = {
   LDAPURI: "ldap://localhost",

@@ -15,7 +15,13 @@ import {
   entraIdResolver,
 } from "./entraid.ts";
 import { KEYCLOAK_DEFAULT_VIEW, KEYCLOAK_PASSWORD_TARGETS, keycloakResolver } from "./keycloak.ts";
-import { checkCaFile, LDAP_DEFAULTS, ldapResolver, parseLdapConfig } from "./ldap.ts";
+import {
+  checkCaFile,
+  LDAP_BINDPW_TARGETS,
+  LDAP_DEFAULTS,
+  ldapResolver,
+  parseLdapConfig,
+} from "./ldap.ts";
 import {
   HTTP_DEFAULTS,
   HTTP_DICT_KEYS,
@@ -30,6 +36,7 @@ import {
   forgetSqlConnection,
   parseSqlConfig,
   SQL_DEFAULTS,
+  SQL_PASSWORD_TARGETS,
   sqlConfigTestFailure,
   sqlResolver,
   type SqlResolverConfig,
@@ -37,13 +44,8 @@ import {
 import { SCIM_SECRET_TARGETS, scimResolver } from "./scim.ts";
 import * as store from "./resolver_store.ts";
 import { forgetResolverUsers, userStoreGeneration } from "../user_cache/mod.ts";
-import {
-  checkSecretTargets,
-  isTrueText,
-  mapSubSecrets,
-  objectOf,
-  subSecrets,
-} from "./config_secrets.ts";
+import { refuseMovedSecrets, type SecretTargets } from "../secret_targets/mod.ts";
+import { isTrueText, mapSubSecrets, objectOf, subSecrets } from "./config_secrets.ts";
 import type { ResolverTestResult, UserResolver } from "./types.ts";
 
 export type { ResolverTestResult, UserInfo, UserListEntry, UserResolver } from "./types.ts";
@@ -56,7 +58,7 @@ export {
 } from "./sql.ts";
 export type { ResolverRecord } from "./resolver_store.ts";
 export { ownPaths, readAllUpTo, refuseOwnPath, resolveDataPath } from "./paths.ts";
-export { checkCaFile, parseServerSettings, readCaFile } from "./ldap.ts";
+export { checkCaFile, LDAP_BINDPW_TARGETS, parseServerSettings, readCaFile } from "./ldap.ts";
 export * as ldapValues from "./ldap_values.ts";
 export {
   type BindAs,
@@ -79,14 +81,22 @@ interface TypeInfo {
   /** Keys holding JSON objects, listed as objects. */
   dicts?: string[];
   /** Per secret: the keys that decide where it is sent (a stored secret is not kept when they change). */
-  secretTargets?: Record<string, string[]>;
+  secretTargets?: SecretTargets;
 }
 
 /** Resolver types Tessera implements, with their secret keys and defaults. */
 const TYPES: Record<string, TypeInfo> = {
   passwdresolver: { secrets: [], defaults: { fileName: "/etc/passwd" } },
-  sqlresolver: { secrets: ["Password"], defaults: SQL_DEFAULTS },
-  ldapresolver: { secrets: ["BINDPW"], defaults: LDAP_DEFAULTS },
+  sqlresolver: {
+    secrets: ["Password"],
+    defaults: SQL_DEFAULTS,
+    secretTargets: { Password: SQL_PASSWORD_TARGETS },
+  },
+  ldapresolver: {
+    secrets: ["BINDPW"],
+    defaults: LDAP_DEFAULTS,
+    secretTargets: { BINDPW: LDAP_BINDPW_TARGETS },
+  },
   httpresolver: {
     secrets: ["password"],
     defaults: HTTP_DEFAULTS,
@@ -339,7 +349,7 @@ async function saveResolverOnce(
     }
     const stored = decryptConfig(deps, existing);
     const merged = mergeConfig(stored, config, secrets);
-    checkSecretTargets(
+    refuseMovedSecrets(
       TYPES[input.type]?.secretTargets,
       stored,
       merged,
@@ -408,7 +418,7 @@ export async function testResolver(
       if (k in base) merged[k] = base[k];
     } else if (v !== "") merged[k] = v;
   }
-  checkSecretTargets(TYPES[input.type]?.secretTargets, base, merged, (k) => config[k] === CENSORED);
+  refuseMovedSecrets(TYPES[input.type]?.secretTargets, base, merged, (k) => config[k] === CENSORED);
   const tested = mapSubSecrets(merged, secrets, (value, key, sub) => {
     if (value !== CENSORED) return value;
     const old = objectOf(base[key])?.[sub];

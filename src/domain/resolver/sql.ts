@@ -100,6 +100,21 @@ export const SQL_DEFAULT_MAP: Record<string, string> = {
   description: "description",
 };
 
+/**
+ * The keys that decide where Password is sent. Every key of the connection URL
+ * counts, not only Server and Port: the URL is the keys' text joined as
+ * privacyIDEA joins it, so a User like `x:y@host/` or a Database like
+ * `db?unix_socket=/tmp/s` moves the connection and carries the password along.
+ */
+export const SQL_PASSWORD_TARGETS = [
+  "Driver",
+  "Server",
+  "Port",
+  "User",
+  "Database",
+  "conParams",
+] as const;
+
 /** Default configuration shown by `GET /resolver/sqlresolver/default`. */
 export const SQL_DEFAULTS: Record<string, string> = {
   Driver: "sqlite",

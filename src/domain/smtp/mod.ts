@@ -7,6 +7,7 @@ import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
 import { toHex } from "../../lib/random.ts";
+import { refuseMovedSecrets } from "../secret_targets/mod.ts";
 import * as store from "./smtp_store.ts";
 import { type MailMessage, sendSmtp, type SmtpSettings } from "./smtp_client.ts";
 
@@ -16,6 +17,8 @@ export { SmtpError } from "./smtp_client.ts";
 // deno-lint-ignore no-control-regex
 const IDENTIFIER_REGEXP = /^[^\x00-\x1f/\\]{1,255}$/;
 const EMAIL_REGEXP = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
+/** The keys that decide where a definition's password is sent. */
+const SECRET_TARGETS = { password: ["server", "port"] } as const;
 
 /** An SMTP server as `GET /smtpserver/` shows it (password censored). */
 export interface SmtpServerView {
@@ -96,10 +99,19 @@ async function settingsFrom(
   if (sender && !EMAIL_REGEXP.test(sender.replace(/^.*<([^>]*)>\s*$/, "$1"))) {
     throw new ParameterError(`Cannot parse parameter "sender": invalid address "${sender}"`);
   }
+  const port = int(params, "port", 25, 65535);
   let password = str(params, "password");
   if (password === CENSORED) {
-    // the censored placeholder sent back keeps the stored password
+    // the censored placeholder sent back keeps the stored password, for the same server only
     const existing = identifier ? (await store.listServers(deps.db, identifier))[0] : undefined;
+    if (existing) {
+      refuseMovedSecrets(
+        SECRET_TARGETS,
+        { password: existing.password, server: existing.server, port: String(existing.port) },
+        { server, port: String(port) },
+        () => true,
+      );
+    }
     password = existing?.password ?? "";
   } else if (password !== "") {
     password = encryptSecret(deps.keys.config, password, deps.random);
@@ -108,7 +120,7 @@ async function settingsFrom(
   return {
     identifier: identifier ?? "",
     server,
-    port: int(params, "port", 25, 65535),
+    port,
     tls: bool(params, "tls"),
     username: str(params, "username"),
     password,
