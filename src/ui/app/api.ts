@@ -17,6 +17,8 @@ export interface ApiResult<T> {
   value: T;
   // deno-lint-ignore no-explicit-any
   detail: any;
+  /** `result.authentication` of /validate and /auth answers (ACCEPT, REJECT, CHALLENGE). */
+  authentication?: string;
 }
 
 type Method = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
@@ -102,7 +104,11 @@ export async function api<T = unknown>(
     }
     throw new ApiError(message, code, res.status);
   }
-  return { value: result.value as T, detail: body.detail };
+  return {
+    value: result.value as T,
+    detail: body.detail,
+    authentication: typeof result.authentication === "string" ? result.authentication : undefined,
+  };
 }
 
 /** The message of an error for the person at the screen. */

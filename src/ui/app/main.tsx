@@ -86,7 +86,9 @@ function AdminRoutes(props: { route: Route; session: Session }) {
   }
   switch (first) {
     case "tokens":
-      return parts[1] ? <TokenDetailsPage serial={parts[1]} /> : <TokensPage route={props.route} />;
+      return parts[1]
+        ? <TokenDetailsPage serial={parts[1]} />
+        : <TokensPage key={props.route.query.toString()} route={props.route} />;
     case "enroll":
       return <EnrollPage route={props.route} />;
     case "users":

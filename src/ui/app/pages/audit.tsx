@@ -40,6 +40,17 @@ const DEFAULT_COLUMNS = [
   "client",
 ];
 
+/** The success column in words, with a mark for the eye (1 and 0 say little). */
+function Success(props: { value: unknown }) {
+  const ok = props.value === 1 || props.value === "1" || props.value === true;
+  return (
+    <span class={ok ? "success" : "failure"}>
+      <span aria-hidden="true">{ok ? "✓ " : "✗ "}</span>
+      {ok ? "success" : "failed"}
+    </span>
+  );
+}
+
 /** `#/audit`. */
 export function AuditPage() {
   const { session } = useSession();
@@ -84,7 +95,7 @@ export function AuditPage() {
           label="Success"
           value={success}
           onValue={setSuccess}
-          options={[["", "any"], ["1", "yes"], ["0", "no"]]}
+          options={[["", "any"], ["1", "success"], ["0", "failed"]]}
         />
         <button type="submit">Search</button>
       </Form>
@@ -113,7 +124,11 @@ export function AuditPage() {
               <tbody>
                 {data.data.auditdata.map((row) => (
                   <tr key={row.number}>
-                    {shown.map((c) => <td key={c} data-label={c}>{String(row[c] ?? "")}</td>)}
+                    {shown.map((c) => (
+                      <td key={c} data-label={c}>
+                        {c === "success" ? <Success value={row[c]} /> : String(row[c] ?? "")}
+                      </td>
+                    ))}
                   </tr>
                 ))}
               </tbody>

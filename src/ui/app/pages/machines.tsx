@@ -85,10 +85,18 @@ type Applications = Record<
   { options: Record<string, Record<string, { type: string; value?: unknown[] }>> }
 >;
 
-function MachineTokens() {
-  const list = useLoad(() => get<Binding[]>("/machine/token"), []);
+/**
+ * Tokens attached to machines, with attaching and detaching; `serial` narrows it to one token
+ * (its details page).
+ */
+export function MachineTokens(props: { serial?: string }) {
+  const list = useLoad(
+    () => get<Binding[]>("/machine/token", props.serial ? { serial: props.serial } : {}),
+    [props.serial],
+  );
   const apps = useLoad(() => get<Applications>("/application/"), []);
-  const [serial, setSerial] = useState("");
+  const [serialInput, setSerial] = useState("");
+  const serial = props.serial ?? serialInput;
   const [application, setApplication] = useState("ssh");
   const [machine, setMachine] = useState<Record<string, string>>({});
   const [options, setOptions] = useState<Record<string, string>>({});
@@ -108,10 +116,14 @@ function MachineTokens() {
     }
   }
   return (
-    <Panel title="Tokens on machines">
+    <Panel title={props.serial ? "Machines" : "Tokens on machines"}>
       <LoadState error={list.error ?? apps.error} loading={list.loading && !list.data} />
       {list.data && list.data.length === 0 && (
-        <p class="muted">No token is attached to a machine.</p>
+        <p class="muted">
+          {props.serial
+            ? "This token is not attached to a machine."
+            : "No token is attached to a machine."}
+        </p>
       )}
       {list.data && list.data.length > 0 && (
         <table>
@@ -160,7 +172,7 @@ function MachineTokens() {
         </table>
       )}
       <Form
-        label="Attach a token to a machine"
+        label={props.serial ? `Attach ${props.serial} to a machine` : "Attach a token to a machine"}
         onSubmit={() =>
           act.run(async () => {
             const params: Record<string, unknown> = { serial, application };
@@ -169,7 +181,9 @@ function MachineTokens() {
             list.reload();
           }, "Token attached")}
       >
-        <Field label="Token serial" value={serial} onValue={setSerial} required />
+        {!props.serial && (
+          <Field label="Token serial" value={serialInput} onValue={setSerial} required />
+        )}
         <Select
           label="Application"
           value={application}

@@ -9,9 +9,9 @@
 import { useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
 import { hasRight, useSession } from "../session.ts";
+import { MachineTokens } from "./machines.tsx";
 import {
   announce,
-  Check,
   ConfirmButton,
   Field,
   Form,
@@ -58,7 +58,7 @@ export interface TokenList {
   count: number;
 }
 
-/** Token types known to the UI's filters and enrolment form. */
+/** The token types Tessera has, for the list's type filter. */
 export const TOKEN_TYPES = [
   "hotp",
   "totp",
@@ -66,8 +66,18 @@ export const TOKEN_TYPES = [
   "pw",
   "registration",
   "paper",
+  "tan",
   "sshkey",
   "radius",
+  "email",
+  "sms",
+  "indexedsecret",
+  "question",
+  "daypassword",
+  "webauthn",
+  "passkey",
+  "yubikey",
+  "yubico",
 ];
 
 /** A search term as a pattern: `*` is the wildcard; without one, a substring. */
@@ -183,18 +193,23 @@ function TokenTable(
 
 export { TokenTable };
 
-/** `#/tokens`: the token list. */
-export function TokensPage(_props: { route: Route }) {
+/** `#/tokens`: the token list; `?state=locked`, `?type=hotp` (the dashboard's links) filter it. */
+export function TokensPage(props: { route: Route }) {
   const { session } = useSession();
+  const startState = props.route.query.get("state") ?? "";
+  const startType = props.route.query.get("type") ?? "";
   const [serial, setSerial] = useState("");
   const [description, setDescription] = useState("");
-  const [type, setType] = useState("");
+  const [type, setType] = useState(startType);
   const [user, setUser] = useState("");
   const [realm, setRealm] = useState("");
   const [assigned, setAssigned] = useState("");
-  const [state, setState] = useState("");
+  const [state, setState] = useState(startState);
   const [page, setPage] = useState(1);
-  const [query, setQuery] = useState<Record<string, unknown>>({});
+  const [query, setQuery] = useState<Record<string, unknown>>({
+    state: startState,
+    type: startType,
+  });
   const [sort, setSort] = useState<TokenSort>({ by: "serial", desc: false });
   const pageSize = session.settings.tokenPageSize;
   const list = useLoad(
@@ -268,7 +283,20 @@ export function TokensPage(_props: { route: Route }) {
         <button type="submit">Search</button>
       </Form>
       <LoadState error={list.error} loading={list.loading && !list.data} />
-      {list.data && (
+      {list.data && list.data.count === 0 && (
+        <p class="muted" data-testid="empty-list">
+          {Object.values(query).some((v) => v !== undefined && v !== "")
+            ? "No token matches the search."
+            : "There is no token yet."}
+          {canEnroll && (
+            <>
+              {" "}
+              <a href={href(["enroll"])}>Enrol a token</a>
+            </>
+          )}
+        </p>
+      )}
+      {list.data && list.data.count > 0 && (
         <>
           <TokenTable
             tokens={list.data.tokens}
@@ -287,6 +315,13 @@ export function TokensPage(_props: { route: Route }) {
   );
 }
 
+/** What `POST /token/lost/<serial>` answers. */
+interface LostToken {
+  serial: string;
+  password: string;
+  end_date: string;
+}
+
 /** The actions on one token the caller may take (admin and user alike). */
 export function TokenActions(
   props: { token: Token; onChanged: () => void; onDeleted: () => void; admin?: boolean },
@@ -302,6 +337,7 @@ export function TokenActions(
   const [user, setUser] = useState("");
   const [realm, setRealm] = useState("");
   const [realms, setRealms] = useState(t.realms.join(", "));
+  const [lost, setLost] = useState<LostToken | undefined>(undefined);
   const serial = { serial: t.serial };
   // an action the policies do not allow: a disabled button, or none with policy hide_buttons
   const shows = (allowed: boolean) => allowed || !session.settings.hideButtons;
@@ -361,6 +397,20 @@ export function TokenActions(
             title={can("unassign") ? undefined : NOT_ALLOWED}
           />
         )}
+        {t.username && !t.revoked && can("losttoken") && (
+          <ConfirmButton
+            label="Lost token"
+            question={`Mark token ${t.serial} as lost? It is disabled, and a temporary password ` +
+              `token replaces it for a few days.`}
+            confirmLabel="Mark as lost"
+            onConfirm={() =>
+              act.run(async () => {
+                const r = await api<LostToken>("POST", `/token/lost/${seg(t.serial)}`);
+                setLost(r.value);
+                props.onChanged();
+              })}
+          />
+        )}
         {shows(can("delete")) && (
           <ConfirmButton
             label="Delete"
@@ -379,6 +429,16 @@ export function TokenActions(
         )}
       </div>
       <Outcome error={act.error} note={act.note} />
+      {lost && (
+        <div class="notice" role="status" data-testid="lost-token">
+          <p>
+            Token {t.serial} is marked as lost. Until {lost.end_date}{" "}
+            its owner logs in with the temporary token <strong>{lost.serial}</strong>{" "}
+            and the password <code class="secret">{lost.password}</code>{" "}
+            (shown only now; the PIN stays the same).
+          </p>
+        </div>
+      )}
       <div class="forms">
         {can("setpin") && (
           <Form
@@ -443,14 +503,303 @@ export function TokenActions(
   );
 }
 
+/** An open challenge as `GET /token/challenges/<serial>` lists it. */
+interface Challenge {
+  id: number;
+  transaction_id: string;
+  timestamp: string;
+  expiration: string;
+  otp_received: boolean;
+  valid: boolean;
+}
+
+/** What a test check said. */
+interface CheckResult {
+  kind: "accept" | "reject" | "challenge";
+  text: string;
+}
+
+/**
+ * Checks a value of the token with `POST /validate/check` and the serial, exactly as a client
+ * would: it changes what a check changes (counter, fail counter, challenges) and nothing else.
+ */
+function TestToken(props: { token: Token; onChecked: () => void }) {
+  const t = props.token;
+  const [pass, setPass] = useState("");
+  const [transaction, setTransaction] = useState<string | undefined>(undefined);
+  const [result, setResult] = useState<CheckResult | undefined>(undefined);
+  const act = useAction();
+  return (
+    <Panel title="Test the token">
+      <Form
+        label={`Test token ${t.serial}`}
+        onSubmit={() =>
+          act.run(async () => {
+            setResult(undefined);
+            const params: Record<string, unknown> = { serial: t.serial, pass };
+            if (transaction) params.transaction_id = transaction;
+            const r = await api<boolean>("POST", "/validate/check", params);
+            const message = typeof r.detail?.message === "string" ? r.detail.message : "";
+            setPass("");
+            if (r.authentication === "CHALLENGE" || (!r.value && r.detail?.transaction_id)) {
+              setTransaction(String(r.detail.transaction_id));
+              setResult({
+                kind: "challenge",
+                text: `Challenge triggered: ${message || "answer it with the next value"}`,
+              });
+            } else {
+              setTransaction(undefined);
+              setResult(
+                r.value === true
+                  ? {
+                    kind: "accept",
+                    text: `Accepted: the value is right${message ? ` (${message})` : ""}`,
+                  }
+                  : { kind: "reject", text: `Rejected: ${message || "wrong value"}` },
+              );
+            }
+            props.onChecked();
+          })}
+      >
+        <Field
+          label={transaction ? "Answer to the challenge" : "PIN and OTP value"}
+          type="password"
+          value={pass}
+          onValue={setPass}
+          autoComplete="off"
+          hint="The PIN (if the token has one) followed by the value the token shows. This is a real check: the counters and the fail counter change as for any login."
+        />
+        <button type="submit" class="primary" disabled={act.busy}>Check</button>
+      </Form>
+      <p
+        role="status"
+        data-testid="test-result"
+        class={result
+          ? (result.kind === "accept" ? "note" : result.kind === "reject" ? "error" : "notice")
+          : "announcement"}
+      >
+        {result?.text ?? ""}
+      </p>
+      <Outcome error={act.error} />
+    </Panel>
+  );
+}
+
+/** Integer settings of `/token/set` and where the list shows their values. */
+const SET_FIELDS: { key: string; label: string; help: string; of: (t: Token) => string }[] = [
+  {
+    key: "max_failcount",
+    label: "Maximum fail counter",
+    help: "Failed checks after which the token is locked.",
+    of: (t) => String(t.maxfail),
+  },
+  {
+    key: "count_window",
+    label: "Count window",
+    help: "How many values ahead a check looks (HOTP).",
+    of: (t) => String(t.count_window),
+  },
+  {
+    key: "sync_window",
+    label: "Sync window",
+    help: "How many values ahead a resynchronisation looks.",
+    of: (t) => String(t.sync_window),
+  },
+  {
+    key: "count_auth_max",
+    label: "Most authentications",
+    help: "Checks the token may answer at all (empty or 0: no limit).",
+    of: (t) => t.info.count_auth_max ?? "",
+  },
+  {
+    key: "count_auth_success_max",
+    label: "Most successful authentications",
+    help: "Successful checks the token may answer (empty or 0: no limit).",
+    of: (t) => t.info.count_auth_success_max ?? "",
+  },
+];
+
+/** `/token/set`: the token's limits and validity period. */
+function TokenSettings(props: { token: Token; onChanged: () => void }) {
+  const t = props.token;
+  const initial: Record<string, string> = Object.fromEntries(
+    SET_FIELDS.map((f) => [f.key, f.of(t)]),
+  );
+  initial.validity_period_start = t.info.validity_period_start ?? "";
+  initial.validity_period_end = t.info.validity_period_end ?? "";
+  const [values, setValues] = useState(initial);
+  const act = useAction();
+  const set = (k: string) => (v: string) => setValues({ ...values, [k]: v });
+  return (
+    <Panel title="Settings">
+      <Form
+        label={`Settings of ${t.serial}`}
+        onSubmit={() =>
+          act.run(async () => {
+            const changed = Object.fromEntries(
+              Object.entries(values).filter(([k, v]) => v !== initial[k]),
+            );
+            if (Object.keys(changed).length === 0) return "Nothing changed: nothing was saved";
+            await api("POST", "/token/set", { serial: t.serial, ...changed });
+            props.onChanged();
+            return "Settings saved";
+          })}
+      >
+        {SET_FIELDS.map((f) => (
+          <Field
+            key={f.key}
+            label={f.label}
+            type="number"
+            inputMode="numeric"
+            min={0}
+            step={1}
+            value={values[f.key]}
+            onValue={set(f.key)}
+            hint={f.help}
+          />
+        ))}
+        <Field
+          label="Valid from"
+          value={values.validity_period_start}
+          onValue={set("validity_period_start")}
+          placeholder="2026-01-31T08:00+0100"
+          hint="Before this time every check fails (empty: no limit)."
+        />
+        <Field
+          label="Valid until"
+          value={values.validity_period_end}
+          onValue={set("validity_period_end")}
+          placeholder="2026-12-31T18:00+0100"
+          hint="After this time every check fails (empty: no limit)."
+        />
+        <button type="submit" disabled={act.busy}>Save settings</button>
+        <Outcome error={act.error} note={act.note} />
+      </Form>
+    </Panel>
+  );
+}
+
+/** The token's info entries; with the settokeninfo right they can be set and deleted. */
+function TokenInfo(props: { token: Token; canEdit: boolean; onChanged: () => void }) {
+  const t = props.token;
+  const [key, setKey] = useState("");
+  const [value, setValue] = useState("");
+  const act = useAction();
+  const entries = Object.entries(t.info).sort(([a], [b]) => a.localeCompare(b));
+  return (
+    <Panel title="Token info">
+      {entries.length === 0 && <p class="muted">The token has no info entries.</p>}
+      {entries.length > 0 && (
+        <table class="compact">
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Value</th>
+              {props.canEdit && (
+                <th scope="col">
+                  <span class="sr-only">Change</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map(([k, v]) => (
+              <tr key={k}>
+                <td>{k}</td>
+                <td data-label="Value" class="clip" title={v}>{v}</td>
+                {props.canEdit && (
+                  <td class="actions">
+                    <ConfirmButton
+                      label={`Remove ${k}`}
+                      question={`Remove the info entry ${k} of token ${t.serial}?`}
+                      onConfirm={() =>
+                        act.run(async () => {
+                          await api("DELETE", `/token/info/${seg(t.serial)}/${seg(k)}`);
+                          props.onChanged();
+                        }, `Info entry ${k} removed`)}
+                    />
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {props.canEdit && (
+        <Form
+          label={`Set token info of ${t.serial}`}
+          onSubmit={() =>
+            act.run(async () => {
+              await api("POST", `/token/info/${seg(t.serial)}/${seg(key.trim())}`, { value });
+              setKey("");
+              setValue("");
+              props.onChanged();
+            }, `Info entry ${key.trim()} saved`)}
+        >
+          <Field label="Info key" value={key} onValue={setKey} required />
+          <Field label="Info value" value={value} onValue={setValue} />
+          <button type="submit" disabled={act.busy}>Set info</button>
+        </Form>
+      )}
+      <Outcome error={act.error} note={act.note} />
+    </Panel>
+  );
+}
+
+/** The token's open challenges (`GET /token/challenges/<serial>`). */
+function TokenChallenges(props: { serial: string; version: number }) {
+  const list = useLoad(
+    () => get<{ challenges: Challenge[]; count: number }>(`/token/challenges/${seg(props.serial)}`),
+    [props.serial, props.version],
+  );
+  const items = list.data?.challenges ?? [];
+  return (
+    <Panel title="Open challenges">
+      <LoadState error={list.error} loading={list.loading && !list.data} />
+      {list.data && items.length === 0 && <p class="muted">The token has no open challenge.</p>}
+      {items.length > 0 && (
+        <table class="compact">
+          <thead>
+            <tr>
+              <th scope="col">Transaction</th>
+              <th scope="col">Created</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Answered</th>
+              <th scope="col">Still valid</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((c) => (
+              <tr key={c.id}>
+                <td>{c.transaction_id}</td>
+                <td data-label="Created">{new Date(c.timestamp).toLocaleString()}</td>
+                <td data-label="Expires">{new Date(c.expiration).toLocaleString()}</td>
+                <td data-label="Answered">{c.otp_received ? "yes" : "no"}</td>
+                <td data-label="Still valid">{c.valid ? "yes" : "no"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Panel>
+  );
+}
+
 /** `#/tokens/<serial>`: one token. */
 export function TokenDetailsPage(props: { serial: string }) {
+  const { session } = useSession();
+  const can = (r: string) => hasRight(session, r);
   const load = useLoad(
     () => get<TokenList>("/token/", { serial: props.serial }),
     [props.serial],
   );
   const t = load.data?.tokens[0];
-  const [showInfo, setShowInfo] = useState(false);
+  // the challenge list follows the token: a test check may have triggered one
+  const [version, setVersion] = useState(0);
+  const reload = () => {
+    load.reload();
+    setVersion((v) => v + 1);
+  };
   return (
     <Page title={`Token ${props.serial}`} actions={<a href={href(["tokens"])}>Back to tokens</a>}>
       <LoadState error={load.error} loading={load.loading && !load.data} />
@@ -485,34 +834,28 @@ export function TokenDetailsPage(props: { serial: string }) {
               <dt>Description</dt>
               <dd>{t.description || "none"}</dd>
               <dt>Fail counter</dt>
-              <dd>{t.failcount} of {t.maxfail}</dd>
+              <dd data-testid="token-failcount">{t.failcount} of {t.maxfail}</dd>
               <dt>Counter</dt>
-              <dd>{t.count}</dd>
+              <dd data-testid="token-counter">{t.count}</dd>
               <dt>OTP length</dt>
               <dd>{t.otplen}</dd>
               <dt>Rollout state</dt>
               <dd>{t.rollout_state || "none"}</dd>
             </dl>
-            <Check label="Show token info" checked={showInfo} onChecked={setShowInfo} />
-            {showInfo && (
-              <dl class="details">
-                {Object.entries(t.info).map(([k, v]) => (
-                  <>
-                    <dt key={`k${k}`}>{k}</dt>
-                    <dd key={`v${k}`}>{v}</dd>
-                  </>
-                ))}
-              </dl>
-            )}
           </Panel>
           <Panel title="Actions">
             <TokenActions
               admin
               token={t}
-              onChanged={load.reload}
+              onChanged={reload}
               onDeleted={() => go(["tokens"])}
             />
           </Panel>
+          <TestToken token={t} onChecked={reload} />
+          {can("set") && <TokenSettings key={JSON.stringify(t)} token={t} onChanged={reload} />}
+          <TokenInfo token={t} canEdit={can("settokeninfo")} onChanged={reload} />
+          {can("getchallenges") && <TokenChallenges serial={t.serial} version={version} />}
+          {can("manage_machine_tokens") && <MachineTokens serial={t.serial} />}
         </>
       )}
     </Page>
