@@ -95,12 +95,13 @@ Deno.test("POST /smsgateway with the same name updates: unsent options go, __CEN
   const again = await save(t, {
     name: "gw1",
     module: HTTP_PROVIDER,
-    "option.URL": "https://sms.example.com/v2",
+    // the same URL: a kept secret goes nowhere else (smsgateway_providers_test.ts)
+    "option.URL": "https://sms.example.com/send",
     "header.Authorization": "__CENSORED__",
   });
   assert.equal(again.body.result.value, id, "same gateway");
   const gw = (await list(t)).body.result.value[0];
-  assert.deepEqual(gw.options, { URL: "https://sms.example.com/v2" });
+  assert.deepEqual(gw.options, { URL: "https://sms.example.com/send" });
   assert.deepEqual(gw.headers, { Authorization: "__CENSORED__" });
   assert.equal(gw.description, "");
   const after = await t.deps.db.selectFrom("smsgatewayoption").select(["key", "value"])
@@ -110,6 +111,44 @@ Deno.test("POST /smsgateway with the same name updates: unsent options go, __CEN
     before.value,
     "the stored secret was kept, not replaced by the placeholder",
   );
+  await t.close();
+});
+
+Deno.test("POST /smsgateway refuses to keep a stored secret when the URL or a proxy changes; nothing changes", async () => {
+  const t = await createTestApp();
+  await save(t, GATEWAY);
+  const rows = await t.deps.db.selectFrom("smsgatewayoption").select(["key", "value"])
+    .orderBy("key").execute();
+  const cases: [Record<string, unknown>, string, string][] = [
+    [
+      { "option.URL": "https://evil.example.com/send", "header.Authorization": "__CENSORED__" },
+      "header.Authorization",
+      "option.URL",
+    ],
+    [
+      { "option.HTTPS_PROXY": "http://proxy.evil.example.com", "option.PASSWORD": "__CENSORED__" },
+      "option.PASSWORD",
+      "option.HTTPS_PROXY",
+    ],
+  ];
+  for (const [change, secret, target] of cases) {
+    const res = await save(t, { ...GATEWAY, ...change });
+    assert.equal(res.status, 400, JSON.stringify(change));
+    assert.equal(res.body.result.error.code, 905);
+    assert.equal(
+      res.body.result.error.message,
+      `ERR905: Cannot keep the stored "${secret}": "${target}" changed, which decides where it ` +
+        `is sent. Send "${secret}" again`,
+    );
+  }
+  assert.deepEqual(
+    await t.deps.db.selectFrom("smsgatewayoption").select(["key", "value"]).orderBy("key")
+      .execute(),
+    rows,
+  );
+  // the secret sent again may go to the new URL
+  const moved = await save(t, { ...GATEWAY, "option.URL": "https://sms2.example.com/send" });
+  assert.equal(moved.status, 200, JSON.stringify(moved.body));
   await t.close();
 });
 

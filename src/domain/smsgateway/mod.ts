@@ -1,26 +1,42 @@
 /**
- * SMS gateway definitions (`/smsgateway/`, spec 11 §3) and sending an SMS
- * through one. Two providers: HTTP (a gateway's web API) and Script (a
- * program from the configured `sms.script_dir`). Options and headers whose
- * name says they are secret (password, token, secret, auth, API key) are
- * stored encrypted and shown as `__CENSORED__`; sending that placeholder
- * back keeps the stored value.
+ * SMS gateway definitions (`/smsgateway/`, spec 11 §3, spec 14 §21) and
+ * sending an SMS through one. Providers: HTTP (a gateway's web API), SMTP (a
+ * mail to a mail-to-SMS gateway) and Script (a program from the configured
+ * `sms.script_dir`). Options and headers whose name says they are secret
+ * (password, token, secret, auth, API key) are stored encrypted and shown as
+ * `__CENSORED__`; sending that placeholder back keeps the stored value,
+ * unless the module or an option that decides where the secret goes (URL,
+ * proxy) changes with it.
  *
  * @module
  */
 import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { smtpServerIds } from "../smtp/mod.ts";
 import { HTTP_PARAMETERS, sendHttpSms, SmsDeliveryError } from "./http_provider.ts";
 import { SCRIPT_NAME_REGEXP, SCRIPT_PARAMETERS, sendScriptSms } from "./script_provider.ts";
+import { sendSmtpSms, smtpSmsOptionProblems, smtpSmsParameters } from "./smtp_provider.ts";
 import * as store from "./smsgateway_store.ts";
 
 export { SmsDeliveryError } from "./http_provider.ts";
 
 /** Module path of the HTTP provider (the string privacyIDEA clients store). */
 export const HTTP_PROVIDER = "privacyidea.lib.smsprovider.HttpSMSProvider.HttpSMSProvider";
+/** Module path of the SMTP (SMS by mail) provider. */
+export const SMTP_PROVIDER = "privacyidea.lib.smsprovider.SmtpSMSProvider.SmtpSMSProvider";
 /** Module path of the script provider. */
 export const SCRIPT_PROVIDER = "privacyidea.lib.smsprovider.ScriptSMSProvider.ScriptSMSProvider";
+
+/**
+ * Per module: the options that decide where its secrets are sent. A stored
+ * secret is kept (`__CENSORED__` sent back) only while none of them changes.
+ */
+const SECRET_TARGETS: Record<string, string[]> = {
+  [HTTP_PROVIDER]: ["URL", "PROXY", "HTTP_PROXY", "HTTPS_PROXY"],
+  [SMTP_PROVIDER]: [],
+  [SCRIPT_PROVIDER]: [],
+};
 
 const NOT_FOUND = "The SMS gateway could not be found.";
 // no control characters, no path separators
@@ -74,15 +90,17 @@ export async function listSmsGateways(deps: Deps, id?: string): Promise<SmsGatew
   return (await store.listGateways(deps.db, { id: n })).map(view);
 }
 
-/** `GET /smsgateway/providers`: module path → its parameters. */
-export function smsProviders(): Record<string, unknown> {
+/** `GET /smsgateway/providers`: module path → its parameters, in privacyIDEA's order. */
+export async function smsProviders(deps: Deps): Promise<Record<string, unknown>> {
+  const closed = (parameters: Record<string, Record<string, unknown>>) => ({
+    options_allowed: false,
+    headers_allowed: false,
+    parameters,
+  });
   return {
     [HTTP_PROVIDER]: { options_allowed: true, headers_allowed: true, parameters: HTTP_PARAMETERS },
-    [SCRIPT_PROVIDER]: {
-      options_allowed: false,
-      headers_allowed: false,
-      parameters: SCRIPT_PARAMETERS,
-    },
+    [SMTP_PROVIDER]: closed(smtpSmsParameters(await smtpServerIds(deps))),
+    [SCRIPT_PROVIDER]: closed(SCRIPT_PARAMETERS),
   };
 }
 
@@ -94,8 +112,39 @@ function str(params: Record<string, unknown>, name: string): string | undefined 
   throw new ParameterError(`Cannot parse parameter "${name}": expected a string`);
 }
 
-function checkProviderOptions(module: string, options: Record<string, string>): void {
-  if (module === HTTP_PROVIDER) {
+/** Throws the first problem: a missing option as "Missing parameter", others as they read. */
+function refuse(problems: string[]): void {
+  if (problems.length === 0) return;
+  const missing = problems[0].match(/^Missing parameter: (.*)$/);
+  throw missing ? missingParameter(missing[1]) : new ParameterError(problems[0]);
+}
+
+/** The closed providers take only their listed parameters and no headers. */
+function checkClosedOptions(
+  module: string,
+  parameters: Record<string, unknown>,
+  options: Record<string, string>,
+  hasHeaders: boolean,
+): void {
+  const name = module.split(".").at(-1);
+  if (hasHeaders) throw new ParameterError(`The ${name} takes no headers`);
+  const unknown = Object.keys(options).find((k) => !Object.hasOwn(parameters, k));
+  if (unknown !== undefined) {
+    throw new ParameterError(`The ${name} takes no option "${unknown}"`);
+  }
+}
+
+async function checkProviderOptions(
+  deps: Deps,
+  module: string,
+  options: Record<string, string>,
+  hasHeaders: boolean,
+): Promise<void> {
+  if (module === SMTP_PROVIDER) {
+    const ids = await smtpServerIds(deps);
+    checkClosedOptions(module, smtpSmsParameters(ids), options, hasHeaders);
+    refuse(smtpSmsOptionProblems(options, ids));
+  } else if (module === HTTP_PROVIDER) {
     const url = options.URL ?? "";
     if (url === "") throw missingParameter("option.URL");
     let parsed: URL | undefined;
@@ -128,6 +177,7 @@ function checkProviderOptions(module: string, options: Record<string, string>): 
       }
     }
   } else if (module === SCRIPT_PROVIDER) {
+    if (hasHeaders) throw new ParameterError("The script provider takes no headers");
     const script = options.script ?? "";
     if (script === "") throw missingParameter("option.script");
     if (!SCRIPT_NAME_REGEXP.test(script)) {
@@ -149,6 +199,32 @@ function checkProviderOptions(module: string, options: Record<string, string>): 
 }
 
 /**
+ * Refuses to keep a stored secret when the module or an option that decides
+ * where it is sent changes: an admin must not redirect a secret they cannot
+ * read to a server of their choice.
+ */
+function checkSecretTargets(
+  existing: store.GatewayRow,
+  module: string,
+  next: Record<string, string>,
+  secret: string,
+): void {
+  const refusal = (what: string) =>
+    new ParameterError(
+      `Cannot keep the stored "${secret}": "${what}" changed, which decides where it is sent. ` +
+        `Send "${secret}" again`,
+    );
+  if (existing.providerModule !== module) throw refusal("module");
+  const before = new Map(
+    existing.options.filter((o) => o.type === "option" && !o.isSecret).map((o) => [o.key, o.value]),
+  );
+  const changed = (SECRET_TARGETS[module] ?? []).find((key) =>
+    (before.get(key) ?? "") !== (next[key] ?? "")
+  );
+  if (changed !== undefined) throw refusal(`option.${changed}`);
+}
+
+/**
  * `POST /smsgateway`: creates the gateway `name` or replaces it (options and
  * headers not sent are deleted); returns its id.
  */
@@ -164,6 +240,8 @@ export async function saveSmsGateway(deps: Deps, params: Record<string, unknown>
   const existing = (await store.listGateways(deps.db, { identifier: name }))[0];
   const options: store.GatewayOptionRow[] = [];
   const plain: Record<string, string> = {};
+  // the secrets sent back as the placeholder, which keep their stored value
+  const kept: string[] = [];
   for (const param of Object.keys(params)) {
     const m = param.match(/^(option|header)\.(.*)$/);
     if (!m) continue;
@@ -184,6 +262,7 @@ export async function saveSmsGateway(deps: Deps, params: Record<string, unknown>
       const old = existing?.options.find((o) => o.type === type && o.key === key && o.isSecret);
       if (!old) continue;
       stored = old.value;
+      kept.push(param);
       if (type === "option") plain[key] = decryptSecretText(deps.keys.config, old.value);
     } else {
       if (type === "option") plain[key] = value;
@@ -191,10 +270,8 @@ export async function saveSmsGateway(deps: Deps, params: Record<string, unknown>
     }
     options.push({ key, value: stored, type, isSecret });
   }
-  if (module === SCRIPT_PROVIDER && options.some((o) => o.type === "header")) {
-    throw new ParameterError("The script provider takes no headers");
-  }
-  checkProviderOptions(module, plain);
+  await checkProviderOptions(deps, module, plain, options.some((o) => o.type === "header"));
+  if (existing && kept.length > 0) checkSecretTargets(existing, module, plain, kept[0]);
   return await store.saveGateway(deps.db, {
     identifier: name,
     description,
@@ -274,6 +351,8 @@ export async function sendSms(
   }
   if (row.providerModule === HTTP_PROVIDER) {
     await sendHttpSms({ options, headers }, number, text);
+  } else if (row.providerModule === SMTP_PROVIDER) {
+    await sendSmtpSms(deps, options, number, text);
   } else if (row.providerModule === SCRIPT_PROVIDER) {
     await sendScriptSms(deps.config.sms.scriptDir, options, number, text, (code) => {
       deps.log.warn("SMS script failed", { gateway: identifier, code });

@@ -15,7 +15,7 @@ export const smsgatewayRoutes = new Hono<AppEnv>();
 
 smsgatewayRoutes.get("/", async (c) => ok(c, await listSmsGateways(c.get("deps"))));
 
-smsgatewayRoutes.get("/providers", (c) => ok(c, smsProviders()));
+smsgatewayRoutes.get("/providers", async (c) => ok(c, await smsProviders(c.get("deps"))));
 
 smsgatewayRoutes.get("/:gwid", async (c) => {
   return ok(c, await listSmsGateways(c.get("deps"), pathParam(c, "gwid")));
