@@ -66,7 +66,7 @@ import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./pol
 import { getCustomAttributes, getUserAttributes, setInternalAttribute } from "../user/mod.ts";
 import { mangleParams } from "../machine/mangle.ts";
 import { attachToken, computerNameOf } from "../machine/mod.ts";
-import { type ConditionData, userAgentName } from "../policy/mod.ts";
+import { userAgentName } from "../policy/mod.ts";
 import {
   infoValue,
   type OtpCheck,
@@ -83,7 +83,7 @@ import {
   parseAuthCache,
   rememberInAuthCache,
 } from "./_auth_cache.ts";
-import { hasDirectAccess, PendingCommits } from "../../db/direct.ts";
+import { hasDirectAccess } from "../../db/direct.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
 import { toHex } from "../../lib/random.ts";
 import { hashPin, verifyPin } from "../../lib/crypto.ts";
@@ -117,6 +117,18 @@ import {
   optionalTokenEnrolmentOf,
 } from "./_enrol_token.ts";
 
+import {
+  type ApiKeyCheck,
+  type CheckContext,
+  type CheckObjects,
+  type CheckRequest,
+  type CheckResult,
+  newCheckContext,
+  ok,
+  typePolicy,
+} from "./_context.ts";
+
+export type { ApiKeyCheck, ApiKeyStatus, CheckRequest, CheckResult } from "./_context.ts";
 export type { UserRef } from "../token/mod.ts";
 export type { FidoAnswer } from "../token/types/_fido.ts";
 export type { PasskeyRegistration } from "./_enrol_passkey.ts";
@@ -130,55 +142,6 @@ export {
   type ValidatePolicyContext,
 } from "./policy.ts";
 import { autoAssignToken } from "../token/autoassign.ts";
-
-/** Input of {@link validateCheck}. */
-export interface CheckRequest {
-  user?: string;
-  realm?: string;
-  resolver?: string;
-  serial?: string;
-  pass: string;
-  /** `transaction_id` or its alias `state`. */
-  transactionId?: string;
-  otponly?: boolean;
-  type?: string;
-  clientIp: string;
-  userAgent: string;
-  /** A WebAuthn/passkey assertion: the request goes the FIDO way (spec 11 §4.4). */
-  fido?: FidoAnswer;
-  /** Step 2 of a passkey enrolment via multichallenge (spec 11 §5.4). */
-  passkeyRegistration?: PasskeyRegistration;
-  /** `cancel_enrollment`: drops the enrolment via multichallenge of the transaction. */
-  isCancelEnrolment?: boolean;
-  /**
-   * The password check of a WebUI login (`login_mode=privacyIDEA`): no
-   * enrolment via multichallenge, whose challenge that login cannot answer.
-   */
-  isWebuiLogin?: boolean;
-  /**
-   * The API key the request carries, checked only when `api_key_required`
-   * matches. Set by the `/validate/*` routes; callers that are no HTTP API
-   * (the RADIUS listener, `/auth`) leave it out and are not asked for one.
-   */
-  apiKey?: ApiKeyCheck;
-  /**
-   * Told the serials of the user's tokens once they are loaded, before they
-   * are checked: a request that fails later (the database goes away) is
-   * audited with the tokens it was about.
-   */
-  onTokens?: (serials: string[]) => void;
-  /**
-   * The request's own policy condition data (headers, environment, parameters), set by the
-   * HTTP routes; the policies add the user and the token the request is about.
-   */
-  conditions?: ConditionData;
-}
-
-/** What the request's API key is: a valid validate JWT, another valid JWT, or nothing valid. */
-export type ApiKeyStatus = "valid" | "not-api-key" | "invalid";
-
-/** Reads and verifies the request's API key (called only when a policy asks for one). */
-export type ApiKeyCheck = () => Promise<ApiKeyStatus>;
 
 /**
  * `api_key_required` (authorization): refuses a request without a valid
@@ -237,57 +200,6 @@ async function requireApiKeyOfFidoRequest(deps: Deps, req: CheckRequest): Promis
   await requireApiKey(policies, req.apiKey);
 }
 
-/** Outcome of {@link validateCheck}: `result.value` and `detail`. */
-export interface CheckResult {
-  value: boolean;
-  detail: Record<string, unknown>;
-  /** Serial of the token that decided (audit). */
-  serial?: string;
-  tokenType?: string;
-  /**
-   * Every token that authenticated (value true): the authorization rules on
-   * the token (`serial`, `tokentype`, `tokeninfo`) apply to each of them.
-   */
-  tokens?: TokenWithInfo[];
-  /** The user the request was about (resolved), for audit and attributes. */
-  user?: UserRef;
-  /** Login and realm as requested (also when the user is unknown). */
-  login?: string;
-  realm?: string;
-  /** Names of the authentication/authorization policies that applied (audit). */
-  policies?: string[];
-  /** The audit's info when the detail does not tell it (a message hidden from the client). */
-  auditInfo?: string;
-}
-
-/** Everything one check request needs, loaded once. */
-interface CheckEnv {
-  deps: Deps;
-  system: SystemConfig;
-  policies: ValidatePolicies;
-  user?: UserRef;
-  now: number;
-  /** Commits of this check's hot-path writes, settled before it answers. */
-  pending: PendingCommits;
-  /** The client's address (the PIN rules of a PIN change are matched on it). */
-  clientIp?: string;
-}
-
-/**
- * The objects of a check request, resolved once before anything is decided:
- * the user (after `user@realm` splitting, default realm and `setrealm`), the
- * token of `serial`, and the policies matched on exactly these.
- */
-interface ResolvedCheck {
-  /** Login and realm as requested ("" when only a serial was given). */
-  login: string;
-  realm: string;
-  user?: UserRef;
-  /** The token of `serial`: the policies matched on it, the check runs on it. */
-  serialToken?: TokenWithInfo;
-  policies: ValidatePolicies;
-}
-
 /**
  * Authenticates a user or a serial with `pass` (PIN+OTP, or OTP for a
  * challenge answer). Failed authentications are results, not errors.
@@ -316,27 +228,19 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
   const resolved = await resolveCheck(deps, req);
   // the last pre-step: before the user chain (and the auth cache) looks at anything
   await requireApiKey(resolved.policies, req.apiKey);
-  const env: CheckEnv = {
-    deps,
-    system,
-    policies: resolved.policies,
-    user: resolved.user,
-    now: deps.clock.now(),
-    pending: new PendingCommits(),
-    clientIp: req.clientIp,
-  };
+  const ctx = newCheckContext(deps, { system, request: req, ...resolved });
   let result: CheckResult;
   try {
-    result = await checkAndPost(env, req, resolved);
+    result = await checkAndPost(ctx);
     if (mangled.policies.length > 0) {
       result.policies = [...new Set([...mangled.policies, ...(result.policies ?? [])])];
     }
   } finally {
     // the counter, fail counter and auth-count writes share one commit; none is answered before it
-    await env.pending.settle();
+    await ctx.pending.settle();
   }
   try {
-    return await enrolAfterSuccess(env, req, result);
+    return await enrolAfterSuccess(ctx, result);
   } catch (err) {
     // the check's writes are committed: a database failure now is logged, not answered
     if (!isTransientDbError(err)) throw err;
@@ -392,23 +296,19 @@ async function mangleRequest(
  * a challenge instead of the success (passkey here, the OTP types in
  * `_enrol_token.ts`).
  */
-async function enrolAfterSuccess(
-  env: CheckEnv,
-  req: CheckRequest,
-  result: CheckResult,
-): Promise<CheckResult> {
+async function enrolAfterSuccess(ctx: CheckContext, result: CheckResult): Promise<CheckResult> {
   const user = result.user;
-  const p = env.policies;
-  if (!result.value || !req.user || !user || req.isWebuiLogin) return result;
+  const p = ctx.policies;
+  if (!result.value || !ctx.request.user || !user || ctx.request.isWebuiLogin) return result;
   if (p.enrollViaMultichallenge === undefined) return result;
   if (p.enrollViaMultichallenge !== "passkey") {
-    return await enrolTokenViaMultichallenge(env.deps, user, result, {
+    return await enrolTokenViaMultichallenge(ctx.deps, user, result, {
       type: p.enrollViaMultichallenge,
       text: p.enrollViaMultichallengeText,
       isOptional: p.isEnrollViaMultichallengeOptional,
     });
   }
-  const started = await startPasskeyEnrolment(env.deps, user, {
+  const started = await startPasskeyEnrolment(ctx.deps, user, {
     text: p.enrollViaMultichallengeText,
     isOptional: p.isEnrollViaMultichallengeOptional,
   });
@@ -422,13 +322,13 @@ async function enrolAfterSuccess(
   };
 }
 
-/** The environment of a request that acts for `token`'s owner (policies matched on both). */
-async function ownerEnv(
+/** The context of a request that acts for `token`'s owner (policies matched on both). */
+async function ownerContext(
   deps: Deps,
   system: SystemConfig,
   req: CheckRequest,
   token: TokenWithInfo,
-): Promise<CheckEnv> {
+): Promise<CheckContext> {
   const owner = token.owner;
   const policies = await validatePolicies(deps, {
     login: owner?.login ?? "",
@@ -441,14 +341,15 @@ async function ownerEnv(
     userAgent: req.userAgent,
     request: req.conditions,
   });
-  return {
-    deps,
+  return newCheckContext(deps, {
     system,
-    policies,
+    request: req,
+    login: owner?.login ?? "",
+    realm: owner?.realm ?? "",
     user: owner,
-    now: deps.clock.now(),
-    pending: new PendingCommits(),
-  };
+    token,
+    policies,
+  });
 }
 
 /**
@@ -506,15 +407,15 @@ async function completeEnrolment(
   }
   const owner = await liveOwnerOf(deps, req, token);
   if (!owner) return { ...fidoRefused(token), login: token.owner.login, realm: token.owner.realm };
-  const env = await ownerEnv(deps, await loadSystemConfig(deps), req, { ...token, owner });
-  if (env.policies.disabledTokenTypes.includes(token.type)) {
+  const ctx = await ownerContext(deps, await loadSystemConfig(deps), req, { ...token, owner });
+  if (ctx.policies.disabledTokenTypes.includes(token.type)) {
     throw new PolicyError("The authentication method is not available.");
   }
   const isEnrolled = await completePasskeyEnrolment(deps, { ...token, owner }, {
     transactionId: tid,
     registration,
   });
-  if (isEnrolled && env.policies.isEnrolledPasskeyOffline) {
+  if (isEnrolled && ctx.policies.isEnrolledPasskeyOffline) {
     await attachOffline(deps, token, req.userAgent);
   }
   const result: CheckResult = isEnrolled
@@ -529,7 +430,7 @@ async function completeEnrolment(
   result.user = owner;
   result.login = owner.login;
   result.realm = owner.realm;
-  return await postPolicies(env, result);
+  return await postPolicies(ctx, result);
 }
 
 /**
@@ -569,9 +470,9 @@ async function cancelEnrolment(deps: Deps, req: CheckRequest): Promise<CheckResu
   if (!token) return failed;
   const owner = await liveOwnerOf(deps, req, token);
   if (!owner) return { ...failed, serial: token.serial, tokenType: token.type };
-  const env = await ownerEnv(deps, await loadSystemConfig(deps), req, { ...token, owner });
+  const ctx = await ownerContext(deps, await loadSystemConfig(deps), req, { ...token, owner });
   const who = { serial: token.serial, tokenType: token.type, user: owner };
-  if (!env.policies.isEnrollViaMultichallengeOptional) {
+  if (!ctx.policies.isEnrollViaMultichallengeOptional) {
     deps.log.info("Cannot cancel the enrolment: enroll_via_multichallenge_optional is not set", {
       serial: token.serial,
     });
@@ -579,7 +480,7 @@ async function cancelEnrolment(deps: Deps, req: CheckRequest): Promise<CheckResu
   }
   // a parallel cancel or completion that consumed the transaction first wins
   if (!(await dropEnrolment(deps, tid, token))) return { ...failed, ...who };
-  return await postPolicies(env, {
+  return await postPolicies(ctx, {
     value: true,
     detail: { message: "Cancelled enrollment via multichallenge" },
     ...who,
@@ -613,27 +514,35 @@ export async function validateTokens(
     clientIp: req.clientIp,
     userAgent: req.userAgent,
   });
-  const env: CheckEnv = {
-    deps,
+  const ctx = newCheckContext(deps, {
     system,
-    policies,
+    request: req,
+    login: "",
+    realm: "",
     user: first.owner,
-    now: deps.clock.now(),
-    pending: new PendingCommits(),
-  };
+    token: first,
+    policies,
+  });
   try {
-    const result = await checkTokenList(env, tokens, req.pass);
-    result.user ??= env.user;
-    result.login = env.user?.login;
-    result.realm = env.user?.realm;
-    return await postPolicies(env, result);
+    const result = await checkTokenList(ctx, tokens);
+    result.user ??= ctx.user;
+    result.login = ctx.user?.login;
+    result.realm = ctx.user?.realm;
+    return await postPolicies(ctx, result);
   } finally {
-    await env.pending.settle();
+    await ctx.pending.settle();
   }
 }
 
-/** Resolves user, serial token and policies of a check request (each read once). */
-async function resolveCheck(deps: Deps, req: CheckRequest): Promise<ResolvedCheck> {
+/**
+ * The objects of a check request, resolved once before anything is decided:
+ * the user (after `user@realm` splitting, default realm and `setrealm`), the
+ * token of `serial`, and the policies matched on exactly these.
+ */
+async function resolveCheck(
+  deps: Deps,
+  req: CheckRequest,
+): Promise<Omit<CheckObjects, "system" | "request">> {
   const serial = req.serial ?? "";
   const userParam = req.user ?? "";
   let login = "";
@@ -644,7 +553,7 @@ async function resolveCheck(deps: Deps, req: CheckRequest): Promise<ResolvedChec
     user = await resolveUser(deps, login, realm, req.resolver || undefined);
   }
   // loaded once: the policies of a serial-only request match on the token owner
-  const serialToken = serial !== "" ? await loadSerialToken(deps, serial) : undefined;
+  const token = serial !== "" ? await loadSerialToken(deps, serial) : undefined;
   // reads realm and user at call time: setrealm below changes both
   const policiesOfRequest = () =>
     validatePolicies(deps, {
@@ -653,7 +562,7 @@ async function resolveCheck(deps: Deps, req: CheckRequest): Promise<ResolvedChec
       user,
       resolver: user?.resolver ?? req.resolver,
       serial: serial || undefined,
-      token: serialToken,
+      token,
       clientIp: req.clientIp,
       userAgent: req.userAgent,
       request: req.conditions,
@@ -664,7 +573,7 @@ async function resolveCheck(deps: Deps, req: CheckRequest): Promise<ResolvedChec
     user = await resolveUser(deps, login, realm, req.resolver || undefined);
     policies = await policiesOfRequest();
   }
-  return { login, realm, user, serialToken, policies };
+  return { login, realm, user, token, policies };
 }
 
 /**
@@ -680,34 +589,28 @@ async function loadSerialToken(deps: Deps, serial: string): Promise<TokenWithInf
 }
 
 /** The check itself, once user, policies and a serial's token are known; then the post-policies. */
-async function checkAndPost(
-  env: CheckEnv,
-  req: CheckRequest,
-  resolved: ResolvedCheck,
-): Promise<CheckResult> {
-  const { login, realm, serialToken: token } = resolved;
+async function checkAndPost(ctx: CheckContext): Promise<CheckResult> {
+  const { login, realm, token, request: req } = ctx;
   let result: CheckResult;
   if (token) {
-    if ((req.user ?? "") !== "" && !(env.user && isOwner(token, env.user))) {
+    if ((req.user ?? "") !== "" && !(ctx.user && isOwner(token, ctx.user))) {
       throw new ParameterError("Given serial does not belong to given user!");
     }
-    env.user ??= token.owner;
-    result = req.otponly
-      ? await checkOtpOnly(env, token, req.pass)
-      : await checkTokenList(env, [token], req.pass, req.transactionId);
+    ctx.user ??= token.owner;
+    result = req.otponly ? await checkOtpOnly(ctx, token) : await checkTokenList(ctx, [token]);
   } else {
-    result = await checkUserCached(env, login, realm, req);
+    result = await checkUserCached(ctx);
   }
-  result.user ??= env.user;
-  result.login = login || env.user?.login;
-  result.realm = realm || env.user?.realm;
+  result.user ??= ctx.user;
+  result.login = login || ctx.user?.login;
+  result.realm = realm || ctx.user?.realm;
   // the user the request names (privacyIDEA's request.User): none for a serial-only request
-  const requestUser = login !== "" ? env.user : undefined;
+  const requestUser = login !== "" ? ctx.user : undefined;
   if (result.value && requestUser && !req.isWebuiLogin) {
-    await rememberLastUsedToken(env, requestUser, result, req.userAgent);
+    await rememberLastUsedToken(ctx, requestUser, result);
   }
-  const out = await postPolicies(env, result);
-  await withPreferredClientMode(env, out.detail, { user: requestUser, userAgent: req.userAgent });
+  const out = await postPolicies(ctx, result);
+  await withPreferredClientMode(ctx, out.detail, requestUser);
   return out;
 }
 
@@ -727,14 +630,13 @@ function pluginNameOf(userAgent: string): string {
  * `last_used_token_<agent>` remembers its type (written only when it changes).
  */
 async function rememberLastUsedToken(
-  env: CheckEnv,
+  ctx: CheckContext,
   user: UserRef,
   result: CheckResult,
-  userAgent: string,
 ): Promise<void> {
-  if (!env.policies.clientModePerUser || !result.tokenType) return;
-  const key = `${LAST_USED_TOKEN}_${pluginNameOf(userAgent)}`;
-  await setInternalAttribute(env.deps, user, key, result.tokenType);
+  if (!ctx.policies.clientModePerUser || !result.tokenType) return;
+  const key = `${LAST_USED_TOKEN}_${pluginNameOf(ctx.request.userAgent)}`;
+  await setInternalAttribute(ctx.deps, user, key, result.tokenType);
 }
 
 /**
@@ -744,17 +646,17 @@ async function rememberLastUsedToken(
  * list that one of the challenges has, else `interactive`.
  */
 async function withPreferredClientMode(
-  env: CheckEnv,
+  ctx: CheckContext,
   detail: Record<string, unknown>,
-  request: { user?: UserRef; userAgent: string },
+  user: UserRef | undefined,
 ): Promise<void> {
   const challenges = detail.multi_challenge;
   if (!Array.isArray(challenges) || challenges.length === 0) return;
   const entries = challenges as Record<string, unknown>[];
-  const p = env.policies;
-  if (p.clientModePerUser && request.user) {
-    const key = `${LAST_USED_TOKEN}_${pluginNameOf(request.userAgent)}`;
-    const type = (await getCustomAttributes(env.deps, request.user))[key];
+  const p = ctx.policies;
+  if (p.clientModePerUser && user) {
+    const key = `${LAST_USED_TOKEN}_${pluginNameOf(ctx.request.userAgent)}`;
+    const type = (await getCustomAttributes(ctx.deps, user))[key];
     const last = type === undefined ? undefined : entries.find((c) => c.type === type);
     if (last) {
       detail.preferred_client_mode = last.client_mode;
@@ -771,35 +673,27 @@ async function withPreferredClientMode(
  * anything else is looked at; a success of the chain is remembered. Without
  * a matching policy the cache is not read.
  */
-async function checkUserCached(
-  env: CheckEnv,
-  login: string,
-  realm: string,
-  req: CheckRequest,
-): Promise<CheckResult> {
-  const policy = env.policies.authCache;
-  if (!policy) return await checkUser(env, login, realm, req);
+async function checkUserCached(ctx: CheckContext): Promise<CheckResult> {
+  const policy = ctx.policies.authCache;
+  if (!policy) return await checkUser(ctx);
   const rule = parseAuthCache(policy.value);
   const who = {
-    login: env.user?.login ?? login,
-    realm: env.user?.realm ?? realm,
-    resolver: env.user?.resolver ?? "",
+    login: ctx.user?.login ?? ctx.login,
+    realm: ctx.user?.realm ?? ctx.realm,
+    resolver: ctx.user?.resolver ?? "",
   };
-  if (await isInAuthCache(env.deps, who, req.pass, rule)) {
+  const pass = ctx.request.pass;
+  if (await isInAuthCache(ctx.deps, who, pass, rule)) {
     return { value: true, detail: { message: AUTH_CACHE_MESSAGE }, policies: [policy.policy] };
   }
-  const result = await checkUser(env, login, realm, req);
-  if (result.value) await rememberInAuthCache(env.deps, who, req.pass, rule);
+  const result = await checkUser(ctx);
+  if (result.value) await rememberInAuthCache(ctx.deps, who, pass, rule);
   return result;
 }
 
-async function checkUser(
-  env: CheckEnv,
-  login: string,
-  realm: string,
-  req: CheckRequest,
-): Promise<CheckResult> {
-  const { deps, policies, user } = env;
+/** The check of the user the request names: their tokens, else the pass-on and passthru rules. */
+async function checkUser(ctx: CheckContext): Promise<CheckResult> {
+  const { deps, policies, user, login, realm, request: req } = ctx;
   if (!user) {
     if (policies.passOnNoUser) {
       return ok(`user does not exist, accepted due to '${policies.passOnNoUser}'`);
@@ -816,7 +710,7 @@ async function checkUser(
   if (tokens.length === 0 && policies.passOnNoToken) {
     return ok(`user has no token, accepted due to '${policies.passOnNoToken}'`);
   }
-  const limited = await authLimitProblem(env, user);
+  const limited = await authLimitProblem(ctx, user);
   if (limited) return limited;
   if (tokens.length === 0) {
     // passthru accepts a right password; a wrong one falls through to the answer without it
@@ -829,7 +723,7 @@ async function checkUser(
     } else if (passthru) {
       // passthru=<RADIUS server definition>: anything but Access-Accept falls through
       if (await radiusPassthru(deps, passthru.value, { login: user.login, pass: req.pass })) {
-        const assigned = await passthruAssign(env, user, req.pass);
+        const assigned = await passthruAssign(ctx, user);
         const against = `against RADIUS server ${passthru.value} due to '${passthru.policy}'`;
         return ok(assigned ? `auto-assigned ${assigned},${against}` : against);
       }
@@ -839,7 +733,7 @@ async function checkUser(
     if (assigned) return assigned;
     return { value: false, detail: { message: "The user has no tokens assigned" } };
   }
-  return await checkTokenList(env, tokens, req.pass, req.transactionId);
+  return await checkTokenList(ctx, tokens);
 }
 
 /**
@@ -850,16 +744,13 @@ async function checkUser(
  * `<window>` steps, default 100) succeeds becomes the user's, with that PIN.
  * Returns its serial.
  */
-async function passthruAssign(
-  env: CheckEnv,
-  user: UserRef,
-  pass: string,
-): Promise<string | undefined> {
-  const value = env.policies.passthruAssign;
+async function passthruAssign(ctx: CheckContext, user: UserRef): Promise<string | undefined> {
+  const value = ctx.policies.passthruAssign;
+  const pass = ctx.request.pass;
   if (value === undefined) return undefined;
   const parts = value.split(":");
   if (parts.length < 2) {
-    env.deps.log.warn("passthru_assign needs pin:<length>[:<window>] or <length>:pin[:<window>]", {
+    ctx.deps.log.warn("passthru_assign needs pin:<length>[:<window>] or <length>:pin[:<window>]", {
       value: value.slice(0, 100),
     });
     return undefined;
@@ -869,20 +760,20 @@ async function passthruAssign(
   const window = parts.length === 3 ? policyInteger(value, parts[2]) : 100;
   const otp = isPinFirst ? pass.slice(-length) : pass.slice(0, length);
   const pin = isPinFirst ? pass.slice(0, Math.max(0, pass.length - length)) : pass.slice(length);
-  for (const serial of await unassignedSerialsInRealm(env.deps.db, user.realm)) {
-    const found = await findTokenBySerial(env.deps, serial, { withRealms: false });
+  for (const serial of await unassignedSerialsInRealm(ctx.deps.db, user.realm)) {
+    const found = await findTokenBySerial(ctx.deps, serial, { withRealms: false });
     const module = found && tokenTypeOf(found.type);
     if (!found || found.owner || !module?.authenticates || module.pinOnly) continue;
-    if (stateProblems(env, found).length > 0) continue;
+    if (stateProblems(ctx, found).length > 0) continue;
     const t = { ...found, countWindow: window };
-    const check = await module.checkOtp(checkContext(env.deps, env.system, t), otp);
-    if (!check.isValid || !(await applyOtpCheck(env, t, check))) continue;
+    const check = await module.checkOtp(checkContext(ctx.deps, ctx.system, t), otp);
+    if (!check.isValid || !(await applyOtpCheck(ctx, t, check))) continue;
     try {
-      await assignToken(env.deps, found, user, { pin });
+      await assignToken(ctx.deps, found, user, { pin });
     } catch (err) {
       // a token limit (or a parallel assignment) keeps the token; the RADIUS answer stands
       if (!(err instanceof PolicyError || err instanceof TokenAdminError)) throw err;
-      env.deps.log.info("passthru_assign did not assign the token", {
+      ctx.deps.log.info("passthru_assign did not assign the token", {
         serial,
         reason: (err as Error).message,
       });
@@ -905,20 +796,12 @@ function policyInteger(value: string, text: string | undefined): number {
   return Number(text);
 }
 
-function ok(message: string): CheckResult {
-  return { value: true, detail: { message } };
-}
-
 /**
  * `otponly=1` with a serial: only the OTP is checked, no PIN. Failures count
  * and lock like any check (otherwise whoever knows a serial could guess OTPs
  * without limit), and a one-time token is used up as on the full check.
  */
-async function checkOtpOnly(
-  env: CheckEnv,
-  token: TokenWithInfo,
-  pass: string,
-): Promise<CheckResult> {
+async function checkOtpOnly(ctx: CheckContext, token: TokenWithInfo): Promise<CheckResult> {
   const module = tokenTypeOf(token.type);
   const fail = {
     value: false,
@@ -928,16 +811,16 @@ async function checkOtpOnly(
   };
   // a PIN-only type (spass) has no OTP: without the PIN nothing would be checked
   if (!module || !module.authenticates || module.pinOnly) return fail;
-  await maybeClearFailcounter(env, token);
-  if (stateProblems(env, token).length > 0) return fail;
-  const res = await module.checkOtp(checkContext(env.deps, env.system, token), pass);
-  if (!res.isValid || !(await applyOtpCheck(env, token, res))) {
-    await increaseFailcount(env.deps, [token], env.pending);
+  await maybeClearFailcounter(ctx, token);
+  if (stateProblems(ctx, token).length > 0) return fail;
+  const res = await module.checkOtp(checkContext(ctx.deps, ctx.system, token), ctx.request.pass);
+  if (!res.isValid || !(await applyOtpCheck(ctx, token, res))) {
+    await increaseFailcount(ctx.deps, [token], ctx.pending);
     return fail;
   }
-  const tooOld = lastAuthProblem(env, [token]);
+  const tooOld = lastAuthProblem(ctx, [token]);
   if (tooOld) return tooOld;
-  const used = await settleSuccess(env, [token], { countAuth: false });
+  const used = await settleSuccess(ctx, [token], { countAuth: false });
   if (used.length === 0) return fail;
   return {
     value: true,
@@ -954,7 +837,7 @@ async function checkOtpOnly(
 }
 
 /** Reasons a token may not authenticate now (spec 02 §6.2 step 3). */
-function stateProblems(env: CheckEnv, t: TokenWithInfo): string[] {
+function stateProblems(ctx: CheckContext, t: TokenWithInfo): string[] {
   const info = t.info;
   const num = (k: string) => Number(info[k]?.value ?? "0") || 0;
   const countAuthMax = num("count_auth_max");
@@ -969,11 +852,11 @@ function stateProblems(env: CheckEnv, t: TokenWithInfo): string[] {
   const end = info.validity_period_end?.value;
   if (start) {
     const ms = parseValidityDate(start);
-    if (ms !== undefined && env.now < ms) return ["Outside validity period"];
+    if (ms !== undefined && ctx.now < ms) return ["Outside validity period"];
   }
   if (end) {
     const ms = parseValidityDate(end);
-    if (ms !== undefined && env.now > ms) return ["Outside validity period"];
+    if (ms !== undefined && ctx.now > ms) return ["Outside validity period"];
   }
   if (t.rolloutState === "clientwait" || t.rolloutState === "verify") {
     return ["Token is not yet enrolled"];
@@ -982,28 +865,28 @@ function stateProblems(env: CheckEnv, t: TokenWithInfo): string[] {
 }
 
 /** Clears a maxed fail counter after `failcounter_clear_timeout` minutes. */
-async function maybeClearFailcounter(env: CheckEnv, t: TokenWithInfo): Promise<void> {
-  const minutes = env.system.int("failcounter_clear_timeout");
+async function maybeClearFailcounter(ctx: CheckContext, t: TokenWithInfo): Promise<void> {
+  const minutes = ctx.system.int("failcounter_clear_timeout");
   if (minutes <= 0 || t.failcount < t.maxfail) return;
   const since = parseValidityDate(t.info.failcounter_exceeded?.value ?? "");
-  if (since === undefined || env.now - since < minutes * 60_000) return;
-  await clearFailcount(env.deps, [t]);
+  if (since === undefined || ctx.now - since < minutes * 60_000) return;
+  await clearFailcount(ctx.deps, [t]);
   t.failcount = 0;
 }
 
 /** PIN check under the `otppin` policy. */
-async function pinMatches(env: CheckEnv, t: TokenWithInfo, pin: string): Promise<boolean> {
-  switch (env.policies.otppin) {
+async function pinMatches(ctx: CheckContext, t: TokenWithInfo, pin: string): Promise<boolean> {
+  switch (ctx.policies.otppin) {
     case "none":
       return pin === "";
     case "userstore": {
-      const owner = t.owner ?? env.user;
-      return owner ? await checkUserPassword(env.deps, owner, pin) : false;
+      const owner = t.owner ?? ctx.user;
+      return owner ? await checkUserPassword(ctx.deps, owner, pin) : false;
     }
     default:
       // a PIN imported from privacyIDEA is checked once with its own scheme, then re-hashed
-      return checkPin(env.deps, t.pinHash, pin) ||
-        (isImportedPinHash(t.pinHash) && await checkImportedPin(env.deps, t, pin));
+      return checkPin(ctx.deps, t.pinHash, pin) ||
+        (isImportedPinHash(t.pinHash) && await checkImportedPin(ctx.deps, t, pin));
   }
 }
 
@@ -1024,8 +907,12 @@ interface RightAnswer {
   check: OtpCheck;
 }
 
-/** The groups of spec 02 §6.2 step 4, filled while classifying the tokens. */
+/**
+ * The groups of spec 02 §6.2 step 4, filled while classifying the tokens,
+ * and the transaction the pass answers (if the request names one).
+ */
 interface Groups {
+  readonly tx?: Transaction;
   stateMessages: Set<string>;
   valid: TokenWithInfo[];
   /** Tokens with a challenge in the transaction, whether the answer was right or not. */
@@ -1045,24 +932,19 @@ interface Groups {
  * Spec 02 §6.2: checks `pass` against a list of tokens, wrapped as in
  * privacyIDEA by `reset_all_user_tokens`.
  */
-export async function checkTokenList(
-  env: CheckEnv,
-  all: TokenWithInfo[],
-  pass: string,
-  transactionId?: string,
-): Promise<CheckResult> {
+async function checkTokenList(ctx: CheckContext, all: TokenWithInfo[]): Promise<CheckResult> {
   // privacyIDEA's order: reset_all_user_tokens(PIN change(resync(the check)))
-  let result = transactionId ? await answerPinChange(env, all, pass, transactionId) : undefined;
+  let result = ctx.request.transactionId ? await answerPinChange(ctx, all) : undefined;
   if (!result) {
-    result = await checkTokens(env, all, pass, transactionId);
-    if (!result.value && env.policies.resyncViaMultichallenge) {
-      result = await resyncChallenge(env, all, result);
+    result = await checkTokens(ctx, all);
+    if (!result.value && ctx.policies.resyncViaMultichallenge) {
+      result = await resyncChallenge(ctx, all, result);
     }
-    if (result.value && result.detail.pin_change === true && env.policies.changePinViaValidate) {
-      result = await askForNewPin(env, all, result);
+    if (result.value && result.detail.pin_change === true && ctx.policies.changePinViaValidate) {
+      result = await askForNewPin(ctx, all, result);
     }
   }
-  if (result.value && env.policies.resetAllUserTokens) await resetAllTokens(env, all);
+  if (result.value && ctx.policies.resetAllUserTokens) await resetAllTokens(ctx, all);
   return result;
 }
 
@@ -1092,16 +974,16 @@ function pinResetValidity(system: SystemConfig): number {
  * becomes a challenge asking for a new PIN (the OTP is used up all the same).
  */
 async function askForNewPin(
-  env: CheckEnv,
+  ctx: CheckContext,
   tokens: TokenWithInfo[],
   success: CheckResult,
 ): Promise<CheckResult> {
   const t = tokens.find((x) => x.serial === success.detail.serial);
   if (!t) return success;
-  return await genericChallenge(env, t, {
+  return await genericChallenge(ctx, t, {
     kind: GENERIC_PIN_RESET,
     message: "Please enter a new PIN",
-    validity: pinResetValidity(env.system),
+    validity: pinResetValidity(ctx.system),
   });
 }
 
@@ -1112,14 +994,13 @@ async function askForNewPin(
  * transaction is no open PIN change of one of `tokens`.
  */
 async function answerPinChange(
-  env: CheckEnv,
+  ctx: CheckContext,
   tokens: TokenWithInfo[],
-  pass: string,
-  transactionId: string,
 ): Promise<CheckResult | undefined> {
-  const { deps } = env;
+  const { deps } = ctx;
+  const { pass, transactionId } = ctx.request as { pass: string; transactionId: string };
   const stored = (await challengesOfTransaction(deps, transactionId))
-    .filter((c) => c.challenge === GENERIC_PIN_RESET && c.expiresAt >= env.now);
+    .filter((c) => c.challenge === GENERIC_PIN_RESET && c.expiresAt >= ctx.now);
   if (stored.length !== 1) return undefined;
   const challenge = stored[0];
   const t = tokens.find((x) => x.serial === challenge.serial);
@@ -1127,7 +1008,7 @@ async function answerPinChange(
   const pepper = deps.keys.pinPepper;
   if (challenge.data === "") {
     // the new PIN, checked as if the owner set it (user scope)
-    const owner = t.owner ?? env.user;
+    const owner = t.owner ?? ctx.user;
     await checkPinPolicy(deps, pass, {
       caller: {
         role: "user",
@@ -1136,15 +1017,15 @@ async function answerPinChange(
         resolver: owner?.resolver,
       },
       type: t.type,
-      context: { client: env.clientIp || null },
+      context: { client: ctx.request.clientIp || null },
     });
     // one answer per challenge: a parallel one that consumed it first gets the plain failure
     if (!(await consumeTransaction(deps, transactionId)).includes(t.serial)) return undefined;
-    return await genericChallenge(env, t, {
+    return await genericChallenge(ctx, t, {
       kind: GENERIC_PIN_RESET,
       message: "Please enter the new PIN again",
       data: hashPin(pepper, pass, deps.random),
-      validity: pinResetValidity(env.system),
+      validity: pinResetValidity(ctx.system),
     });
   }
   if (!verifyPin(pepper, challenge.data, pass)) {
@@ -1159,7 +1040,7 @@ async function answerPinChange(
   if (!(await consumeTransaction(deps, transactionId)).includes(t.serial)) return undefined;
   // as a user setting the PIN: encrypt_pin, and change_pin_every sets the next due date
   await setPin(deps, [t], pass, {
-    pinChange: { role: "user", client: env.clientIp },
+    pinChange: { role: "user", client: ctx.request.clientIp },
   });
   return {
     value: true,
@@ -1183,14 +1064,14 @@ const RESYNC_MESSAGE = "To resync your token, please enter the next OTP value";
  * {@link classifyAnswer}). Needs the system config `AutoResync`.
  */
 async function resyncChallenge(
-  env: CheckEnv,
+  ctx: CheckContext,
   tokens: TokenWithInfo[],
   failure: CheckResult,
 ): Promise<CheckResult> {
   const serial = failure.detail.serial;
   const t = typeof serial === "string" ? tokens.find((x) => x.serial === serial) : undefined;
   if (!t || infoValue(t.info, "otp1c") === "") return failure;
-  return await genericChallenge(env, t, { kind: GENERIC_RESYNC, message: RESYNC_MESSAGE });
+  return await genericChallenge(ctx, t, { kind: GENERIC_RESYNC, message: RESYNC_MESSAGE });
 }
 
 /**
@@ -1198,17 +1079,17 @@ async function resyncChallenge(
  * answered in the same way as the token's own, with privacyIDEA's reply.
  */
 async function genericChallenge(
-  env: CheckEnv,
+  ctx: CheckContext,
   t: TokenWithInfo,
   challenge: { kind: string; message: string; data?: string; validity?: number },
 ): Promise<CheckResult> {
-  const { transactionId } = await createChallenges(env.deps, env.system, [{
+  const { transactionId } = await createChallenges(ctx.deps, ctx.system, [{
     serial: t.serial,
     type: t.type,
     message: challenge.message,
     challenge: challenge.kind,
     data: challenge.data,
-    validity: challenge.validity ?? env.system.int("DefaultChallengeValidityTime"),
+    validity: challenge.validity ?? ctx.system.int("DefaultChallengeValidityTime"),
   }]);
   return {
     value: false,
@@ -1236,26 +1117,22 @@ async function genericChallenge(
  * (for a user, all of them) gets its fail counter reset; revoked (locked)
  * tokens and one-time registration codes stay as they are.
  */
-async function resetAllTokens(env: CheckEnv, tokens: TokenWithInfo[]): Promise<void> {
-  await clearFailcount(env.deps, tokens.filter((t) => !t.revoked && t.type !== "registration"));
+async function resetAllTokens(ctx: CheckContext, tokens: TokenWithInfo[]): Promise<void> {
+  await clearFailcount(ctx.deps, tokens.filter((t) => !t.revoked && t.type !== "registration"));
 }
 
 /** The token-list check itself (spec 02 §6.2 steps 1–4). */
-async function checkTokens(
-  env: CheckEnv,
-  all: TokenWithInfo[],
-  pass: string,
-  transactionId?: string,
-): Promise<CheckResult> {
-  const tokens = usableTokens(env, all);
-  // expired challenges still classify the request as a response (expiry is checked later)
-  const tx: Transaction | undefined = transactionId
-    ? {
-      id: transactionId,
-      stored: await challengesOfTransaction(env.deps, transactionId, tokens.map((t) => t.serial)),
-    }
-    : undefined;
+async function checkTokens(ctx: CheckContext, all: TokenWithInfo[]): Promise<CheckResult> {
+  const tokens = usableTokens(ctx, all);
+  const transactionId = ctx.request.transactionId;
   const groups: Groups = {
+    // expired challenges still classify the request as a response (expiry is checked later)
+    tx: transactionId
+      ? {
+        id: transactionId,
+        stored: await challengesOfTransaction(ctx.deps, transactionId, tokens.map((t) => t.serial)),
+      }
+      : undefined,
     stateMessages: new Set(),
     valid: [],
     responded: [],
@@ -1267,38 +1144,32 @@ async function checkTokens(
     invalid: [],
     isPreviousOtp: false,
   };
-  for (const t of tokens) await classifyToken(env, groups, t, pass, tx);
-  return await decide(env, groups, tx);
+  for (const t of tokens) await classifyToken(ctx, groups, t);
+  return await decide(ctx, groups);
 }
 
 /** Step 1 and 2: without revoked tokens (none left: locked) and disabled types, push last. */
-function usableTokens(env: CheckEnv, all: TokenWithInfo[]): TokenWithInfo[] {
+function usableTokens(ctx: CheckContext, all: TokenWithInfo[]): TokenWithInfo[] {
   const tokens = all.filter((t) => !t.revoked);
   if (tokens.length === 0) throw new TokenAdminError(TOKEN_LOCKED_MESSAGE, 1007);
-  return tokens.filter((t) => !env.policies.disabledTokenTypes.includes(t.type)).sort((a, b) =>
+  return tokens.filter((t) => !ctx.policies.disabledTokenTypes.includes(t.type)).sort((a, b) =>
     typeOrder(a.type) - typeOrder(b.type) || a.type.charAt(0).localeCompare(b.type.charAt(0))
   );
 }
 
 /** Step 3: puts one token into its group. */
-async function classifyToken(
-  env: CheckEnv,
-  groups: Groups,
-  t: TokenWithInfo,
-  pass: string,
-  tx: Transaction | undefined,
-): Promise<void> {
-  await maybeClearFailcounter(env, t);
-  const problems = stateProblems(env, t);
+async function classifyToken(ctx: CheckContext, groups: Groups, t: TokenWithInfo): Promise<void> {
+  await maybeClearFailcounter(ctx, t);
+  const problems = stateProblems(ctx, t);
   if (problems.length > 0) {
     problems.forEach((p) => groups.stateMessages.add(p));
     return;
   }
   const module = tokenTypeOf(t.type);
   if (!module) groups.invalid.push(t);
-  else if (tx) await classifyAnswer(env, groups, t, module, pass, tx);
-  else if (isRemotePin(module, t)) await classifyRemote(env, groups, t, module, pass);
-  else await classifyPinOtp(env, groups, t, module, pass);
+  else if (groups.tx) await classifyAnswer(ctx, groups, t, module);
+  else if (isRemotePin(module, t)) await classifyRemote(ctx, groups, t, module);
+  else await classifyPinOtp(ctx, groups, t, module);
 }
 
 /** A radius token whose PIN the upstream server checks (the whole pass goes there). */
@@ -1312,31 +1183,31 @@ function isRemotePin(module: TokenType, t: TokenWithInfo): boolean {
  * is only a candidate; the transaction's consumption decides (see {@link decide}).
  */
 async function classifyAnswer(
-  env: CheckEnv,
+  ctx: CheckContext,
   groups: Groups,
   t: TokenWithInfo,
   module: TokenType,
-  pass: string,
-  tx: Transaction,
 ): Promise<void> {
+  const tx = groups.tx!;
+  const pass = ctx.request.pass;
   if (!tx.stored.some((c) => c.serial === t.serial)) {
     groups.invalid.push(t);
     return;
   }
   groups.responded.push(t);
-  const challenge = tx.stored.find((c) => c.serial === t.serial && c.expiresAt >= env.now);
+  const challenge = tx.stored.find((c) => c.serial === t.serial && c.expiresAt >= ctx.now);
   if (!challenge) return;
-  const ctx = checkContext(env.deps, env.system, t);
+  const typeCtx = checkContext(ctx.deps, ctx.system, t);
   let check: OtpCheck;
   if (isAddressChallenge(parseData(challenge.data))) {
     // the first answer of an email or SMS enrolment via multichallenge is the new address
-    check = await answerAddressChallenge(env.deps, t, pass, {
-      user: env.user ?? t.owner,
-      clientIp: env.clientIp,
+    check = await answerAddressChallenge(ctx.deps, t, pass, {
+      user: ctx.user ?? t.owner,
+      clientIp: ctx.request.clientIp,
     });
   } else if (isRemotePin(module, t)) {
     // the upstream server checks the answer; its State travels in the challenge data
-    const out = await (module as TokenType & RadiusTokenExtras).authenticate(ctx, pass, {
+    const out = await (module as TokenType & RadiusTokenExtras).authenticate(typeCtx, pass, {
       challengeData: parseData(challenge.data),
       challengeAllowed: true,
     });
@@ -1350,27 +1221,26 @@ async function classifyAnswer(
     check = { isValid: out.result === "accept" };
   } else if (module.checkAnswer) {
     // the type's own challenge (positions, question, sent code) is in its data
-    check = await module.checkAnswer(ctx, pass, parseData(challenge.data) ?? {});
-  } else check = await module.checkOtp(ctx, pass);
+    check = await module.checkAnswer(typeCtx, pass, parseData(challenge.data) ?? {});
+  } else check = await module.checkOtp(typeCtx, pass);
   if (!check.isValid && challenge.challenge === GENERIC_RESYNC) {
     // the answer to a resync challenge is the OTP after the remembered one
-    check = { isValid: await autoResync(env, t, ctx, pass) };
+    check = { isValid: await autoResync(ctx, t, typeCtx, pass) };
   }
   if (check.isValid) groups.rightAnswers.push({ token: t, check });
 }
 
 /** Remote PIN: the whole pass goes upstream, no local PIN check. */
 async function classifyRemote(
-  env: CheckEnv,
+  ctx: CheckContext,
   groups: Groups,
   t: TokenWithInfo,
   module: TokenType,
-  pass: string,
 ): Promise<void> {
   const out = await (module as TokenType & RadiusTokenExtras).authenticate(
-    checkContext(env.deps, env.system, t),
-    pass,
-    { challengeAllowed: env.policies.challengeResponse.includes(t.type) },
+    checkContext(ctx.deps, ctx.system, t),
+    ctx.request.pass,
+    { challengeAllowed: ctx.policies.challengeResponse.includes(t.type) },
   );
   if (out.result === "accept") groups.valid.push(t);
   else if (out.result === "challenge") {
@@ -1381,39 +1251,39 @@ async function classifyRemote(
 
 /** PIN (alone: a challenge request) or PIN+OTP checked here. */
 async function classifyPinOtp(
-  env: CheckEnv,
+  ctx: CheckContext,
   groups: Groups,
   t: TokenWithInfo,
   module: TokenType,
-  pass: string,
 ): Promise<void> {
-  if (module.mayTrigger && !module.mayTrigger(typePolicy(env))) {
+  const pass = ctx.request.pass;
+  if (module.mayTrigger && !module.mayTrigger(typePolicy(ctx.policies))) {
     // answered only through the FIDO branch (a passkey without passkey_trigger_by_pin)
     return;
   }
   const canChallenge = module.challenge &&
-    (module.challengeOnly || env.policies.challengeResponse.includes(t.type));
-  if (canChallenge && await pinMatches(env, t, pass)) {
+    (module.challengeOnly || ctx.policies.challengeResponse.includes(t.type));
+  if (canChallenge && await pinMatches(ctx, t, pass)) {
     groups.challengeRequests.push(t);
     return;
   }
   const split = module.pinOnly
     ? { pin: pass, otp: "" }
-    : splitPinPass(pass, t.otplen, env.system.bool("PrependPin"));
-  if (!split || !(await pinMatches(env, t, split.pin))) {
+    : splitPinPass(pass, t.otplen, ctx.system.bool("PrependPin"));
+  if (!split || !(await pinMatches(ctx, t, split.pin))) {
     groups.invalid.push(t);
     return;
   }
-  if (env.policies.forceChallengeResponse && module.challenge && !module.pinOnly) {
+  if (ctx.policies.forceChallengeResponse && module.challenge && !module.pinOnly) {
     groups.invalid.push(t);
     return;
   }
-  const ctx = checkContext(env.deps, env.system, t);
-  const res = await module.checkOtp(ctx, split.otp);
-  if (res.isValid && await applyOtpCheck(env, t, res)) groups.valid.push(t);
-  else if (!res.isValid && await autoResync(env, t, ctx, split.otp)) groups.valid.push(t);
+  const typeCtx = checkContext(ctx.deps, ctx.system, t);
+  const res = await module.checkOtp(typeCtx, split.otp);
+  if (res.isValid && await applyOtpCheck(ctx, t, res)) groups.valid.push(t);
+  else if (!res.isValid && await autoResync(ctx, t, typeCtx, split.otp)) groups.valid.push(t);
   else {
-    if (await module.isPreviousOtp?.(ctx, split.otp)) groups.isPreviousOtp = true;
+    if (await module.isPreviousOtp?.(typeCtx, split.otp)) groups.isPreviousOtp = true;
     groups.pinMatching.push(t);
   }
 }
@@ -1422,44 +1292,44 @@ async function classifyPinOtp(
  * Stores what a right OTP moves: the counter (compare-and-set) and then the
  * info it carries. False when a parallel request used this or a later OTP first.
  */
-async function applyOtpCheck(env: CheckEnv, t: TokenWithInfo, check: OtpCheck): Promise<boolean> {
+async function applyOtpCheck(
+  ctx: CheckContext,
+  t: TokenWithInfo,
+  check: OtpCheck,
+): Promise<boolean> {
   if (
     check.counter !== undefined &&
-    !(await advanceTokenCounter(env.deps, t.id, check.counter, env.pending))
+    !(await advanceTokenCounter(ctx.deps, t.id, check.counter, ctx.pending))
   ) return false;
   if (
     check.consumeInfo !== undefined &&
-    !(await consumeTokenInfo(env.deps, t.id, check.consumeInfo, env.pending))
+    !(await consumeTokenInfo(ctx.deps, t.id, check.consumeInfo, ctx.pending))
   ) return false;
-  if (check.info) await updateTokenInfo(env.deps, t.id, check.info, env.pending);
+  if (check.info) await updateTokenInfo(ctx.deps, t.id, check.info, ctx.pending);
   return true;
 }
 
 /** Step 4: the first non-empty group decides the outcome. */
-async function decide(
-  env: CheckEnv,
-  groups: Groups,
-  tx: Transaction | undefined,
-): Promise<CheckResult> {
+async function decide(ctx: CheckContext, groups: Groups): Promise<CheckResult> {
   if (groups.valid.length > 0) {
-    const tooOld = lastAuthProblem(env, groups.valid);
+    const tooOld = lastAuthProblem(ctx, groups.valid);
     if (tooOld) return tooOld;
-    const used = await settleSuccess(env, groups.valid, {
-      countAuth: !env.system.bool("no_auth_counter"),
+    const used = await settleSuccess(ctx, groups.valid, {
+      countAuth: !ctx.system.bool("no_auth_counter"),
     });
-    if (used.length > 0) return acceptValid(used, env.now);
+    if (used.length > 0) return acceptValid(used, ctx.now);
     // one-time tokens a parallel request used up first: as if the pass were wrong
     groups.invalid.push(...groups.valid);
   }
-  if (groups.responded.length > 0) return await answerTransaction(env, groups, tx!);
+  if (groups.responded.length > 0) return await answerTransaction(ctx, groups);
   if (groups.challengeRequests.length > 0) {
-    return await triggerChallenges(env, groups.challengeRequests, {
-      increaseFailcount: env.policies.increaseFailcounterOnChallenge,
+    return await triggerChallenges(ctx, groups.challengeRequests, {
+      increaseFailcount: ctx.policies.increaseFailcounterOnChallenge,
       overrides: groups.challengeOverrides,
     });
   }
-  if (groups.pinMatching.length > 0) return await rejectPinMatch(env, groups);
-  if (groups.invalid.length > 0) return await rejectInvalid(env, groups.invalid);
+  if (groups.pinMatching.length > 0) return await rejectPinMatch(ctx, groups);
+  if (groups.invalid.length > 0) return await rejectInvalid(ctx, groups.invalid);
   if (groups.stateMessages.size > 0) {
     return { value: false, detail: { message: [...groups.stateMessages].join(", ") } };
   }
@@ -1473,7 +1343,7 @@ async function decide(
  * reset and the authentication counted. Returns the tokens that authenticated.
  */
 async function settleSuccess(
-  env: CheckEnv,
+  ctx: CheckContext,
   tokens: TokenWithInfo[],
   options: { countAuth: boolean },
 ): Promise<TokenWithInfo[]> {
@@ -1481,24 +1351,24 @@ async function settleSuccess(
   const lasting: TokenWithInfo[] = [];
   for (const t of tokens) {
     if (!tokenTypeOf(t.type)?.deleteAfterSuccess) lasting.push(t);
-    else if (!(await deleteUsedToken(env.deps.db, t.id))) continue;
+    else if (!(await deleteUsedToken(ctx.deps.db, t.id))) continue;
     used.push(t);
   }
   if (lasting.length > 0) {
     try {
-      await clearFailcount(env.deps, lasting);
-      await recordAuthentication(env.deps, lasting, {
+      await clearFailcount(ctx.deps, lasting);
+      await recordAuthentication(ctx.deps, lasting, {
         isSuccess: true,
         countAuth: options.countAuth,
-        lastAuth: lastAuthStamp(env.now),
-      }, env.pending);
+        lastAuth: lastAuthStamp(ctx.now),
+      }, ctx.pending);
     } catch (err) {
       // Without a write group (PostgreSQL) the OTP counter or the consumed challenge is
       // committed by now: the success stands, and a failure of this bookkeeping is logged, not
       // answered (a 503 would make the client retry an OTP that is used up). On SQLite these
       // writes share the counter's commit, which fails as a whole (pending.settle).
-      if (hasDirectAccess(env.deps.db) || !isTransientDbError(err)) throw err;
-      env.deps.log.warn("Cannot record a successful authentication; answering it", {
+      if (hasDirectAccess(ctx.deps.db) || !isTransientDbError(err)) throw err;
+      ctx.deps.log.warn("Cannot record a successful authentication; answering it", {
         serials: lasting.map((t) => t.serial).join(","),
         error: err as Error,
       });
@@ -1532,27 +1402,23 @@ function acceptValid(valid: TokenWithInfo[], now: number): CheckResult {
  * answer that lost gets a failed authentication). Only the winner's OTP
  * counter moves, in the same commit as the consumption.
  */
-async function answerTransaction(
-  env: CheckEnv,
-  groups: Groups,
-  tx: Transaction,
-): Promise<CheckResult> {
+async function answerTransaction(ctx: CheckContext, groups: Groups): Promise<CheckResult> {
   const candidates = groups.rightAnswers.map((a) => a.token);
   // decided before anything is written: a refused answer leaves the transaction open
-  const tooOld = lastAuthProblem(env, candidates);
+  const tooOld = lastAuthProblem(ctx, candidates);
   if (tooOld) return tooOld;
-  const answered = await consumeAnswers(env, tx, groups.rightAnswers);
+  const answered = await consumeAnswers(ctx, groups.tx!, groups.rightAnswers);
   const nextRound = (t: TokenWithInfo) =>
     groups.rightAnswers.find((a) => a.token === t)?.check.nextRound;
   const final = answered.filter((t) => nextRound(t) === undefined);
   if (final.length === 0 && answered.length > 0) {
     // a right answer of a multi-round type: the next round is a new challenge (new transaction)
-    return await triggerChallenges(env, answered, {
+    return await triggerChallenges(ctx, answered, {
       rounds: Object.fromEntries(answered.map((t) => [t.serial, nextRound(t)!])),
     });
   }
   const accepted = final.length > 0
-    ? await settleSuccess(env, final, { countAuth: !env.system.bool("no_auth_counter") })
+    ? await settleSuccess(ctx, final, { countAuth: !ctx.system.bool("no_auth_counter") })
     : [];
   if (accepted.length > 0) {
     const t = accepted[0];
@@ -1562,23 +1428,23 @@ async function answerTransaction(
       detail: {
         message: "Found matching challenge",
         serial: t.serial,
-        ...pinChangeInfo(t, env.now),
+        ...pinChangeInfo(t, ctx.now),
       },
       serial: t.serial,
       tokenType: t.type,
       tokens: accepted,
     };
   }
-  return await rejectAnswer(env, groups);
+  return await rejectAnswer(ctx, groups);
 }
 
 /** A `response` that did not answer the transaction (wrong, expired, or a parallel one won). */
-async function rejectAnswer(env: CheckEnv, groups: Groups): Promise<CheckResult> {
-  await increaseFailcount(env.deps, groups.responded, env.pending);
+async function rejectAnswer(ctx: CheckContext, groups: Groups): Promise<CheckResult> {
+  await increaseFailcount(ctx.deps, groups.responded, ctx.pending);
   if (groups.reChallenged.length > 0) {
     // this attempt failed; a new challenge (new transaction, State, message) replaces the old
-    await deleteChallengesOf(env.deps, groups.reChallenged.map((t) => t.serial));
-    return await triggerChallenges(env, groups.reChallenged, {
+    await deleteChallengesOf(ctx.deps, groups.reChallenged.map((t) => t.serial));
+    return await triggerChallenges(ctx, groups.reChallenged, {
       overrides: groups.challengeOverrides,
     });
   }
@@ -1604,30 +1470,30 @@ async function rejectAnswer(env: CheckEnv, groups: Groups): Promise<CheckResult>
  * answer consumed the transaction first.
  */
 async function consumeAnswers(
-  env: CheckEnv,
+  ctx: CheckContext,
   tx: Transaction,
   answers: RightAnswer[],
 ): Promise<TokenWithInfo[]> {
   if (answers.length === 0) return [];
-  if (!hasDirectAccess(env.deps.db)) {
+  if (!hasDirectAccess(ctx.deps.db)) {
     // no write group (PostgreSQL): the consumption and the counter writes share
     // one database transaction, so they land together or not at all
-    return await env.deps.db.transaction().execute(async (trx) =>
-      await consumeWith({ ...env, deps: { ...env.deps, db: trx } }, tx, answers)
+    return await ctx.deps.db.transaction().execute(async (trx) =>
+      await consumeWith({ ...ctx, deps: { ...ctx.deps, db: trx } }, tx, answers)
     );
   }
-  return await consumeWith(env, tx, answers);
+  return await consumeWith(ctx, tx, answers);
 }
 
 async function consumeWith(
-  env: CheckEnv,
+  ctx: CheckContext,
   tx: Transaction,
   answers: RightAnswer[],
 ): Promise<TokenWithInfo[]> {
-  const consumed = await consumeTransaction(env.deps, tx.id, env.pending);
+  const consumed = await consumeTransaction(ctx.deps, tx.id, ctx.pending);
   const answered: TokenWithInfo[] = [];
   for (const { token, check } of answers) {
-    if (consumed.includes(token.serial) && await applyOtpCheck(env, token, check)) {
+    if (consumed.includes(token.serial) && await applyOtpCheck(ctx, token, check)) {
       answered.push(token);
     }
   }
@@ -1635,13 +1501,13 @@ async function consumeWith(
 }
 
 /** The `pin-match` outcome: right PIN, wrong OTP. */
-async function rejectPinMatch(env: CheckEnv, groups: Groups): Promise<CheckResult> {
+async function rejectPinMatch(ctx: CheckContext, groups: Groups): Promise<CheckResult> {
   const tokens = groups.pinMatching;
-  await increaseFailcount(env.deps, tokens, env.pending);
-  await recordAuthentication(env.deps, tokens, {
+  await increaseFailcount(ctx.deps, tokens, ctx.pending);
+  await recordAuthentication(ctx.deps, tokens, {
     isSuccess: false,
-    countAuth: !env.system.bool("no_auth_counter"),
-  }, env.pending);
+    countAuth: !ctx.system.bool("no_auth_counter"),
+  }, ctx.pending);
   const result: CheckResult = { value: false, detail: { message: "wrong otp value" } };
   if (tokens.length === 1) {
     const t = tokens[0];
@@ -1656,9 +1522,9 @@ async function rejectPinMatch(env: CheckEnv, groups: Groups): Promise<CheckResul
 }
 
 /** The `invalid` outcome: wrong PIN (or no such challenge). */
-async function rejectInvalid(env: CheckEnv, invalid: TokenWithInfo[]): Promise<CheckResult> {
-  if (env.system.bool("IncFailCountOnFalsePin")) {
-    await increaseFailcount(env.deps, invalid, env.pending);
+async function rejectInvalid(ctx: CheckContext, invalid: TokenWithInfo[]): Promise<CheckResult> {
+  if (ctx.system.bool("IncFailCountOnFalsePin")) {
+    await increaseFailcount(ctx.deps, invalid, ctx.pending);
   }
   const result: CheckResult = { value: false, detail: { message: "wrong otp pin" } };
   if (invalid.length === 1) {
@@ -1674,29 +1540,29 @@ async function rejectInvalid(env: CheckEnv, invalid: TokenWithInfo[]): Promise<C
  * before the due date resyncs the token and authenticates.
  */
 async function autoResync(
-  env: CheckEnv,
+  ctx: CheckContext,
   t: TokenWithInfo,
-  ctx: TypeCheckContext,
+  typeCtx: TypeCheckContext,
   otp: string,
 ): Promise<boolean> {
   const module = tokenTypeOf(t.type);
-  if (!module?.findInSyncWindow || !env.system.bool("AutoResync")) return false;
-  const counter = await module.findInSyncWindow(ctx, otp);
+  if (!module?.findInSyncWindow || !ctx.system.bool("AutoResync")) return false;
+  const counter = await module.findInSyncWindow(typeCtx, otp);
   if (counter < 0) return false;
   const first = Number(t.info.otp1c?.value ?? "NaN");
   const due = Number(t.info.dueDate?.value ?? "0");
-  if (first + 1 === counter && env.now <= due * 1000) {
-    if (!(await advanceTokenCounter(env.deps, t.id, counter + 1, env.pending))) return false;
-    await updateTokenInfo(env.deps, t.id, { otp1c: "", dueDate: "" }, env.pending);
+  if (first + 1 === counter && ctx.now <= due * 1000) {
+    if (!(await advanceTokenCounter(ctx.deps, t.id, counter + 1, ctx.pending))) return false;
+    await updateTokenInfo(ctx.deps, t.id, { otp1c: "", dueDate: "" }, ctx.pending);
     t.info = { ...t.info, otp1c: { value: "", type: "" } };
     return true;
   }
-  const timeout = env.system.int("AutoResyncTimeout");
+  const timeout = ctx.system.int("AutoResyncTimeout");
   const remembered = {
     otp1c: String(counter),
-    dueDate: String(Math.floor(env.now / 1000) + timeout),
+    dueDate: String(Math.floor(ctx.now / 1000) + timeout),
   };
-  await updateTokenInfo(env.deps, t.id, remembered, env.pending);
+  await updateTokenInfo(ctx.deps, t.id, remembered, ctx.pending);
   // what this request remembered is what resync_via_multichallenge reads
   t.info = { ...t.info, otp1c: { value: remembered.otp1c, type: "" } };
   return false;
@@ -1704,7 +1570,7 @@ async function autoResync(
 
 /** Creates challenges for `tokens` and returns the §7 result. */
 export async function triggerChallenges(
-  env: CheckEnv,
+  ctx: CheckContext,
   tokens: TokenWithInfo[],
   options: {
     increaseFailcount?: boolean;
@@ -1714,7 +1580,7 @@ export async function triggerChallenges(
     rounds?: Record<string, Record<string, unknown>>;
   } = {},
 ): Promise<CheckResult & { count: number }> {
-  const { deps, system, policies } = env;
+  const { deps, system, policies } = ctx;
   const message = policies.challengeText ?? DEFAULT_CHALLENGE_TEXT;
   const extras: Record<string, Record<string, unknown>> = {};
   const typed: Record<string, TypeChallenge> = {};
@@ -1727,7 +1593,7 @@ export async function triggerChallenges(
     if (module?.createChallenge && !options.overrides?.[t.serial]) {
       // the type makes its own challenge (sends the code, draws positions, picks a question)
       const made = await module.createChallenge({
-        ...challengeContext(env, t, options.rounds?.[t.serial]),
+        ...challengeContext(ctx, t, options.rounds?.[t.serial]),
         shared,
       });
       if ("failed" in made) {
@@ -1740,7 +1606,7 @@ export async function triggerChallenges(
       const more = module?.challengeExtras?.(checkContext(deps, system, t));
       if (more && !options.overrides?.[t.serial]) extras[t.serial] = more;
     }
-    const pinChange = pinChangeInfo(t, env.now);
+    const pinChange = pinChangeInfo(t, ctx.now);
     if ("pin_change" in pinChange) extras[t.serial] = { ...extras[t.serial], ...pinChange };
     challenged.push(t);
   }
@@ -1760,7 +1626,7 @@ export async function triggerChallenges(
       serial: t.serial,
       type: t.type,
       message: options.overrides?.[t.serial]?.message ?? typed[t.serial]?.message ??
-        fillTags(message, env, t),
+        fillTags(message, ctx, t),
       data: options.overrides?.[t.serial]?.data ??
         (typed[t.serial]?.data ? JSON.stringify(typed[t.serial].data) : undefined),
       challenge: typed[t.serial]?.challenge,
@@ -1768,31 +1634,21 @@ export async function triggerChallenges(
     })),
     { extras, preferredClientMode: preferred },
   );
-  if (options.increaseFailcount) await increaseFailcount(deps, challenged, env.pending);
+  if (options.increaseFailcount) await increaseFailcount(deps, challenged, ctx.pending);
   return { value: false, detail, count: challenged.length, ...one(challenged) };
 }
 
 /** The context a type module gets to create its own challenge. */
 function challengeContext(
-  env: CheckEnv,
+  ctx: CheckContext,
   t: TokenWithInfo,
   round: Record<string, unknown> | undefined,
 ): TypeChallengeContext {
   return {
-    ...checkContext(env.deps, env.system, t),
-    user: env.user ?? t.owner,
+    ...checkContext(ctx.deps, ctx.system, t),
+    user: ctx.user ?? t.owner,
     round,
-    policy: typePolicy(env),
-  };
-}
-
-/** Reads a token-type authentication action; throws the PolicyError of a conflict. */
-function typePolicy(env: CheckEnv): (action: string) => string | undefined {
-  const actions = env.policies.typeActions;
-  return (action) => {
-    const found = actions[action];
-    if (found && "conflict" in found) throw new PolicyError(found.conflict);
-    return found?.value;
+    policy: typePolicy(ctx.policies),
   };
 }
 
@@ -1806,10 +1662,10 @@ function parseData(data: string | undefined): Record<string, unknown> | undefine
   }
 }
 
-function fillTags(text: string, env: CheckEnv, t: TokenWithInfo): string {
+function fillTags(text: string, ctx: CheckContext, t: TokenWithInfo): string {
   return text.replaceAll("\\,", ",")
-    .replaceAll("{user}", env.user?.login ?? t.owner?.login ?? "")
-    .replaceAll("{realm}", env.user?.realm ?? t.owner?.realm ?? "")
+    .replaceAll("{user}", ctx.user?.login ?? t.owner?.login ?? "")
+    .replaceAll("{realm}", ctx.user?.realm ?? t.owner?.realm ?? "")
     .replaceAll("{serial}", t.serial)
     .replaceAll("{tokentype}", t.type);
 }
@@ -1829,15 +1685,15 @@ const PERIOD_MS: Record<string, number> = {
  * Every token is checked: privacyIDEA skips the check when several tokens
  * matched, so a second token with the same PIN would get past it.
  */
-function lastAuthProblem(env: CheckEnv, tokens: TokenWithInfo[]): CheckResult | undefined {
-  const limitText = env.policies.lastAuth;
+function lastAuthProblem(ctx: CheckContext, tokens: TokenWithInfo[]): CheckResult | undefined {
+  const limitText = ctx.policies.lastAuth;
   const m = limitText?.match(PERIOD_REGEXP);
   if (!m) return undefined;
   const limit = Number(m[1]) * PERIOD_MS[m[2].toLowerCase()];
   for (const t of tokens) {
     const previous = t.info.last_auth?.value;
     const prevMs = previous ? parseLastAuth(previous) : undefined;
-    if (prevMs === undefined || env.now - prevMs <= limit) continue;
+    if (prevMs === undefined || ctx.now - prevMs <= limit) continue;
     return {
       value: false,
       detail: {
@@ -1920,25 +1776,28 @@ export async function authLimitReached(
 }
 
 /** {@link authLimitReached} as the failed result of a check. */
-async function authLimitProblem(env: CheckEnv, user: UserRef): Promise<CheckResult | undefined> {
-  const message = await authLimitReached(env.deps, user, env.policies);
+async function authLimitProblem(
+  ctx: CheckContext,
+  user: UserRef,
+): Promise<CheckResult | undefined> {
+  const message = await authLimitReached(ctx.deps, user, ctx.policies);
   return message === undefined ? undefined : { value: false, detail: { message } };
 }
 
 /** Authorization-scope policies applied to the outcome (spec 02 §6.1 step 5). */
-async function postPolicies(env: CheckEnv, result: CheckResult): Promise<CheckResult> {
-  const p = env.policies;
+async function postPolicies(ctx: CheckContext, result: CheckResult): Promise<CheckResult> {
+  const p = ctx.policies;
   if (p.matched.length > 0) {
     result.policies = [...new Set([...(result.policies ?? []), ...p.matched])];
   }
   if (result.value) {
     // privacyIDEA's order: serial, tokentype, tokeninfo, and `authorized` last
-    authorizeTokens(env, result.tokens ?? []);
+    authorizeTokens(ctx, result.tokens ?? []);
     if (p.isAccessDenied) {
       throw new ValidateError("User is not authorized to authenticate under these conditions.");
     }
     if (p.addUserInResponse && result.user) {
-      const info = await getUserAttributes(env.deps, result.user);
+      const info = await getUserAttributes(ctx.deps, result.user);
       result.detail.user = { ...info, password: "" };
     }
     if (p.addResolverInResponse && result.user) {
@@ -1989,11 +1848,11 @@ function withChallengeTextHeader(p: ValidatePolicies, detail: Record<string, unk
  * skips the serial and tokeninfo rules when several tokens matched; Tessera
  * does not, or a second token with the same PIN would get past them.
  */
-function authorizeTokens(env: CheckEnv, tokens: TokenWithInfo[]): void {
-  const p = env.policies;
+function authorizeTokens(ctx: CheckContext, tokens: TokenWithInfo[]): void {
+  const p = ctx.policies;
   if (tokens.length === 0) return;
   const serials = p.serials;
-  if (serials && !tokens.every((t) => serials.some((re) => searches(env, re, t.serial)))) {
+  if (serials && !tokens.every((t) => serials.some((re) => searches(ctx, re, t.serial)))) {
     throw new PolicyError("Serial is not allowed for authentication!");
   }
   if (p.tokentype) {
@@ -2006,11 +1865,11 @@ function authorizeTokens(env: CheckEnv, tokens: TokenWithInfo[]): void {
     const parts = rule.split("/");
     if (parts.length !== 3) {
       // privacyIDEA ignores a value that is not key/regexp/ (and logs it)
-      env.deps.log.warn("Invalid tokeninfo policy", { value: rule.slice(0, 200) });
+      ctx.deps.log.warn("Invalid tokeninfo policy", { value: rule.slice(0, 200) });
       continue;
     }
     const [key, re] = parts;
-    if (!tokens.every((t) => searches(env, re, infoValue(t.info, key)))) {
+    if (!tokens.every((t) => searches(ctx, re, infoValue(t.info, key)))) {
       throw new PolicyError(
         `Tokeninfo field ${key} with contents does not match regular expression.`,
       );
@@ -2019,12 +1878,12 @@ function authorizeTokens(env: CheckEnv, tokens: TokenWithInfo[]): void {
 }
 
 /** Whether regexp `re` (a policy value) matches anywhere in `text`; a broken one never does. */
-function searches(env: CheckEnv, re: string, text: string): boolean {
+function searches(ctx: CheckContext, re: string, text: string): boolean {
   try {
     return new RegExp(re).test(text);
   } catch {
     // an authorization rule that cannot be read admits nothing (and is not a 500)
-    env.deps.log.warn("Invalid regular expression in an authorization policy", {
+    ctx.deps.log.warn("Invalid regular expression in an authorization policy", {
       value: re.slice(0, 200),
     });
     return false;
@@ -2113,19 +1972,19 @@ async function runFido(
   if ("refusal" in held) return held.refusal;
   const { token } = held;
   const owner = token.owner;
-  const env = await ownerEnv(deps, system, req, token);
+  const ctx = await ownerContext(deps, system, req, token);
   try {
-    const result = await answerFido(env, token, found.module, input);
+    const result = await answerFido(ctx, token, found.module, input);
     result.user ??= owner;
     result.login = owner?.login;
     result.realm = owner?.realm;
     // a request that names its user (a WebAuthn login) remembers the type, as privacyIDEA's
     if (result.value && req.user && owner && !req.isWebuiLogin) {
-      await rememberLastUsedToken(env, owner, result, req.userAgent);
+      await rememberLastUsedToken(ctx, owner, result);
     }
-    return await postPolicies(env, result);
+    return await postPolicies(ctx, result);
   } finally {
-    await env.pending.settle();
+    await ctx.pending.settle();
   }
 }
 
@@ -2208,28 +2067,28 @@ export async function checkPasskeyLogin(
 }
 
 async function answerFido(
-  env: CheckEnv,
+  ctx: CheckContext,
   token: TokenWithInfo,
   module: FidoTokenType,
   input: { tid: string; answer: FidoAnswer; isUvRequired?: boolean },
 ): Promise<CheckResult> {
-  const { deps } = env;
+  const { deps } = ctx;
   const { tid, answer } = input;
-  if (env.policies.disabledTokenTypes.includes(token.type)) {
+  if (ctx.policies.disabledTokenTypes.includes(token.type)) {
     throw new PolicyError("The authentication method is not available.");
   }
   const owner = token.owner;
   if (!owner) {
     return fidoRefused(token, "No user found for the token with the given credential ID!");
   }
-  if (lastAuthProblem(env, [token])) {
+  if (lastAuthProblem(ctx, [token])) {
     return fidoRefused(token, `Last authentication policy check failed for token ${token.serial}`);
   }
   if (token.revoked) return fidoRefused(token, "Token is disabled");
-  await maybeClearFailcounter(env, token);
-  const problems = stateProblems(env, token);
+  await maybeClearFailcounter(ctx, token);
+  const problems = stateProblems(ctx, token);
   if (problems.length > 0) return fidoRefused(token, problems.join(", "));
-  const limited = await authLimitProblem(env, owner);
+  const limited = await authLimitProblem(ctx, owner);
   if (limited) return { ...limited, serial: token.serial, tokenType: token.type };
 
   const stored = await challengesOfTransaction(deps, tid);
@@ -2245,10 +2104,10 @@ async function answerFido(
       403,
     );
   }
-  if (challenge.expiresAt < env.now) {
+  if (challenge.expiresAt < ctx.now) {
     throw new ValidateError(`The challenge ${tid} has timed out.`, 403);
   }
-  const aaguids = env.policies.fidoAaguids;
+  const aaguids = ctx.policies.fidoAaguids;
   if (
     aaguids && !aaguids.includes(infoValue(token.info, "aaguid").toLowerCase().replaceAll("-", ""))
   ) {
@@ -2256,7 +2115,7 @@ async function answerFido(
       "The WebAuthn token is not allowed to authenticate due to a policy restriction.",
     );
   }
-  const check = await module.checkAssertion(checkContext(deps, env.system, token), answer, {
+  const check = await module.checkAssertion(checkContext(deps, ctx.system, token), answer, {
     nonce: nonceOfChallenge(challenge.challenge),
     userVerification: input.isUvRequired ? "required" : uvOfChallengeData(challenge.data),
   });
@@ -2266,17 +2125,17 @@ async function answerFido(
     return fidoRefused(token);
   }
   const { reason: _reason, ...otpCheck } = check;
-  if (!(await consumeFido(env, tid, challenge.serial, token, otpCheck))) {
+  if (!(await consumeFido(ctx, tid, challenge.serial, token, otpCheck))) {
     deps.log.info("A FIDO assertion was refused", {
       serial: token.serial,
       reason: "a parallel request answered the challenge or moved the sign count first",
     });
     return fidoRefused(token);
   }
-  await settleSuccess(env, [token], { countAuth: !env.system.bool("no_auth_counter") });
+  await settleSuccess(ctx, [token], { countAuth: !ctx.system.bool("no_auth_counter") });
   // privacyIDEA 3.13: a FIDO login, which checks no token list, resets the owner's tokens too
-  if (env.policies.resetAllUserTokens) {
-    await resetAllTokens(env, await getTokensOfUser(deps, owner, { withRealms: false }));
+  if (ctx.policies.resetAllUserTokens) {
+    await resetAllTokens(ctx, await getTokensOfUser(deps, owner, { withRealms: false }));
   }
   return {
     value: true,
@@ -2293,23 +2152,23 @@ async function answerFido(
  * one commit. False when a parallel request was first at either.
  */
 async function consumeFido(
-  env: CheckEnv,
+  ctx: CheckContext,
   tid: string,
   challengeSerial: string,
   token: TokenWithInfo,
   check: OtpCheck,
 ): Promise<boolean> {
-  const run = async (e: CheckEnv) => {
+  const run = async (e: CheckContext) => {
     const consumed = await consumeTransaction(e.deps, tid, e.pending);
     return consumed.includes(challengeSerial) && await applyOtpCheck(e, token, check);
   };
-  if (!hasDirectAccess(env.deps.db)) {
+  if (!hasDirectAccess(ctx.deps.db)) {
     // no write group (PostgreSQL): one database transaction carries both writes
-    return await env.deps.db.transaction().execute(async (trx) =>
-      await run({ ...env, deps: { ...env.deps, db: trx } })
+    return await ctx.deps.db.transaction().execute(async (trx) =>
+      await run({ ...ctx, deps: { ...ctx.deps, db: trx } })
     );
   }
-  return await run(env);
+  return await run(ctx);
 }
 
 /** Input of {@link initializeAuthentication}. */
@@ -2351,7 +2210,7 @@ export async function initializeAuthentication(
       "Missing policy for webauthn_relying_party_id, unable to create challenge!",
     );
   }
-  const policy = typePolicy({ policies } as CheckEnv);
+  const policy = typePolicy(policies);
   const userVerification = uvLevel(policy("webauthn_user_verification_requirement"));
   const message = (policy("passkey_challenge_text") ?? PASSKEY_AUTH_TEXT).replaceAll("\\,", ",");
   const challenge = b64url(deps.random.bytes(32));
@@ -2430,7 +2289,7 @@ export async function triggerChallenge(
   });
   let tokens = serialToken ? [serialToken] : await getTokensOfUser(deps, user!);
   if (req.type) tokens = tokens.filter((t) => t.type === req.type!.toLowerCase());
-  const policy = typePolicy({ policies } as CheckEnv);
+  const policy = typePolicy(policies);
   tokens = tokens.filter((t) => {
     const module = tokenTypeOf(t.type);
     return t.active && !t.revoked && !t.locked && t.failcount < t.maxfail &&
@@ -2439,18 +2298,20 @@ export async function triggerChallenge(
   if (tokens.length === 0) {
     return { count: 0, detail: { messages: [], multi_challenge: [], transaction_ids: [] }, user };
   }
-  const env: CheckEnv = {
-    deps,
+  const ctx = newCheckContext(deps, {
     system,
-    policies,
+    // a trigger sends no pass: the challenges are the answer
+    request: { pass: "", clientIp: req.clientIp, userAgent: req.userAgent },
+    login,
+    realm,
     user,
-    now: deps.clock.now(),
-    pending: new PendingCommits(),
-  };
-  const res = await triggerChallenges(env, tokens, {
+    token: serialToken,
+    policies,
+  });
+  const res = await triggerChallenges(ctx, tokens, {
     increaseFailcount: policies.increaseFailcounterOnChallenge,
-  }).finally(() => env.pending.settle());
-  await withPreferredClientMode(env, res.detail, { user, userAgent: req.userAgent });
+  }).finally(() => ctx.pending.settle());
+  await withPreferredClientMode(ctx, res.detail, user);
   withChallengeTextHeader(policies, res.detail);
   return {
     count: res.count,
