@@ -15,15 +15,15 @@
 import type { Deps } from "../../deps.ts";
 import { EnrollmentError } from "../../errors.ts";
 import {
-  deleteTokenById,
   deleteTokenInfo,
   findTokenBySerial,
   getTokensOfUser,
   initToken,
+  plainInfo,
   type TokenWithInfo,
-  updateTokenInfo,
   type UserRef,
 } from "../token/mod.ts";
+import { deleteTokens, setInfoOnCheck } from "../token/token_store.ts";
 import { challengesOfTransaction, consumeTransaction } from "../challenge/mod.ts";
 import { PASSKEY_ENROLL_TEXT } from "../token/types/passkey.ts";
 import { infoValue } from "../token/types/mod.ts";
@@ -66,7 +66,7 @@ export async function startPasskeyEnrolment(
     ...(passkeys.length > 0 ? { serial: passkeys[0].serial } : {}),
   }, { user });
   const token = await findTokenBySerial(deps, init.serial, { withRealms: false });
-  await updateTokenInfo(deps, token!.id, { [ENROLL_VIA_MULTICHALLENGE]: "True" });
+  await setInfoOnCheck(deps.db, token!.id, plainInfo({ [ENROLL_VIA_MULTICHALLENGE]: "True" }));
   const tid = String(init.detail.transaction_id);
   const message = options.text ?? PASSKEY_ENROLL_TEXT;
   const entry = {
@@ -159,6 +159,6 @@ export async function dropEnrolment(
 ): Promise<boolean> {
   const consumed = await consumeTransaction(deps, transactionId);
   if (!consumed.includes(token.serial)) return false;
-  await deleteTokenById(deps, token.id);
+  await deleteTokens(deps.db, [token.id]);
   return true;
 }

@@ -24,7 +24,6 @@ import type { Deps } from "../../deps.ts";
 import { PolicyError, ValidateError } from "../../errors.ts";
 import { loadSystemConfig } from "../system_config/mod.ts";
 import {
-  deleteTokenById,
   findTokenBySerial,
   getTokensOfUser,
   initToken,
@@ -32,6 +31,7 @@ import {
   type UserRef,
 } from "../token/mod.ts";
 import { checkTokenLimits } from "../token/token_limits.ts";
+import { deleteTokens } from "../token/token_store.ts";
 import { enrollmentMatcher } from "../token/enroll_policy.ts";
 import { challengesOfTransaction, createChallenges, deleteChallengesOf } from "../challenge/mod.ts";
 import type { OtpCheck } from "../token/types/mod.ts";
@@ -172,7 +172,7 @@ async function dropToken(deps: Deps, serial: string): Promise<void> {
   const t = await findTokenBySerial(deps, serial, { withRealms: false });
   if (!t) return;
   await deleteChallengesOf(deps, [serial]);
-  await deleteTokenById(deps, t.id);
+  await deleteTokens(deps.db, [t.id]);
 }
 
 /** True for the data of an email or SMS enrolment's first challenge (answered by an address). */

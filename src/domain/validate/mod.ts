@@ -16,24 +16,20 @@ import {
 } from "../../errors.ts";
 import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
 import {
-  advanceTokenCounter,
   assignToken,
   checkContext,
   checkImportedPin,
   checkPin,
   checkPinPolicy,
-  clearFailcount,
-  consumeTokenInfo,
   enrollPolicies,
   findTokenByCredentialIdHash,
   findTokenBySerial,
   getTokensOfUser,
-  increaseFailcount,
   isImportedPinHash,
   isOwner,
   lastAuthStamp,
   parseValidityDate,
-  recordAuthentication,
+  plainInfo,
   setPin,
   splitPinPass,
   TOKEN_LOCKED_MESSAGE,
@@ -41,9 +37,9 @@ import {
   tokenConditionData,
   tokenTypeOf,
   type TokenWithInfo,
-  updateTokenInfo,
   USER_NOT_FOUND_MESSAGE,
   type UserRef,
+  validityStamp,
 } from "../token/mod.ts";
 import {
   challengeDetail,
@@ -75,7 +71,18 @@ import {
   type TypeChallengeContext,
   type TypeCheckContext,
 } from "../token/types/mod.ts";
-import { deleteUsedToken, realmsOfToken, unassignedSerialsInRealm } from "../token/token_store.ts";
+import {
+  advanceCounter,
+  consumeInfo,
+  deleteUsedToken,
+  incrementFailcount,
+  realmsOfToken,
+  recordAuth,
+  resetFailcount,
+  setInfo,
+  setInfoOnCheck,
+  unassignedSerialsInRealm,
+} from "../token/token_store.ts";
 import { countAuthAttempts } from "../audit/audit_store.ts";
 import {
   AUTH_CACHE_MESSAGE,
@@ -815,7 +822,7 @@ async function checkOtpOnly(ctx: CheckContext, token: TokenWithInfo): Promise<Ch
   if (stateProblems(ctx, token).length > 0) return fail;
   const res = await module.checkOtp(checkContext(ctx.deps, ctx.system, token), ctx.request.pass);
   if (!res.isValid || !(await applyOtpCheck(ctx, token, res))) {
-    await increaseFailcount(ctx.deps, [token], ctx.pending);
+    await raiseFailcounters(ctx, [token]);
     return fail;
   }
   const tooOld = lastAuthProblem(ctx, [token]);
@@ -870,7 +877,7 @@ async function maybeClearFailcounter(ctx: CheckContext, t: TokenWithInfo): Promi
   if (minutes <= 0 || t.failcount < t.maxfail) return;
   const since = parseValidityDate(t.info.failcounter_exceeded?.value ?? "");
   if (since === undefined || ctx.now - since < minutes * 60_000) return;
-  await clearFailcount(ctx.deps, [t]);
+  await clearFailcounters(ctx, [t]);
   t.failcount = 0;
 }
 
@@ -1118,7 +1125,7 @@ async function genericChallenge(
  * tokens and one-time registration codes stay as they are.
  */
 async function resetAllTokens(ctx: CheckContext, tokens: TokenWithInfo[]): Promise<void> {
-  await clearFailcount(ctx.deps, tokens.filter((t) => !t.revoked && t.type !== "registration"));
+  await clearFailcounters(ctx, tokens.filter((t) => !t.revoked && t.type !== "registration"));
 }
 
 /** The token-list check itself (spec 02 §6.2 steps 1–4). */
@@ -1297,16 +1304,38 @@ async function applyOtpCheck(
   t: TokenWithInfo,
   check: OtpCheck,
 ): Promise<boolean> {
+  const db = ctx.deps.db;
   if (
-    check.counter !== undefined &&
-    !(await advanceTokenCounter(ctx.deps, t.id, check.counter, ctx.pending))
+    check.counter !== undefined && !(await advanceCounter(db, t.id, check.counter, ctx.pending))
   ) return false;
   if (
     check.consumeInfo !== undefined &&
-    !(await consumeTokenInfo(ctx.deps, t.id, check.consumeInfo, ctx.pending))
+    !(await consumeInfo(db, t.id, check.consumeInfo, ctx.pending))
   ) return false;
-  if (check.info) await updateTokenInfo(ctx.deps, t.id, check.info, ctx.pending);
+  if (check.info) await setInfoOnCheck(db, t.id, plainInfo(check.info), ctx.pending);
   return true;
+}
+
+/**
+ * Raises the fail counters of tokens that failed (one statement, never beyond
+ * maxfail); the request whose increment reached maxfail writes the time
+ * `failcounter_clear_timeout` counts from (`failcounter_exceeded`).
+ */
+async function raiseFailcounters(ctx: CheckContext, tokens: TokenWithInfo[]): Promise<void> {
+  const { db } = ctx.deps;
+  const maxed = await incrementFailcount(db, tokens.map((t) => t.id), ctx.pending);
+  if (maxed.length === 0) return;
+  const stamp = validityStamp(ctx.deps.clock.now());
+  for (const t of tokens) {
+    if (maxed.includes(t.id)) {
+      await setInfo(db, t.id, { failcounter_exceeded: { value: stamp, type: "" } });
+    }
+  }
+}
+
+/** Resets the fail counters of the tokens that have one (a success, or its timeout passed). */
+async function clearFailcounters(ctx: CheckContext, tokens: TokenWithInfo[]): Promise<void> {
+  await resetFailcount(ctx.deps.db, tokens.filter((t) => t.failcount !== 0).map((t) => t.id));
 }
 
 /** Step 4: the first non-empty group decides the outcome. */
@@ -1356,8 +1385,8 @@ async function settleSuccess(
   }
   if (lasting.length > 0) {
     try {
-      await clearFailcount(ctx.deps, lasting);
-      await recordAuthentication(ctx.deps, lasting, {
+      await clearFailcounters(ctx, lasting);
+      await recordAuth(ctx.deps.db, lasting.map((t) => t.id), {
         isSuccess: true,
         countAuth: options.countAuth,
         lastAuth: lastAuthStamp(ctx.now),
@@ -1440,7 +1469,7 @@ async function answerTransaction(ctx: CheckContext, groups: Groups): Promise<Che
 
 /** A `response` that did not answer the transaction (wrong, expired, or a parallel one won). */
 async function rejectAnswer(ctx: CheckContext, groups: Groups): Promise<CheckResult> {
-  await increaseFailcount(ctx.deps, groups.responded, ctx.pending);
+  await raiseFailcounters(ctx, groups.responded);
   if (groups.reChallenged.length > 0) {
     // this attempt failed; a new challenge (new transaction, State, message) replaces the old
     await deleteChallengesOf(ctx.deps, groups.reChallenged.map((t) => t.serial));
@@ -1503,8 +1532,8 @@ async function consumeWith(
 /** The `pin-match` outcome: right PIN, wrong OTP. */
 async function rejectPinMatch(ctx: CheckContext, groups: Groups): Promise<CheckResult> {
   const tokens = groups.pinMatching;
-  await increaseFailcount(ctx.deps, tokens, ctx.pending);
-  await recordAuthentication(ctx.deps, tokens, {
+  await raiseFailcounters(ctx, tokens);
+  await recordAuth(ctx.deps.db, tokens.map((t) => t.id), {
     isSuccess: false,
     countAuth: !ctx.system.bool("no_auth_counter"),
   }, ctx.pending);
@@ -1524,7 +1553,7 @@ async function rejectPinMatch(ctx: CheckContext, groups: Groups): Promise<CheckR
 /** The `invalid` outcome: wrong PIN (or no such challenge). */
 async function rejectInvalid(ctx: CheckContext, invalid: TokenWithInfo[]): Promise<CheckResult> {
   if (ctx.system.bool("IncFailCountOnFalsePin")) {
-    await increaseFailcount(ctx.deps, invalid, ctx.pending);
+    await raiseFailcounters(ctx, invalid);
   }
   const result: CheckResult = { value: false, detail: { message: "wrong otp pin" } };
   if (invalid.length === 1) {
@@ -1552,8 +1581,8 @@ async function autoResync(
   const first = Number(t.info.otp1c?.value ?? "NaN");
   const due = Number(t.info.dueDate?.value ?? "0");
   if (first + 1 === counter && ctx.now <= due * 1000) {
-    if (!(await advanceTokenCounter(ctx.deps, t.id, counter + 1, ctx.pending))) return false;
-    await updateTokenInfo(ctx.deps, t.id, { otp1c: "", dueDate: "" }, ctx.pending);
+    if (!(await advanceCounter(ctx.deps.db, t.id, counter + 1, ctx.pending))) return false;
+    await setInfoOnCheck(ctx.deps.db, t.id, plainInfo({ otp1c: "", dueDate: "" }), ctx.pending);
     t.info = { ...t.info, otp1c: { value: "", type: "" } };
     return true;
   }
@@ -1562,7 +1591,7 @@ async function autoResync(
     otp1c: String(counter),
     dueDate: String(Math.floor(ctx.now / 1000) + timeout),
   };
-  await updateTokenInfo(ctx.deps, t.id, remembered, ctx.pending);
+  await setInfoOnCheck(ctx.deps.db, t.id, plainInfo(remembered), ctx.pending);
   // what this request remembered is what resync_via_multichallenge reads
   t.info = { ...t.info, otp1c: { value: remembered.otp1c, type: "" } };
   return false;
@@ -1634,7 +1663,7 @@ export async function triggerChallenges(
     })),
     { extras, preferredClientMode: preferred },
   );
-  if (options.increaseFailcount) await increaseFailcount(deps, challenged, ctx.pending);
+  if (options.increaseFailcount) await raiseFailcounters(ctx, challenged);
   return { value: false, detail, count: challenged.length, ...one(challenged) };
 }
 
