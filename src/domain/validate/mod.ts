@@ -59,7 +59,7 @@ import {
   splitUser,
 } from "../token/_users.ts";
 import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./policy.ts";
-import { getCustomAttributes, getUserAttributes, setInternalAttribute } from "../user/mod.ts";
+import { getUserAttributes } from "../user/mod.ts";
 import { mangleParams } from "../machine/mangle.ts";
 import { attachToken, computerNameOf } from "../machine/mod.ts";
 import { userAgentName } from "../policy/mod.ts";
@@ -150,6 +150,7 @@ export {
 } from "./policy.ts";
 import { autoAssignToken } from "../token/autoassign.ts";
 import { authLimitProblem } from "./_limits.ts";
+import { rememberLastUsedToken, withPreferredClientMode } from "./_client_mode.ts";
 import { postPolicies, withChallengeTextHeader } from "./_post_policies.ts";
 export { AUTHENTICATION_FAILED } from "./_post_policies.ts";
 export { authLimitReached } from "./_limits.ts";
@@ -623,59 +624,6 @@ async function checkAndPost(ctx: CheckContext): Promise<CheckResult> {
   const out = await postPolicies(ctx, result);
   await withPreferredClientMode(ctx, out.detail, requestUser);
   return out;
-}
-
-/** Custom user attribute `<prefix>_<agent>`: the type of the token the user last logged in with. */
-const LAST_USED_TOKEN = "last_used_token";
-
-/**
- * privacyIDEA's plugin name of a User-Agent (`privacyidea-cp/2.0 …` →
- * `privacyidea-cp`): its leading letters, digits, `_` and `-`; "" if none.
- */
-function pluginNameOf(userAgent: string): string {
-  return userAgent.match(/^[A-Za-z0-9_-]+/)?.[0] ?? "";
-}
-
-/**
- * `client_mode_per_user`: after a success with one token, the user's
- * `last_used_token_<agent>` remembers its type (written only when it changes).
- */
-async function rememberLastUsedToken(
-  ctx: CheckContext,
-  user: UserRef,
-  result: CheckResult,
-): Promise<void> {
-  if (!ctx.policies.clientModePerUser || !result.tokenType) return;
-  const key = `${LAST_USED_TOKEN}_${pluginNameOf(ctx.request.userAgent)}`;
-  await setInternalAttribute(ctx.deps, user, key, result.tokenType);
-}
-
-/**
- * `preferred_client_mode` (and `client_mode_per_user`) on a reply with
- * challenges: the client mode of the challenge of the token type the user
- * last logged in with from this agent, else the first mode of the policy's
- * list that one of the challenges has, else `interactive`.
- */
-async function withPreferredClientMode(
-  ctx: CheckContext,
-  detail: Record<string, unknown>,
-  user: UserRef | undefined,
-): Promise<void> {
-  const challenges = detail.multi_challenge;
-  if (!Array.isArray(challenges) || challenges.length === 0) return;
-  const entries = challenges as Record<string, unknown>[];
-  const p = ctx.policies;
-  if (p.clientModePerUser && user) {
-    const key = `${LAST_USED_TOKEN}_${pluginNameOf(ctx.request.userAgent)}`;
-    const type = (await getCustomAttributes(ctx.deps, user))[key];
-    const last = type === undefined ? undefined : entries.find((c) => c.type === type);
-    if (last) {
-      detail.preferred_client_mode = last.client_mode;
-      return;
-    }
-  }
-  const modes = new Set(entries.map((c) => c.client_mode));
-  detail.preferred_client_mode = p.preferredClientMode.find((m) => modes.has(m)) ?? "interactive";
 }
 
 /**
