@@ -27,8 +27,6 @@ import {
   getTokensOfUser,
   isImportedPinHash,
   isOwner,
-  lastAuthStamp,
-  parseValidityDate,
   plainInfo,
   setPin,
   splitPinPass,
@@ -39,7 +37,6 @@ import {
   type TokenWithInfo,
   USER_NOT_FOUND_MESSAGE,
   type UserRef,
-  validityStamp,
 } from "../token/mod.ts";
 import {
   challengeDetail,
@@ -73,13 +70,8 @@ import {
 } from "../token/types/mod.ts";
 import {
   advanceCounter,
-  consumeInfo,
-  deleteUsedToken,
-  incrementFailcount,
   realmsOfToken,
   recordAuth,
-  resetFailcount,
-  setInfo,
   setInfoOnCheck,
   unassignedSerialsInRealm,
 } from "../token/token_store.ts";
@@ -150,6 +142,13 @@ export {
 } from "./policy.ts";
 import { autoAssignToken } from "../token/autoassign.ts";
 import { authLimitProblem } from "./_limits.ts";
+import {
+  applyOtpCheck,
+  maybeClearFailcounter,
+  raiseFailcounters,
+  resetAllTokens,
+  settleSuccess,
+} from "./_check_writes.ts";
 import { lastAuthProblem, pinChangeInfo, stateProblems } from "./_token_state.ts";
 import { rememberLastUsedToken, withPreferredClientMode } from "./_client_mode.ts";
 import { postPolicies, withChallengeTextHeader } from "./_post_policies.ts";
@@ -796,16 +795,6 @@ async function checkOtpOnly(ctx: CheckContext, token: TokenWithInfo): Promise<Ch
   };
 }
 
-/** Clears a maxed fail counter after `failcounter_clear_timeout` minutes. */
-async function maybeClearFailcounter(ctx: CheckContext, t: TokenWithInfo): Promise<void> {
-  const minutes = ctx.system.int("failcounter_clear_timeout");
-  if (minutes <= 0 || t.failcount < t.maxfail) return;
-  const since = parseValidityDate(t.info.failcounter_exceeded?.value ?? "");
-  if (since === undefined || ctx.now - since < minutes * 60_000) return;
-  await clearFailcounters(ctx, [t]);
-  t.failcount = 0;
-}
-
 /** PIN check under the `otppin` policy. */
 async function pinMatches(ctx: CheckContext, t: TokenWithInfo, pin: string): Promise<boolean> {
   switch (ctx.policies.otppin) {
@@ -1032,15 +1021,6 @@ async function genericChallenge(
   };
 }
 
-/**
- * `reset_all_user_tokens`: after a success every token that was checked
- * (for a user, all of them) gets its fail counter reset; revoked (locked)
- * tokens and one-time registration codes stay as they are.
- */
-async function resetAllTokens(ctx: CheckContext, tokens: TokenWithInfo[]): Promise<void> {
-  await clearFailcounters(ctx, tokens.filter((t) => !t.revoked && t.type !== "registration"));
-}
-
 /** The token-list check itself (spec 02 §6.2 steps 1–4). */
 async function checkTokens(ctx: CheckContext, all: TokenWithInfo[]): Promise<CheckResult> {
   const tokens = usableTokens(ctx, all);
@@ -1208,49 +1188,6 @@ async function classifyPinOtp(
   }
 }
 
-/**
- * Stores what a right OTP moves: the counter (compare-and-set) and then the
- * info it carries. False when a parallel request used this or a later OTP first.
- */
-async function applyOtpCheck(
-  ctx: CheckContext,
-  t: TokenWithInfo,
-  check: OtpCheck,
-): Promise<boolean> {
-  const db = ctx.deps.db;
-  if (
-    check.counter !== undefined && !(await advanceCounter(db, t.id, check.counter, ctx.pending))
-  ) return false;
-  if (
-    check.consumeInfo !== undefined &&
-    !(await consumeInfo(db, t.id, check.consumeInfo, ctx.pending))
-  ) return false;
-  if (check.info) await setInfoOnCheck(db, t.id, plainInfo(check.info), ctx.pending);
-  return true;
-}
-
-/**
- * Raises the fail counters of tokens that failed (one statement, never beyond
- * maxfail); the request whose increment reached maxfail writes the time
- * `failcounter_clear_timeout` counts from (`failcounter_exceeded`).
- */
-async function raiseFailcounters(ctx: CheckContext, tokens: TokenWithInfo[]): Promise<void> {
-  const { db } = ctx.deps;
-  const maxed = await incrementFailcount(db, tokens.map((t) => t.id), ctx.pending);
-  if (maxed.length === 0) return;
-  const stamp = validityStamp(ctx.deps.clock.now());
-  for (const t of tokens) {
-    if (maxed.includes(t.id)) {
-      await setInfo(db, t.id, { failcounter_exceeded: { value: stamp, type: "" } });
-    }
-  }
-}
-
-/** Resets the fail counters of the tokens that have one (a success, or its timeout passed). */
-async function clearFailcounters(ctx: CheckContext, tokens: TokenWithInfo[]): Promise<void> {
-  await resetFailcount(ctx.deps.db, tokens.filter((t) => t.failcount !== 0).map((t) => t.id));
-}
-
 /** Step 4: the first non-empty group decides the outcome. */
 async function decide(ctx: CheckContext, groups: Groups): Promise<CheckResult> {
   if (groups.valid.length > 0) {
@@ -1276,47 +1213,6 @@ async function decide(ctx: CheckContext, groups: Groups): Promise<CheckResult> {
     return { value: false, detail: { message: [...groups.stateMessages].join(", ") } };
   }
   return { value: false, detail: { message: "No suitable token found for authentication." } };
-}
-
-/**
- * The bookkeeping of a success. A one-time token (registration) is deleted,
- * and only the request whose delete removed it keeps it: of parallel uses of
- * one code exactly one authenticates. The others get their fail counter
- * reset and the authentication counted. Returns the tokens that authenticated.
- */
-async function settleSuccess(
-  ctx: CheckContext,
-  tokens: TokenWithInfo[],
-  options: { countAuth: boolean },
-): Promise<TokenWithInfo[]> {
-  const used: TokenWithInfo[] = [];
-  const lasting: TokenWithInfo[] = [];
-  for (const t of tokens) {
-    if (!tokenTypeOf(t.type)?.deleteAfterSuccess) lasting.push(t);
-    else if (!(await deleteUsedToken(ctx.deps.db, t.id))) continue;
-    used.push(t);
-  }
-  if (lasting.length > 0) {
-    try {
-      await clearFailcounters(ctx, lasting);
-      await recordAuth(ctx.deps.db, lasting.map((t) => t.id), {
-        isSuccess: true,
-        countAuth: options.countAuth,
-        lastAuth: lastAuthStamp(ctx.now),
-      }, ctx.pending);
-    } catch (err) {
-      // Without a write group (PostgreSQL) the OTP counter or the consumed challenge is
-      // committed by now: the success stands, and a failure of this bookkeeping is logged, not
-      // answered (a 503 would make the client retry an OTP that is used up). On SQLite these
-      // writes share the counter's commit, which fails as a whole (pending.settle).
-      if (hasDirectAccess(ctx.deps.db) || !isTransientDbError(err)) throw err;
-      ctx.deps.log.warn("Cannot record a successful authentication; answering it", {
-        serials: lasting.map((t) => t.serial).join(","),
-        error: err as Error,
-      });
-    }
-  }
-  return used;
 }
 
 /** The `valid` outcome: `matching N tokens`. */
