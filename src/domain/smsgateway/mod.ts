@@ -1,12 +1,12 @@
 /**
  * SMS gateway definitions (`/smsgateway/`, spec 11 §3, spec 14 §21) and
- * sending an SMS through one. Providers: HTTP (a gateway's web API), SMTP (a
- * mail to a mail-to-SMS gateway) and Script (a program from the configured
- * `sms.script_dir`). Options and headers whose name says they are secret
- * (password, token, secret, auth, API key) are stored encrypted and shown as
- * `__CENSORED__`; sending that placeholder back keeps the stored value,
- * unless the module or an option that decides where the secret goes (URL,
- * proxy) changes with it.
+ * sending an SMS through one. Providers: HTTP (a gateway's web API), Sipgate
+ * (its REST API), SMTP (a mail to a mail-to-SMS gateway) and Script (a
+ * program from the configured `sms.script_dir`). Options and headers whose
+ * name says they are secret (password, token, secret, auth, API key) are
+ * stored encrypted and shown as `__CENSORED__`; sending that placeholder back
+ * keeps the stored value, unless the module or an option that decides where
+ * the secret goes (URL, proxy) changes with it.
  *
  * @module
  */
@@ -16,6 +16,12 @@ import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts"
 import { smtpServerIds } from "../smtp/mod.ts";
 import { HTTP_PARAMETERS, sendHttpSms, SmsDeliveryError } from "./http_provider.ts";
 import { SCRIPT_NAME_REGEXP, SCRIPT_PARAMETERS, sendScriptSms } from "./script_provider.ts";
+import {
+  sendSipgateSms,
+  SIPGATE_PARAMETERS,
+  SIPGATE_TARGETS,
+  sipgateOptionProblems,
+} from "./sipgate_provider.ts";
 import { sendSmtpSms, smtpSmsOptionProblems, smtpSmsParameters } from "./smtp_provider.ts";
 import * as store from "./smsgateway_store.ts";
 
@@ -23,6 +29,8 @@ export { SmsDeliveryError } from "./http_provider.ts";
 
 /** Module path of the HTTP provider (the string privacyIDEA clients store). */
 export const HTTP_PROVIDER = "privacyidea.lib.smsprovider.HttpSMSProvider.HttpSMSProvider";
+/** Module path of the Sipgate provider. */
+export const SIPGATE_PROVIDER = "privacyidea.lib.smsprovider.SipgateSMSProvider.SipgateSMSProvider";
 /** Module path of the SMTP (SMS by mail) provider. */
 export const SMTP_PROVIDER = "privacyidea.lib.smsprovider.SmtpSMSProvider.SmtpSMSProvider";
 /** Module path of the script provider. */
@@ -34,6 +42,7 @@ export const SCRIPT_PROVIDER = "privacyidea.lib.smsprovider.ScriptSMSProvider.Sc
  */
 const SECRET_TARGETS: Record<string, string[]> = {
   [HTTP_PROVIDER]: ["URL", "PROXY", "HTTP_PROXY", "HTTPS_PROXY"],
+  [SIPGATE_PROVIDER]: SIPGATE_TARGETS,
   [SMTP_PROVIDER]: [],
   [SCRIPT_PROVIDER]: [],
 };
@@ -99,6 +108,7 @@ export async function smsProviders(deps: Deps): Promise<Record<string, unknown>>
   });
   return {
     [HTTP_PROVIDER]: { options_allowed: true, headers_allowed: true, parameters: HTTP_PARAMETERS },
+    [SIPGATE_PROVIDER]: closed(SIPGATE_PARAMETERS),
     [SMTP_PROVIDER]: closed(smtpSmsParameters(await smtpServerIds(deps))),
     [SCRIPT_PROVIDER]: closed(SCRIPT_PARAMETERS),
   };
@@ -140,7 +150,10 @@ async function checkProviderOptions(
   options: Record<string, string>,
   hasHeaders: boolean,
 ): Promise<void> {
-  if (module === SMTP_PROVIDER) {
+  if (module === SIPGATE_PROVIDER) {
+    checkClosedOptions(module, SIPGATE_PARAMETERS, options, hasHeaders);
+    refuse(sipgateOptionProblems(options));
+  } else if (module === SMTP_PROVIDER) {
     const ids = await smtpServerIds(deps);
     checkClosedOptions(module, smtpSmsParameters(ids), options, hasHeaders);
     refuse(smtpSmsOptionProblems(options, ids));
@@ -351,6 +364,8 @@ export async function sendSms(
   }
   if (row.providerModule === HTTP_PROVIDER) {
     await sendHttpSms({ options, headers }, number, text);
+  } else if (row.providerModule === SIPGATE_PROVIDER) {
+    await sendSipgateSms(options, number, text);
   } else if (row.providerModule === SMTP_PROVIDER) {
     await sendSmtpSms(deps, options, number, text);
   } else if (row.providerModule === SCRIPT_PROVIDER) {
