@@ -1,12 +1,13 @@
 /**
  * SMS gateway definitions (`/smsgateway/`, spec 11 §3, spec 14 §21) and
  * sending an SMS through one. Providers: HTTP (a gateway's web API), Sipgate
- * (its REST API), SMTP (a mail to a mail-to-SMS gateway) and Script (a
- * program from the configured `sms.script_dir`). Options and headers whose
- * name says they are secret (password, token, secret, auth, API key) are
- * stored encrypted and shown as `__CENSORED__`; sending that placeholder back
- * keeps the stored value, unless the module or an option that decides where
- * the secret goes (URL, proxy) changes with it.
+ * (its REST API), SMTP (a mail to a mail-to-SMS gateway), SMPP (an SMSC) and
+ * Script (a program from the configured `sms.script_dir`). Options and
+ * headers whose name says they are secret (password, token, secret, auth,
+ * API key) are stored encrypted and shown as `__CENSORED__`; sending that
+ * placeholder back keeps the stored value, unless the module or an option
+ * that decides where the secret goes (URL, proxy, SMSC host and port) changes
+ * with it.
  *
  * @module
  */
@@ -23,6 +24,7 @@ import {
   sipgateOptionProblems,
 } from "./sipgate_provider.ts";
 import { sendSmtpSms, smtpSmsOptionProblems, smtpSmsParameters } from "./smtp_provider.ts";
+import { sendSmppSms, SMPP_PARAMETERS, SMPP_TARGETS, smppOptionProblems } from "./smpp_provider.ts";
 import * as store from "./smsgateway_store.ts";
 
 export { SmsDeliveryError } from "./http_provider.ts";
@@ -33,6 +35,8 @@ export const HTTP_PROVIDER = "privacyidea.lib.smsprovider.HttpSMSProvider.HttpSM
 export const SIPGATE_PROVIDER = "privacyidea.lib.smsprovider.SipgateSMSProvider.SipgateSMSProvider";
 /** Module path of the SMTP (SMS by mail) provider. */
 export const SMTP_PROVIDER = "privacyidea.lib.smsprovider.SmtpSMSProvider.SmtpSMSProvider";
+/** Module path of the SMPP provider. */
+export const SMPP_PROVIDER = "privacyidea.lib.smsprovider.SmppSMSProvider.SmppSMSProvider";
 /** Module path of the script provider. */
 export const SCRIPT_PROVIDER = "privacyidea.lib.smsprovider.ScriptSMSProvider.ScriptSMSProvider";
 
@@ -44,6 +48,7 @@ const SECRET_TARGETS: Record<string, string[]> = {
   [HTTP_PROVIDER]: ["URL", "PROXY", "HTTP_PROXY", "HTTPS_PROXY"],
   [SIPGATE_PROVIDER]: SIPGATE_TARGETS,
   [SMTP_PROVIDER]: [],
+  [SMPP_PROVIDER]: SMPP_TARGETS,
   [SCRIPT_PROVIDER]: [],
 };
 
@@ -110,6 +115,7 @@ export async function smsProviders(deps: Deps): Promise<Record<string, unknown>>
     [HTTP_PROVIDER]: { options_allowed: true, headers_allowed: true, parameters: HTTP_PARAMETERS },
     [SIPGATE_PROVIDER]: closed(SIPGATE_PARAMETERS),
     [SMTP_PROVIDER]: closed(smtpSmsParameters(await smtpServerIds(deps))),
+    [SMPP_PROVIDER]: closed(SMPP_PARAMETERS),
     [SCRIPT_PROVIDER]: closed(SCRIPT_PARAMETERS),
   };
 }
@@ -157,6 +163,9 @@ async function checkProviderOptions(
     const ids = await smtpServerIds(deps);
     checkClosedOptions(module, smtpSmsParameters(ids), options, hasHeaders);
     refuse(smtpSmsOptionProblems(options, ids));
+  } else if (module === SMPP_PROVIDER) {
+    checkClosedOptions(module, SMPP_PARAMETERS, options, hasHeaders);
+    refuse(smppOptionProblems(options));
   } else if (module === HTTP_PROVIDER) {
     const url = options.URL ?? "";
     if (url === "") throw missingParameter("option.URL");
@@ -368,6 +377,8 @@ export async function sendSms(
     await sendSipgateSms(options, number, text);
   } else if (row.providerModule === SMTP_PROVIDER) {
     await sendSmtpSms(deps, options, number, text);
+  } else if (row.providerModule === SMPP_PROVIDER) {
+    await sendSmppSms(options, number, text, deps.random);
   } else if (row.providerModule === SCRIPT_PROVIDER) {
     await sendScriptSms(deps.config.sms.scriptDir, options, number, text, (code) => {
       deps.log.warn("SMS script failed", { gateway: identifier, code });
