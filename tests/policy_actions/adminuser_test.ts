@@ -715,6 +715,10 @@ actionTest(
       status: "OK",
       ldapresolver: {},
       sqlresolver: { "sql-r1": "OK", "sql-r2": "OK" },
+      httpresolver: {},
+      entraidresolver: {},
+      keycloakresolver: {},
+      scimresolver: {},
     });
     // baseline: a bad token and a user's JWT are answered as anonymous
     assert.deepEqual(ok(await probe("not-a-jwt")).body.result.value, { status: "OK" });

@@ -566,15 +566,25 @@ export function instanceOf(deps: Deps, rec: store.ResolverRecord): UserResolver 
   return instance;
 }
 
-/** What `GET /healthz/resolversz` reports: every LDAP and SQL resolver, reachable or not. */
+/** The resolver types `GET /healthz/resolversz` probes: privacyIDEA's LDAP and SQL, and the HTTP family. */
+export const PROBED_TYPES = [
+  "ldapresolver",
+  "sqlresolver",
+  "httpresolver",
+  "entraidresolver",
+  "keycloakresolver",
+  "scimresolver",
+] as const;
+
+/** A type `GET /healthz/resolversz` probes. */
+export type ProbedType = typeof PROBED_TYPES[number];
+
+/** What `GET /healthz/resolversz` reports: every resolver of a probed type, reachable or not. */
 export interface ResolverProbe {
   /** `OK` when every probed resolver answered, else `fail`. */
   status: "OK" | "fail";
-  /** Per type, resolver name → `OK` or `fail`. */
-  details: {
-    ldapresolver: Record<string, "OK" | "fail">;
-    sqlresolver: Record<string, "OK" | "fail">;
-  };
+  /** Per probed type (each present, also when empty), resolver name → `OK` or `fail`. */
+  details: Record<ProbedType, Record<string, "OK" | "fail">>;
 }
 
 /** Seconds a probe result is reused. */
@@ -586,7 +596,7 @@ export const RESOLVER_PROBE_SECONDS = 10;
 // agree across nodes, and a result is never older than that.
 const PROBES = new WeakMap<object, { at: number; result: Promise<ResolverProbe> }>();
 
-/** Tests the connection of every LDAP and SQL resolver (a result is reused for 10 s). */
+/** Tests the connection of every resolver of a probed type (a result is reused for 10 s). */
 export function probeResolvers(deps: Deps): Promise<ResolverProbe> {
   const now = deps.clock.now();
   const last = PROBES.get(deps.db);
@@ -601,9 +611,9 @@ export function probeResolvers(deps: Deps): Promise<ResolverProbe> {
 }
 
 async function runProbe(deps: Deps): Promise<ResolverProbe> {
-  const records = (await store.listResolvers(deps.db)).filter((r) =>
-    r.type === "ldapresolver" || r.type === "sqlresolver"
-  );
+  const isProbed = (type: string): type is ProbedType =>
+    (PROBED_TYPES as readonly string[]).includes(type);
+  const records = (await store.listResolvers(deps.db)).filter((r) => isProbed(r.type));
   const results = await Promise.all(records.map(async (rec) => {
     try {
       return (await instanceOf(deps, rec).test()).success;
@@ -611,10 +621,11 @@ async function runProbe(deps: Deps): Promise<ResolverProbe> {
       return false;
     }
   }));
-  const out: ResolverProbe = { status: "OK", details: { ldapresolver: {}, sqlresolver: {} } };
+  const details = Object.fromEntries(PROBED_TYPES.map((t) => [t, {}])) as ResolverProbe["details"];
+  const out: ResolverProbe = { status: "OK", details };
   records.forEach((rec, i) => {
     if (!results[i]) out.status = "fail";
-    out.details[rec.type as "ldapresolver" | "sqlresolver"][rec.name] = results[i] ? "OK" : "fail";
+    details[rec.type as ProbedType][rec.name] = results[i] ? "OK" : "fail";
   });
   return out;
 }
