@@ -1,6 +1,8 @@
 /**
  * The `UserNotification` handler: mails a templated text through an SMTP
- * server definition (`/smtpserver/`), or saves it to a spool file.
+ * server definition (`/smtpserver/`), sends it as an SMS to the token owner's
+ * `mobile` through an SMS gateway (`/smsgateway/`), or saves it to a spool
+ * file.
  *
  * @module
  */
@@ -12,6 +14,7 @@ import { escapeHtml, formatTemplate } from "../tags.ts";
 import { chosenUser, commonTags, detailOf, resultOf } from "../facts.ts";
 import { realmEmails, userAttributes } from "../ports.ts";
 import { sendMail, smtpServerIds } from "../../smtp/mod.ts";
+import { listSmsGateways, sendSms } from "../../smsgateway/mod.ts";
 import { listAdmins } from "../../admin/mod.ts";
 import { randomString } from "../../../lib/random.ts";
 
@@ -146,6 +149,17 @@ export const userNotificationHandler: HandlerModule = {
         reply_to: opt("str", "The Reply-To address", { value: ["", ...RECIPIENTS] }),
         ...recipientOptions("reply_to"),
       },
+      sendsms: {
+        smsconfig: opt("str", "Send the user notification via a predefined SMS gateway.", {
+          required: true,
+          value: (await listSmsGateways(deps)).map((g) => g.name),
+        }),
+        body: opt("text", "The text of the SMS; tags like {serial} are replaced"),
+        To: opt("str", "Send notification to this user.", {
+          required: true,
+          value: ["tokenowner"],
+        }),
+      },
       savefile: {
         body: opt("text", "The file content; tags like {serial} are replaced", { required: true }),
         filename: opt("str", "The file name in the spool directory; {random} adds 16 characters", {
@@ -156,6 +170,7 @@ export const userNotificationHandler: HandlerModule = {
   },
   async run(deps, def, ctx) {
     if (def.action === "savefile") return await saveFile(deps, def, ctx);
+    if (def.action === "sendsms") return await sendSmsNotification(deps, def, ctx);
     if (def.action !== "sendmail") return { success: false };
     const to = await recipients(deps, def, ctx, "To");
     if (to.addresses.length === 0) {
@@ -189,6 +204,34 @@ export const userNotificationHandler: HandlerModule = {
     }
   },
 };
+
+/** `sendsms`: the text to the token owner's `mobile` through the gateway `smsconfig`. */
+async function sendSmsNotification(deps: Deps, def: RunDefinition, ctx: EventContext) {
+  // privacyIDEA offers only the token owner as recipient of an SMS
+  const owner = await chosenUser(deps, ctx, "tokenowner");
+  const info = owner ? await userAttributes(deps, owner) : {};
+  const phone = info.mobile ?? "";
+  const text = formatTemplate(
+    def.options.body || DEFAULT_BODY,
+    await tags(deps, ctx, info),
+  );
+  if (!owner || phone === "") {
+    deps.log.warn("UserNotification: no mobile number to send the SMS to", {
+      definition: def.name,
+    });
+    return { success: false };
+  }
+  try {
+    await sendSms(deps, def.options.smsconfig ?? "", phone, text);
+    return { success: true };
+  } catch (err) {
+    deps.log.warn("UserNotification: sending the SMS failed", {
+      definition: def.name,
+      error: (err as Error).message,
+    });
+    return { success: false };
+  }
+}
 
 async function saveFile(deps: Deps, def: RunDefinition, ctx: EventContext) {
   const spool = resolve(deps.config.storage.dataDir, "notifications");
