@@ -37,6 +37,7 @@ import { guard } from "./http/rights/guard.ts";
 import type { RouteRule } from "./http/rights/route_rights.ts";
 import { policyRoutes } from "./http/routes/policy.ts";
 import { subscriptionRoutes } from "./http/routes/subscriptions.ts";
+import { dashboardRoutes } from "./http/routes/dashboard.ts";
 import { subscriptionCheck } from "./http/subscription_check.ts";
 import { radiusserverRoutes } from "./http/routes/radiusserver.ts";
 import { smsgatewayRoutes } from "./http/routes/smsgateway.ts";
@@ -163,6 +164,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/smtpserver", smtpServerRoutes);
   app.route("/policy", policyRoutes);
   app.route("/subscriptions", subscriptionRoutes);
+  app.route("/dashboard", dashboardRoutes);
   app.route("/radiusserver", radiusserverRoutes);
   app.route("/smsgateway", smsgatewayRoutes);
   app.route("/caconnector", caconnectorRoutes);

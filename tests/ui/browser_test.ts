@@ -79,6 +79,7 @@ Deno.test({
     await t.step("every admin page loads without console errors", async () => {
       await login(admin, base, "admin", adminPassword);
       const pages = [
+        ["Dashboard", "Dashboard"],
         ["Tokens", "Tokens"],
         ["Users", "Users"],
         ["Resolvers", "Resolvers"],
@@ -404,6 +405,8 @@ Deno.test({
       const helpdesk = await newPage();
       const errors = watchErrors(helpdesk);
       await login(helpdesk, base, "helpdesk", HELPDESK_PASSWORD);
+      await helpdesk.getByRole("heading", { level: 1, name: "Dashboard" }).waitFor();
+      await helpdesk.goto(`${base}/#/tokens`);
       await helpdesk.getByRole("heading", { level: 1, name: "Tokens" }).waitFor();
       const nav = helpdesk.getByRole("navigation", { name: "Main" });
       for (const hidden of ["Policies", "Audit log", "System", "Users", "Resolvers", "Events"]) {

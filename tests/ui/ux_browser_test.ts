@@ -322,7 +322,8 @@ browserTest(
       assert.deepEqual(await focusRingViolations(page), [], "the login button's ring");
       await page.keyboard.press("Enter");
       await page.getByRole("button", { name: "Log out" }).waitFor();
-      await focusIs(page, "H1 Tokens");
+      // the first page of an admin is the dashboard
+      await focusIs(page, "H1 Dashboard");
 
       // a page change by keyboard lands on the new page's heading
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Policies" })
@@ -334,6 +335,7 @@ browserTest(
       // every admin page: no WCAG A/AA violation; from the top, the skip link is the first stop
       // and leads into the content; every stop's focus ring has 3:1
       const pages: [string, string, number][] = [
+        ["#/dashboard", "Dashboard", 30],
         ["#/tokens", "Tokens", 40],
         ["#/tokens/SPARE3", "Token SPARE3", 40],
         ["#/users", "Users", 30],
@@ -548,6 +550,7 @@ browserTest(
       assert.equal(await page.evaluate("document.activeElement.textContent"), "Menu");
 
       const pages: [string, string][] = [
+        ["#/dashboard", "Dashboard"],
         ["#/tokens", "Tokens"],
         ["#/tokens/OATH0001", "Token OATH0001"],
         ["#/enroll", "Enrol a token"],

@@ -134,6 +134,7 @@ Deno.test({
         // without the policies
         await login(page, base, "admin", server.adminPassword);
         await page.getByRole("region", { name: "Welcome" }).waitFor();
+        await page.goto(`${base}/#/tokens`);
         await settled(page);
         await page.getByText("Page 1 of 1 (3 in all)").waitFor();
         assert.equal(await page.getByRole("columnheader", { name: "User ID" }).count(), 0);
@@ -155,8 +156,10 @@ Deno.test({
         );
         await login(page, base, "admin", server.adminPassword);
         await settled(page);
-        await page.getByText("Page 1 of 2 (4 in all)").waitFor();
         assert.equal(await page.getByRole("region", { name: "Welcome" }).count(), 0);
+        await page.goto(`${base}/#/tokens`);
+        await settled(page);
+        await page.getByText("Page 1 of 2 (4 in all)").waitFor();
         await page.getByRole("columnheader", { name: "User ID" }).waitFor();
         await page.getByRole("columnheader", { name: "Resolver" }).waitFor();
         const node = (await call(base, "POST", "/auth", {
@@ -186,6 +189,7 @@ Deno.test({
       async () => {
         await uiPolicy(server, jwt, "search_on_enter");
         await login(page, base, "admin", server.adminPassword);
+        await page.goto(`${base}/#/tokens`);
         await settled(page);
         const rows = page.getByRole("table").getByRole("row");
         const count = await rows.count();
@@ -200,6 +204,7 @@ Deno.test({
 
         await uiPolicy(server, jwt, "hide_welcome_info");
         await login(page, base, "admin", server.adminPassword);
+        await page.goto(`${base}/#/tokens`);
         await settled(page);
         await page.getByRole("form", { name: "Search tokens" }).getByLabel("Serial").fill("PAGE3");
         await page.getByText("Page 1 of 1 (1 in all)").waitFor();
@@ -263,7 +268,7 @@ Deno.test({
     await t.step("logout_time and timeout_action: the lock screen, then the logout", async () => {
       await uiPolicy(server, jwt, "logout_time=3");
       await login(page, base, "admin", server.adminPassword);
-      await page.getByRole("heading", { level: 1, name: "Tokens" }).waitFor();
+      await page.getByRole("heading", { level: 1, name: "Dashboard" }).waitFor();
       const lock = page.getByRole("dialog", { name: "Session locked" });
       await lock.waitFor({ timeout: 10_000 });
       // the JWT is gone while locked: a reload would ask for a login
@@ -276,7 +281,7 @@ Deno.test({
       await lock.getByLabel("Password").fill(server.adminPassword);
       await lock.getByRole("button", { name: "Unlock" }).click();
       await lock.waitFor({ state: "detached" });
-      await page.getByRole("heading", { level: 1, name: "Tokens" }).waitFor();
+      await page.getByRole("heading", { level: 1, name: "Dashboard" }).waitFor();
       assert.ok(await page.evaluate(() => sessionStorage.getItem("tessera.jwt")));
       await logout(page);
 

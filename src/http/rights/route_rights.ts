@@ -336,6 +336,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   // a CRL distribution point: relying parties fetch it without a JWT; it is signed, public data
   "GET /ca/:name/crl": { ...PUBLIC, why: CRL_PUBLIC },
   "GET /ca/:name/crl.pem": { ...PUBLIC, why: CRL_PUBLIC },
+  // --- the web interface's dashboard: counts only, of the tokens the admin's token list shows
+  "GET /dashboard/tokens": { ...ADMIN, action: "tokenlist" },
   // --- subscriptions
   "GET /subscriptions": { ...ADMIN, action: "managesubscription" },
   "POST /subscriptions": { ...ADMIN, action: "managesubscription" },

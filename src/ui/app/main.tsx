@@ -34,6 +34,7 @@ import {
   useRoute,
 } from "./ui.tsx";
 import { LoginPage, type LoginPageConfig, PrivacyLink } from "./pages/login.tsx";
+import { DashboardPage } from "./pages/dashboard.tsx";
 import { TokenDetailsPage, TokensPage } from "./pages/tokens.tsx";
 import { EnrollPage } from "./pages/enroll.tsx";
 import { UserDetailsPage, UsersPage } from "./pages/users.tsx";
@@ -56,6 +57,7 @@ interface AdminPage {
 }
 
 const ADMIN_PAGES: AdminPage[] = [
+  { path: "dashboard", label: "Dashboard", rights: [] },
   { path: "tokens", label: "Tokens", rights: ["tokenlist"] },
   { path: "users", label: "Users", rights: ["userlist"] },
   { path: "resolvers", label: "Resolvers", rights: ["resolverread"] },
@@ -85,6 +87,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
     return <p class="error" role="alert">You are not allowed to see this page.</p>;
   }
   switch (first) {
+    case "dashboard":
+      return <DashboardPage />;
     case "tokens":
       return parts[1]
         ? <TokenDetailsPage serial={parts[1]} />
