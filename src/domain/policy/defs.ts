@@ -693,6 +693,18 @@ const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
       value: ["none", "indirect", "direct", "enterprise"],
     }),
   },
+  certificate: {
+    certificate_ca_connector: s("The CA connector used to issue certificates (replaces 'ca')."),
+    certificate_template: s("The CA template used to issue certificates (replaces 'template')."),
+    certificate_request_subject_component: s(
+      "Parts added to the subject of a server-generated key's certificate: email, realm.",
+      { value: ["email", "realm"], multiple: true },
+    ),
+    certificate_require_attestation: s(
+      "Whether a CSR needs an attestation certificate that chains to a trusted CA.",
+      { value: ["ignore", "verify", "require_and_verify"] },
+    ),
+  },
   yubikey: {
     yubikey_access_code: s(
       "Access code of the YubiKeys' configuration an enrollment client programs (read through /policy/check; no effect in the server).",
@@ -702,6 +714,11 @@ const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
 
 /** Admin and user actions of token types (matched on the caller). */
 const CALLER_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
+  certificate: {
+    certificate_trusted_Attestation_CA_path: s(
+      "Directories of attestation certificate chains (root first) a CSR's attestation must chain to.",
+    ),
+  },
   sms: {
     sms_gateways: s("SMS gateways that may be chosen at enrollment (space separated)."),
   },

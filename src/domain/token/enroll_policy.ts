@@ -122,6 +122,16 @@ export const TYPE_ENROLL_ACTIONS: Readonly<
     ],
     multi: ["webauthn_public_key_credential_algorithms"],
   },
+  certificate: {
+    enrollment: [
+      "certificate_ca_connector",
+      "certificate_template",
+      "certificate_request_subject_component",
+      "certificate_require_attestation",
+    ],
+    caller: ["certificate_trusted_Attestation_CA_path"],
+    multi: ["certificate_request_subject_component", "certificate_trusted_Attestation_CA_path"],
+  },
   daypassword: {
     caller: [
       "daypassword_timestep",

@@ -29,4 +29,5 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
   passkey: "Passkey: A discoverable FIDO2 credential for logins without a user name.",
   yubikey: "Yubikey AES mode: One Time Passwords with Yubikey.",
   yubico: "Yubikey Cloud mode: Forward authentication request to YubiCloud.",
+  certificate: "Certificate: Enroll an x509 Certificate Token.",
 };

@@ -23,6 +23,7 @@ import { WEBAUTHN } from "./webauthn.ts";
 import { PASSKEY } from "./passkey.ts";
 import { YUBIKEY } from "./yubikey.ts";
 import { YUBICO } from "./yubico.ts";
+import { CERTIFICATE } from "./certificate.ts";
 
 export type {
   InitParams,
@@ -58,6 +59,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   PASSKEY,
   YUBIKEY,
   YUBICO,
+  CERTIFICATE,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));

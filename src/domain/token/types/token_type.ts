@@ -6,7 +6,7 @@
  */
 import type { Deps } from "../../../deps.ts";
 import type { SystemConfig } from "../../system_config/mod.ts";
-import type { TokenInfo, TokenWithInfo, UserRef } from "../model.ts";
+import type { Token, TokenInfo, TokenWithInfo, UserRef } from "../model.ts";
 
 /** Init parameters as received (flat map, typed JSON values or strings). */
 export type InitParams = Record<string, unknown>;
@@ -189,6 +189,11 @@ export interface TokenType {
   ): OtpCheck | Promise<OtpCheck>;
   /** The tokeninfo as `GET /token/` shows it (hides stored codes, adds counts). */
   listInfo?(info: Record<string, string>): Record<string, unknown>;
+  /**
+   * Called for each token `POST /token/revoke` revokes, before it is marked revoked
+   * (a certificate is revoked at its CA); a throw leaves the token unchanged.
+   */
+  revoke?(deps: Deps, token: Token): Promise<void>;
   /** Tokeninfo keys this type hides from list output (never secrets, those are ciphertext). */
   readonly hiddenInfo?: readonly string[];
 }
