@@ -14,10 +14,16 @@ import {
   ResourceNotFoundError,
   TokenAdminError,
 } from "../../errors.ts";
-import { decryptSecret, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { encryptSecret } from "../../lib/crypto.ts";
 import { keySizeOf, type OtpHash } from "../../lib/otp.ts";
 import { fromHex, toHex } from "../../lib/random.ts";
 import { pbkdf2 } from "node:crypto";
+import { generatePassword, lostTokenPool } from "../../lib/char_policy.ts";
+import type { PendingCommits } from "../../db/direct.ts";
+import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
+import { deleteChallengesOf } from "../challenge/mod.ts";
+import { type ConditionData, loadPolicySet, userAgentName } from "../policy/mod.ts";
+import type { InfoEntry, Token, TokenWithInfo, UserRef } from "./model.ts";
 import { checkTokenLimits } from "./token_limits.ts";
 import {
   type EnrollPolicies,
@@ -29,9 +35,6 @@ import {
   policyInt,
   TWO_STEP_BOUNDS,
 } from "./enroll_policy.ts";
-import { generatePassword, lostTokenPool } from "../../lib/char_policy.ts";
-import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
-import type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 import { encryptedPinOf, pinHashOf } from "./pin.ts";
 import {
   checkEnrolmentPin,
@@ -41,13 +44,24 @@ import {
   randomPin,
 } from "./pin_policy.ts";
 import { checkSerial, generateSerial } from "./serial.ts";
-import * as store from "./token_store.ts";
-import type { PendingCommits } from "../../db/direct.ts";
-import { type InitParams, tokenTypeOf, type TypeCheckContext } from "./types/mod.ts";
+import { type InitParams, tokenTypeOf } from "./types/mod.ts";
 import { usesOwnerNames } from "./types/_oath.ts";
 import { getUserInfo, realmExists } from "./_users.ts";
-import { deleteChallengesOf } from "../challenge/mod.ts";
-import { type ConditionData, loadPolicySet, userAgentName } from "../policy/mod.ts";
+import * as store from "./token_store.ts";
+import {
+  alreadyAssigned,
+  isUniqueViolation,
+  lockedError,
+  MAX_DESCRIPTION,
+  MAX_INFO_KEY,
+  MAX_INFO_VALUE,
+  newTokenRow,
+  plainInfo,
+  requireUnlocked,
+} from "./_common.ts";
+import { checkValidityDate, nowIso, validityStamp } from "./dates.ts";
+import { findTokenBySerial, isOwner, TOKEN_NOT_FOUND_MESSAGE } from "./lookup.ts";
+import { checkContext, tokenSecret } from "./secrets.ts";
 
 export type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 export { TOKEN_TYPE_MODULES, TOKEN_TYPES, tokenTypeOf } from "./types/mod.ts";
@@ -75,172 +89,21 @@ export {
   enrollPolicies,
   type EnrollPolicyContext,
 } from "./enroll_policy.ts";
-
-/** Text of the 1007 error. */
-export const TOKEN_LOCKED_MESSAGE = "This action is not possible, since the token is locked";
-/** Text of the 601 error for unknown serials. */
-export const TOKEN_NOT_FOUND_MESSAGE = "The requested token could not be found.";
-/** Text of the 904 error for unknown users in token queries. */
-export const USER_NOT_FOUND_MESSAGE = "The user can not be found in any resolver in this realm!";
-
-const MAX_DESCRIPTION = 80;
-const MAX_INFO_KEY = 255;
-const MAX_INFO_VALUE = 2000;
-
-function nowIso(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "+00:00");
-}
-
-function lockedError(): TokenAdminError {
-  return new TokenAdminError(TOKEN_LOCKED_MESSAGE, 1007);
-}
-
-function requireUnlocked(tokens: readonly Token[]): void {
-  if (tokens.some((t) => t.locked)) throw lockedError();
-}
-
-// ---------------------------------------------------------------------------
-// Lookups
-
-/** The token with `serial` (info and realms included); 404 when unknown. */
-export async function getTokenBySerial(deps: Deps, serial: string): Promise<TokenWithInfo> {
-  const t = await store.findBySerial(deps.db, serial);
-  if (!t) throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
-  return (await store.withInfo(deps.db, [t]))[0];
-}
-
-/** The token with `serial` or undefined (no error); realms unless `withRealms` is false. */
-export async function findTokenBySerial(
-  deps: Deps,
-  serial: string,
-  options: { withRealms?: boolean } = {},
-): Promise<TokenWithInfo | undefined> {
-  const t = await store.findBySerial(deps.db, serial);
-  return t ? (await store.withInfo(deps.db, [t], options.withRealms !== false))[0] : undefined;
-}
-
-/** The tokens of these serials that exist (info and realms included), in one lookup. */
-export async function findTokensBySerials(
-  deps: Deps,
-  serials: readonly string[],
-): Promise<TokenWithInfo[]> {
-  const tokens = await store.findBySerials(deps.db, [...new Set(serials)]);
-  return await store.withInfo(deps.db, tokens, true);
-}
-
-/**
- * `tokens` as they are now (read again, in one lookup, in their order): the same tokens,
- * after something changed them; a token deleted since is left out.
- */
-export async function reloadTokens(
-  deps: Deps,
-  tokens: readonly TokenWithInfo[],
-): Promise<TokenWithInfo[]> {
-  if (tokens.length === 0) return [];
-  const now = await findTokensBySerials(deps, tokens.map((t) => t.serial));
-  return tokens.flatMap((t) => now.filter((x) => x.id === t.id));
-}
-
-/**
- * The tokens of `type` whose tokeninfo `key` equals `value` (info and realms
- * included), at most `limit` (default 10).
- */
-export async function findTokensByInfo(
-  deps: Deps,
-  query: { type: string; key: string; value: string; limit?: number },
-): Promise<TokenWithInfo[]> {
-  const tokens = await store.findByTypeAndInfo(deps.db, { ...query, limit: query.limit ?? 10 });
-  return await store.withInfo(deps.db, tokens, true);
-}
-
-/** The token holding the WebAuthn/passkey credential with this `credential_id_hash`, if any. */
-export async function findTokenByCredentialIdHash(
-  deps: Deps,
-  hash: string,
-): Promise<TokenWithInfo | undefined> {
-  const t = await store.findByCredentialIdHash(deps.db, hash);
-  return t ? (await store.withInfo(deps.db, [t], false))[0] : undefined;
-}
-
-/** The tokens a user owns (info included; realms unless `withRealms` is false). */
-export async function getTokensOfUser(
-  deps: Deps,
-  user: UserRef,
-  options: { withRealms?: boolean } = {},
-): Promise<TokenWithInfo[]> {
-  if (options.withRealms === false) return await store.findByOwnerWithInfo(deps.db, user);
-  const tokens = await store.findByOwner(deps.db, user);
-  return await store.withInfo(deps.db, tokens, true);
-}
-
-/** True if `user` owns `token`. */
-export function isOwner(token: Token, user: UserRef): boolean {
-  const o = token.owner;
-  if (!o) return false;
-  if (o.realm !== user.realm) return false;
-  if (user.uid && o.uid) {
-    return o.uid === user.uid && (!user.resolver || o.resolver === user.resolver);
-  }
-  return o.login === user.login;
-}
-
-// ---------------------------------------------------------------------------
-// Secrets (for validate and the machine applications)
-
-// Decrypted secrets of recently used tokens, per encryption key, by encrypted text (a new
-// secret has a new text). It spares an AES-GCM decryption (~20 µs) per check; the process
-// holds the key that decrypts them anyway. Bounded; the oldest entry goes first.
-const SECRETS = new WeakMap<Uint8Array, Map<string, Uint8Array>>();
-const MAX_SECRETS = 1000;
-
-/** The decrypted secret bytes of a token (empty when the type has none); do not modify. */
-export function tokenSecret(deps: Deps, token: Token): Uint8Array {
-  if (token.keyEnc === "") return new Uint8Array(0);
-  const key = deps.keys.token;
-  let byText = SECRETS.get(key);
-  if (byText === undefined) SECRETS.set(key, byText = new Map());
-  let secret = byText.get(token.keyEnc);
-  if (secret === undefined) {
-    secret = decryptSecret(key, token.keyEnc);
-    if (byText.size >= MAX_SECRETS) byText.delete(byText.keys().next().value!);
-    byText.set(token.keyEnc, secret);
-  }
-  return secret;
-}
-
-/** The OTP material of a token: key bytes, hash and length (for offline/machine use). */
-export async function getOtpKey(
-  deps: Deps,
-  serial: string,
-): Promise<{ key: Uint8Array; hashlib: OtpHash; otplen: number; count: number; type: string }> {
-  const t = await getTokenBySerial(deps, serial);
-  return {
-    key: tokenSecret(deps, t),
-    hashlib: (t.info.hashlib?.value ?? "sha1") as OtpHash,
-    otplen: t.otplen,
-    count: t.count,
-    type: t.type,
-  };
-}
-
-/** The plain value of a tokeninfo entry (decrypted when stored as "password"). */
-export function infoPlain(deps: Deps, info: TokenInfo, key: string): string | undefined {
-  const e = info[key];
-  if (!e) return undefined;
-  return e.type === "password" ? decryptSecretText(deps.keys.token, e.value) : e.value;
-}
-
-/** The context a type module needs to check an OTP of `token`. */
-export function checkContext(
-  deps: Deps,
-  system: SystemConfig,
-  token: TokenWithInfo,
-): TypeCheckContext {
-  return { deps, system, token, secret: tokenSecret(deps, token), nowMs: deps.clock.now() };
-}
-
-// ---------------------------------------------------------------------------
-// Enrolment
+export { isUniqueViolation, plainInfo, TOKEN_LOCKED_MESSAGE } from "./_common.ts";
+export { lastAuthStamp, parseValidityDate, validityStamp } from "./dates.ts";
+export {
+  findTokenByCredentialIdHash,
+  findTokenBySerial,
+  findTokensByInfo,
+  findTokensBySerials,
+  getTokenBySerial,
+  getTokensOfUser,
+  isOwner,
+  reloadTokens,
+  TOKEN_NOT_FOUND_MESSAGE,
+  USER_NOT_FOUND_MESSAGE,
+} from "./lookup.ts";
+export { checkContext, infoPlain, tokenSecret } from "./secrets.ts";
 
 /** Result of {@link initToken}. */
 export interface InitResult {
@@ -654,44 +517,6 @@ async function finishTwoStep(
   };
 }
 
-/** True for a unique-constraint error of SQLite or PostgreSQL. */
-export function isUniqueViolation(err: unknown): boolean {
-  const msg = err instanceof Error ? err.message : String(err);
-  return /UNIQUE constraint failed|duplicate key value|unique constraint/i.test(msg) ||
-    (err as { code?: string })?.code === "23505";
-}
-
-const VALIDITY_REGEXP =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$/;
-
-function checkValidityDate(value: string, key: string): string {
-  if (parseValidityDate(value) === undefined) {
-    const which = key.endsWith("start") ? "start" : "end";
-    throw new TokenAdminError(`Could not parse validity period ${which} date!`);
-  }
-  return value;
-}
-
-/** Parses a validity-period date (`YYYY-MM-DDThh:mm+zzzz`, ISO-8601) to ms; undefined if bad. */
-export function parseValidityDate(value: string): number | undefined {
-  const m = value.trim().match(VALIDITY_REGEXP);
-  if (!m) return undefined;
-  let zone = m[7] ?? "Z";
-  if (zone !== "Z" && !zone.includes(":")) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`;
-  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? "00"}${zone}`);
-  return Number.isFinite(ms) ? ms : undefined;
-}
-
-function alreadyAssigned(o: UserRef): TokenAdminError {
-  return new TokenAdminError(
-    `Token already assigned to user User(login='${o.login}', realm='${o.realm}', resolver='${o.resolver}')`,
-    1103,
-  );
-}
-
-// ---------------------------------------------------------------------------
-// Listing
-
 /** Query of {@link listTokens} (spec 02 §5.1). */
 export interface TokenListQuery extends store.TokenListFilter {
   sortby?: string;
@@ -803,9 +628,6 @@ export async function listTokens(
     current: page,
   };
 }
-
-// ---------------------------------------------------------------------------
-// Administration
 
 /** Enables or disables the tokens; returns how many changed state. */
 export async function enableTokens(
@@ -1202,11 +1024,6 @@ export async function setRandomPin(
   return { count, pin };
 }
 
-/** Wraps plain strings as tokeninfo entries. */
-export function plainInfo(values: Record<string, string>): Record<string, InfoEntry> {
-  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { value: v, type: "" }]));
-}
-
 /**
  * Sets plain tokeninfo values of a token (used by validate and event
  * handlers). With `pending`, the write's commit is added there.
@@ -1219,9 +1036,6 @@ export async function updateTokenInfo(
 ): Promise<void> {
   await store.setInfoOnCheck(deps.db, tokenId, plainInfo(values), pending);
 }
-
-// ---------------------------------------------------------------------------
-// Authentication bookkeeping (used by validate)
 
 /**
  * Moves a token's OTP counter to `counter` if still below it (compare-and-set).
@@ -1285,61 +1099,6 @@ export async function recordAuthentication(
 export async function deleteTokenById(deps: Deps, tokenId: number): Promise<void> {
   await store.deleteTokens(deps.db, [tokenId]);
 }
-
-/**
- * A new token row: active, unassigned, counters at zero, the system's default
- * max fail count and windows, otplen 6; then `fields` over it.
- */
-function newTokenRow(
-  system: SystemConfig,
-  serial: string,
-  type: string,
-  createdAt: number,
-  fields: store.TokenFields = {},
-): Parameters<typeof store.insertToken>[1] {
-  return {
-    serial,
-    tokentype: type,
-    description: "",
-    key_enc: "",
-    pin_hash: "",
-    active: 1,
-    revoked: 0,
-    locked: 0,
-    failcount: 0,
-    maxfail: system.int("DefaultMaxFailCount"),
-    count: 0,
-    count_window: system.int("DefaultCountWindow"),
-    sync_window: system.int("DefaultSyncWindow"),
-    otplen: 6,
-    rollout_state: "",
-    user_id: "",
-    resolver: "",
-    user_realm: "",
-    user_login: "",
-    created_at: createdAt,
-    ...fields,
-  };
-}
-
-/** `YYYY-MM-DDThh:mm+0000` (format of validity periods and failcounter_exceeded). */
-export function validityStamp(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 16) + "+0000";
-}
-
-/** `YYYY-MM-DD hh:mm:ss.ffffff+0000` (format of last_auth). */
-export function lastAuthStamp(ms: number): string {
-  // checks answered in the same millisecond share the text
-  if (ms === lastStamp.ms) return lastStamp.text;
-  const iso = new Date(ms).toISOString();
-  const text = `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${iso.slice(20, 23)}000+0000`;
-  lastStamp = { ms, text };
-  return text;
-}
-let lastStamp = { ms: NaN, text: "" };
-
-// ---------------------------------------------------------------------------
-// Lost token and serial search
 
 /**
  * `POST /token/lost/<serial>`: a temporary `pw` token `lost<serial>` for the
