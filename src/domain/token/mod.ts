@@ -18,8 +18,6 @@ import { encryptSecret } from "../../lib/crypto.ts";
 import { keySizeOf, type OtpHash } from "../../lib/otp.ts";
 import { fromHex, toHex } from "../../lib/random.ts";
 import { pbkdf2 } from "node:crypto";
-import { generatePassword, lostTokenPool } from "../../lib/char_policy.ts";
-import type { PendingCommits } from "../../db/direct.ts";
 import { loadSystemConfig, type SystemConfig } from "../system_config/mod.ts";
 import { deleteChallengesOf } from "../challenge/mod.ts";
 import { type ConditionData, loadPolicySet, userAgentName } from "../policy/mod.ts";
@@ -29,7 +27,6 @@ import {
   type EnrollPolicies,
   enrollPolicies,
   isPinEncrypted,
-  lostTokenSettings,
   type PinChange,
   pinChangeAfterSet,
   policyInt,
@@ -104,6 +101,26 @@ export {
   USER_NOT_FOUND_MESSAGE,
 } from "./lookup.ts";
 export { checkContext, infoPlain, tokenSecret } from "./secrets.ts";
+export {
+  listTokens,
+  parseTokenState,
+  tokenConditionData,
+  type TokenListQuery,
+  type TokenView,
+  tokenView,
+} from "./list.ts";
+export { tokensCsv } from "./csv.ts";
+export {
+  advanceTokenCounter,
+  clearFailcount,
+  consumeTokenInfo,
+  deleteTokenById,
+  increaseFailcount,
+  recordAuthentication,
+  updateTokenInfo,
+} from "./check_writes.ts";
+export { lostToken } from "./lost.ts";
+export { getSerialByOtp, type SerialSearch } from "./getserial.ts";
 
 /** Result of {@link initToken}. */
 export interface InitResult {
@@ -517,118 +534,6 @@ async function finishTwoStep(
   };
 }
 
-/** Query of {@link listTokens} (spec 02 §5.1). */
-export interface TokenListQuery extends store.TokenListFilter {
-  sortby?: string;
-  sortdir?: string;
-  page?: number;
-  pagesize?: number;
-  hiddenInfo?: string[];
-}
-
-/** One token as `GET /token/` shows it. */
-export type TokenView = Record<string, unknown>;
-
-/**
- * The `token` and `tokeninfo` data of policy conditions (spec 04) for a token
- * loaded only when a condition asks for it.
- */
-export function tokenConditionData(load: () => Promise<TokenWithInfo | undefined>): {
-  token: () => Promise<TokenView | undefined>;
-  tokeninfo: () => Promise<Record<string, string> | undefined>;
-} {
-  return {
-    token: async () => {
-      const t = await load();
-      return t ? tokenView(t) : undefined;
-    },
-    tokeninfo: async () => {
-      const t = await load();
-      return t
-        ? Object.fromEntries(Object.entries(t.info).map(([k, e]) => [k, e.value]))
-        : undefined;
-    },
-  };
-}
-
-/** The list dict of a token (spec 02 §5.1). */
-export function tokenView(t: TokenWithInfo, hiddenInfo: string[] = []): TokenView {
-  let info: Record<string, unknown> = {};
-  for (const [k, e] of Object.entries(t.info)) {
-    if (hiddenInfo.includes(k)) continue;
-    info[k] = e.value;
-    if (e.type === "password") info[`${k}.type`] = "password";
-  }
-  const listInfo = tokenTypeOf(t.type)?.listInfo;
-  if (listInfo) info = listInfo(info as Record<string, string>);
-  const o = t.owner;
-  const view: TokenView = {
-    active: t.active,
-    container_serial: "",
-    count: t.count,
-    count_window: t.countWindow,
-    description: t.description,
-    failcount: t.failcount,
-    id: t.id,
-    info,
-    locked: t.locked,
-    maxfail: t.maxfail,
-    otplen: t.otplen,
-    realms: t.realms,
-    resolver: o?.resolver ?? "",
-    revoked: t.revoked,
-    rollout_state: t.rolloutState,
-    serial: t.serial,
-    sync_window: t.syncWindow,
-    tokengroup: [],
-    tokentype: t.type,
-    user_id: o?.uid ?? "",
-    user_realm: o?.realm ?? "",
-    username: o?.login ?? "",
-  };
-  if (o) view.user_editable = false;
-  return view;
-}
-
-/** The token list's `state` filter: undefined when absent or empty, else one of `TOKEN_STATES`. */
-export function parseTokenState(value: string | undefined): store.TokenState | undefined {
-  if (value === undefined || value.trim() === "") return undefined;
-  const state = store.TOKEN_STATES.find((s) => s === value.trim().toLowerCase());
-  if (state) return state;
-  throw new ParameterError(
-    `Cannot parse parameter "state": expected one of ${
-      store.TOKEN_STATES.join(", ")
-    }, got "${value}"`,
-  );
-}
-
-/** `GET /token/`: a page of tokens `{tokens, count, prev, next, current}`. */
-export async function listTokens(
-  deps: Deps,
-  query: TokenListQuery,
-): Promise<
-  { tokens: TokenView[]; count: number; prev: number | null; next: number | null; current: number }
-> {
-  const page = Math.max(1, query.page ?? 1);
-  const pagesize = Math.max(1, query.pagesize ?? 15);
-  const sortby = store.SORT_COLUMNS[query.sortby ?? "serial"] ?? "serial";
-  const desc = (query.sortdir ?? "asc").toLowerCase() === "desc";
-  const { tokens, total } = await store.listTokens(deps.db, query, {
-    sortby,
-    desc,
-    offset: (page - 1) * pagesize,
-    limit: pagesize,
-  });
-  const full = await store.withInfo(deps.db, tokens);
-  return {
-    tokens: full.map((t) => tokenView(t, query.hiddenInfo)),
-    count: total,
-    prev: page > 1 ? page - 1 : null,
-    next: page * pagesize < total ? page + 1 : null,
-    current: page,
-  };
-}
-
 /** Enables or disables the tokens; returns how many changed state. */
 export async function enableTokens(
   deps: Deps,
@@ -647,7 +552,6 @@ export async function disableTokens(deps: Deps, tokens: readonly Token[]): Promi
 
 /** Revokes the tokens (revoked, locked, inactive); returns the count. */
 export async function revokeTokens(deps: Deps, tokens: readonly Token[]): Promise<number> {
-  for (const t of tokens) await tokenTypeOf(t.type)?.revoke?.(deps, t);
   await store.updateTokens(deps.db, tokens.map((t) => t.id), {
     revoked: 1,
     locked: 1,
@@ -1022,246 +926,6 @@ export async function setRandomPin(
   const pin = randomPin(deps.random, length, contents);
   const count = await setPin(deps, tokens, pin, { pinChange: options.pinChange });
   return { count, pin };
-}
-
-/**
- * Sets plain tokeninfo values of a token (used by validate and event
- * handlers). With `pending`, the write's commit is added there.
- */
-export async function updateTokenInfo(
-  deps: Deps,
-  tokenId: number,
-  values: Record<string, string>,
-  pending?: PendingCommits,
-): Promise<void> {
-  await store.setInfoOnCheck(deps.db, tokenId, plainInfo(values), pending);
-}
-
-/**
- * Moves a token's OTP counter to `counter` if still below it (compare-and-set).
- * With `pending`, the write's commit is added there (see runCached).
- */
-export async function advanceTokenCounter(
-  deps: Deps,
-  tokenId: number,
-  counter: number,
-  pending?: PendingCommits,
-): Promise<boolean> {
-  return await store.advanceCounter(deps.db, tokenId, counter, pending);
-}
-
-/**
- * Deletes the tokeninfo `key` of a token if it is still there (a one-time
- * code); false when a parallel request used it first.
- */
-export async function consumeTokenInfo(
-  deps: Deps,
-  tokenId: number,
-  key: string,
-  pending?: PendingCommits,
-): Promise<boolean> {
-  return await store.consumeInfo(deps.db, tokenId, key, pending);
-}
-
-/** Raises the fail counters (capped at maxfail); writes `failcounter_exceeded` when reached. */
-export async function increaseFailcount(
-  deps: Deps,
-  tokens: Token[],
-  pending?: PendingCommits,
-): Promise<void> {
-  const maxed = await store.incrementFailcount(deps.db, tokens.map((t) => t.id), pending);
-  if (maxed.length === 0) return;
-  const stamp = validityStamp(deps.clock.now());
-  for (const t of tokens) {
-    // only the request whose increment reached the limit writes the time stamp
-    if (maxed.includes(t.id)) {
-      await store.setInfo(deps.db, t.id, { failcounter_exceeded: { value: stamp, type: "" } });
-    }
-  }
-}
-
-/** Resets the fail counters of tokens that authenticated. */
-export async function clearFailcount(deps: Deps, tokens: Token[]): Promise<void> {
-  await store.resetFailcount(deps.db, tokens.filter((t) => t.failcount !== 0).map((t) => t.id));
-}
-
-/** Counts an authentication attempt (`count_auth`, `count_auth_success`, `last_auth`). */
-export async function recordAuthentication(
-  deps: Deps,
-  tokens: Token[],
-  options: { isSuccess: boolean; countAuth: boolean; lastAuth?: string },
-  pending?: PendingCommits,
-): Promise<void> {
-  await store.recordAuth(deps.db, tokens.map((t) => t.id), options, pending);
-}
-
-/** Deletes a token by id (registration tokens after their one use). */
-export async function deleteTokenById(deps: Deps, tokenId: number): Promise<void> {
-  await store.deleteTokens(deps.db, [tokenId]);
-}
-
-/**
- * `POST /token/lost/<serial>`: a temporary `pw` token `lost<serial>` for the
- * owner with the same PIN; the original is disabled. Password length and
- * characters and the days it is valid come from the enrollment policies
- * `losttoken_PW_length` (16), `losttoken_PW_contents` (`8`: Base58) and
- * `losttoken_valid` (10), matched on the owner.
- */
-export async function lostToken(
-  deps: Deps,
-  t: Token,
-  options: { user?: UserRef; client?: string; conditions?: ConditionData } = {},
-): Promise<Record<string, unknown>> {
-  const serial = t.serial;
-  if (options.user && !isOwner(t, options.user)) {
-    throw new ResourceNotFoundError(TOKEN_NOT_FOUND_MESSAGE);
-  }
-  if (!t.owner) {
-    throw new TokenAdminError("You can only define a lost token for an assigned token.", 2012);
-  }
-  const newSerial = `lost${serial}`.slice(0, 40);
-  const settings = await lostTokenSettings(deps, {
-    user: t.owner,
-    client: options.client,
-    conditions: options.conditions,
-  });
-  const pool = lostTokenPool(settings.contents);
-  if (pool === "") {
-    // privacyIDEA fails with an unexpected error on such a value
-    throw new PolicyError(
-      `The policy action "losttoken_PW_contents" names no character set (c, C, n, s, 8): "${settings.contents}"`,
-    );
-  }
-  const password = generatePassword(deps.random, settings.length, pool);
-  const end = deps.clock.now() + settings.validDays * 86_400_000;
-  const endDate = validityStamp(end);
-  const system = await loadSystemConfig(deps);
-  try {
-    await deps.db.transaction().execute(async (trx) => {
-      const id = await store.insertToken(
-        trx,
-        newTokenRow(system, newSerial, "pw", deps.clock.now(), {
-          description: `temporary replacement for ${serial}`.slice(0, MAX_DESCRIPTION),
-          key_enc: encryptSecret(deps.keys.token, password, deps.random),
-          // the owner keeps his PIN
-          pin_hash: t.pinHash,
-          otplen: password.length,
-          rollout_state: "enrolled",
-          user_id: t.owner!.uid,
-          resolver: t.owner!.resolver,
-          user_realm: t.owner!.realm,
-          user_login: t.owner!.login,
-        }),
-      );
-      await store.setInfo(
-        trx,
-        id,
-        plainInfo({
-          tokenkind: "software",
-          creation_date: nowIso(deps.clock.now()),
-          validity_period_end: endDate,
-        }),
-      );
-      if (t.owner!.realm) await store.addRealm(trx, id, t.owner!.realm);
-      await store.updateToken(trx, t.id, { active: 0 });
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) {
-      throw new TokenAdminError(`Cannot create the lost token "${newSerial}": it already exists`);
-    }
-    throw err;
-  }
-  return {
-    serial: newSerial,
-    init: true,
-    user: true,
-    pin: true,
-    password,
-    end_date: endDate,
-    valid_to: "xxxx",
-    disable: t.active ? 1 : 0,
-  };
-}
-
-/** Options of {@link getSerialByOtp}. */
-export interface SerialSearch {
-  type?: string;
-  /** Substring of the serial. */
-  serial?: string;
-  assigned?: boolean;
-  unassigned?: boolean;
-  /** Only count the tokens that would be checked. */
-  countOnly?: boolean;
-  window?: number;
-  /** Only tokens of these realms (token realm or owner realm): a realm-limited admin. */
-  realms?: string[];
-}
-
-const MAX_SERIAL_SEARCH = 10_000;
-
-/** `GET /token/getserial/<otp>`: the serial of the token that produced `otp`. */
-export async function getSerialByOtp(
-  deps: Deps,
-  otp: string,
-  search: SerialSearch = {},
-): Promise<{ serial: string; count: number }> {
-  const filter: store.TokenListFilter = {};
-  if (search.type) filter.type = search.type.toLowerCase();
-  if (search.serial) filter.serial = `*${search.serial}*`;
-  if (search.assigned) filter.assigned = true;
-  if (search.unassigned) filter.assigned = false;
-  if (search.realms) filter.allowedRealms = search.realms;
-  const { tokens, total } = await store.listTokens(deps.db, filter, {
-    sortby: "serial",
-    desc: false,
-    offset: 0,
-    limit: MAX_SERIAL_SEARCH,
-  });
-  if (search.countOnly) return { serial: "", count: total };
-  const system = await loadSystemConfig(deps);
-  const window = search.window ?? 10;
-  let checked = 0;
-  for (const t of await store.withInfo(deps.db, tokens, false)) {
-    const module = tokenTypeOf(t.type);
-    if (!module || !module.authenticates || module.pinOnly || t.keyEnc === "") continue;
-    if (module.type !== "hotp" && module.type !== "totp" && module.type !== "paper") continue;
-    checked++;
-    const ctx = checkContext(deps, system, { ...t, countWindow: window });
-    // checkOtp only computes; nothing is written here
-    if ((await module.checkOtp(ctx, otp)).isValid) return { serial: t.serial, count: checked };
-  }
-  return { serial: "", count: checked };
-}
-
-const CSV_COLUMNS = [
-  "serial",
-  "tokentype",
-  "description",
-  "active",
-  "revoked",
-  "locked",
-  "failcount",
-  "maxfail",
-  "count",
-  "otplen",
-  "rollout_state",
-  "username",
-  "user_realm",
-  "resolver",
-  "user_id",
-];
-
-/** The token list as CSV (`outform=csv`); values are quoted and formula-safe. */
-export function tokensCsv(tokens: TokenView[]): string {
-  const cell = (v: unknown) => {
-    let s = Array.isArray(v) ? v.join(" ") : String(v ?? "");
-    // a leading =, +, - or @ would be run as a formula by spreadsheet programs
-    if (/^[=+\-@]/.test(s)) s = `'${s}`;
-    return `"${s.replaceAll('"', '""')}"`;
-  };
-  const lines = [CSV_COLUMNS.join(",")];
-  for (const t of tokens) lines.push(CSV_COLUMNS.map((c) => cell(t[c])).join(","));
-  return lines.join("\n") + "\n";
 }
 
 /** Sets the fail counter of the tokens to `value` (capped at maxfail); returns the count. */
