@@ -16,6 +16,7 @@ import { passlibScheme } from "../../lib/passlib.ts";
 import { fromHex } from "../../lib/random.ts";
 import { addImportedAdmin, adminExists, importedAdminHash } from "../admin/mod.ts";
 import { listEventDefinitions, saveEventDefinition } from "../event/mod.ts";
+import { listCaConnectors, saveCaConnector } from "../caconnector/mod.ts";
 import { attachToken, listMachineResolvers, saveMachineResolver } from "../machine/mod.ts";
 import { listPolicies, savePolicy, unlistedPolicyActions } from "../policy/mod.ts";
 import { radiusServerIdentifiers, setRadiusServer } from "../radius_server/mod.ts";
@@ -417,6 +418,34 @@ function radiusItems(t: Tables, secrets: Secrets): Item[] {
   });
 }
 
+/**
+ * CA connectors with their config. A local CA's key and certificate are read from the
+ * files its cakey/cacert name (with the CA directory's serial and index.txt): the import
+ * must run where privacyIDEA's CA directory is, or a copy of it under the same path.
+ */
+function caConnectorItems(connectors: PiRow[], configRows: PiRow[], secrets: Secrets): Item[] {
+  const configs = groupBy(configRows, "caconnector_id");
+  return connectors.map((r) => {
+    const name = str(r.name);
+    const catype = str(r.catype);
+    const config = configOf(secrets, `CA connector ${name}`, configs.get(int(r.id)) ?? []);
+    return {
+      kind: "CA connectors",
+      name,
+      exists: async (deps) => (await listCaConnectors(deps, name)).length > 0,
+      refusal: () =>
+        catype !== "local"
+          ? `type "${catype}", which Tessera does not have (the local CA only)`
+          : undefined,
+      write: async (deps) => {
+        if (config === undefined) throw new ParameterError("its config could not be decrypted");
+        const { name: _name, ...rest } = config;
+        await saveCaConnector(deps, name, { ...rest, type: catype });
+      },
+    };
+  });
+}
+
 function smtpItems(t: Tables, secrets: Secrets): Item[] {
   return t.smtpserver.map((r) => {
     const identifier = str(r.identifier);
@@ -642,7 +671,6 @@ const NOT_CARRIED: [PiTable, string][] = [
   ["tokencontainer", "token containers"],
   ["smsgateway", "SMS gateways"],
   ["privacyideaserver", "privacyIDEA server definitions"],
-  ["caconnector", "CA connectors"],
   ["subscription", "subscriptions"],
   ["periodictask", "periodic tasks"],
   ["customuserattribute", "custom user attributes"],
@@ -721,6 +749,8 @@ export async function readPrivacyidea(
   let t: Tables;
   let schema: string;
   const notCarried: string[] = [];
+  let caConnectors: PiRow[] = [];
+  let caConnectorConfig: PiRow[] = [];
   try {
     const missing: PiTable[] = [];
     for (const table of PI_REQUIRED_TABLES) {
@@ -733,6 +763,11 @@ export async function readPrivacyidea(
     }
     schema = schemaLine(await source.rows("alembic_version"));
     t = await readAll(source);
+    // older or partial databases may lack them; privacyIDEA's createdb makes both
+    if (await source.has("caconnector") && await source.has("caconnectorconfig")) {
+      caConnectors = await source.rows("caconnector");
+      caConnectorConfig = await source.rows("caconnectorconfig");
+    }
     for (const [table, what] of NOT_CARRIED) {
       const n = await source.count(table);
       if (n > 0) notCarried.push(`not imported: ${n} ${what} (table ${table})`);
@@ -751,6 +786,7 @@ export async function readPrivacyidea(
     machineResolverItems(t, secrets),
     radiusItems(t, secrets),
     smtpItems(t, secrets),
+    caConnectorItems(caConnectors, caConnectorConfig, secrets),
     adminItems(t, options.pepper ?? "missing"),
   ];
   const plans = tokenPlans(t, secrets);

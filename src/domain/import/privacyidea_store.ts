@@ -55,6 +55,7 @@ export const PI_TABLES = [
   "smsgateway",
   "privacyideaserver",
   "caconnector",
+  "caconnectorconfig",
   "subscription",
   "periodictask",
   "customuserattribute",
