@@ -46,7 +46,7 @@ import { MachinesPage } from "./pages/machines.tsx";
 import { RadiusPage, SmtpPage } from "./pages/servers.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { SystemPage } from "./pages/system.tsx";
-import { SelfServicePage } from "./pages/self_service.tsx";
+import { MyDetailsPage, SelfServicePage, USER_PAGES } from "./pages/self_service.tsx";
 
 /** An admin page: its route, its menu label and the rights that show it. */
 interface AdminPage {
@@ -77,6 +77,21 @@ const ADMIN_PAGES: AdminPage[] = [
 
 function allowedPages(s: Session): AdminPage[] {
   return ADMIN_PAGES.filter((p) => p.rights.length === 0 || p.rights.some((r) => hasRight(s, r)));
+}
+
+function userPages(s: Session) {
+  return USER_PAGES.filter((p) => p.rights.length === 0 || p.rights.some((r) => hasRight(s, r)));
+}
+
+/** The self-service pages: those the user's policies allow. */
+function UserRoutes(props: { route: Route; session: Session }) {
+  const first = props.route.parts[0] ?? "";
+  if (first === "" || first === "enrol") return <SelfServicePage />;
+  if (!userPages(props.session).some((p) => p.path === first)) {
+    return <p class="error" role="alert">You are not allowed to see this page.</p>;
+  }
+  if (first === "details") return <MyDetailsPage />;
+  return <AuditPage title="My audit log" />;
 }
 
 function AdminRoutes(props: { route: Route; session: Session }) {
@@ -348,7 +363,18 @@ function Shell(
                 {p.label}
               </a>
             ))
-            : <a href="#/" aria-current="page">My tokens</a>}
+            : userPages(s).map((p) => (
+              <a
+                key={p.path}
+                href={p.path ? href([p.path]) : "#/"}
+                aria-current={(current ?? "") === p.path ||
+                    (p.path === "" && current === "enrol")
+                  ? "page"
+                  : undefined}
+              >
+                {p.label}
+              </a>
+            ))}
         </nav>
         <div class="who">
           <span>
@@ -368,7 +394,9 @@ function Shell(
             }}
           />
         )}
-        {s.role === "admin" ? <AdminRoutes route={route} session={s} /> : <SelfServicePage />}
+        {s.role === "admin"
+          ? <AdminRoutes route={route} session={s} />
+          : <UserRoutes route={route} session={s} />}
         {noToken && <NoTokenDialog onClose={() => setNoToken(false)} />}
       </main>
       {props.privacyLink && (

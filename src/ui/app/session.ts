@@ -213,6 +213,11 @@ export function hasRight(s: Session, action: string): boolean {
   return false;
 }
 
+/** True when the caller may enrol some token type (an `enroll<TYPE>` right; not `enrollpin`). */
+export function canEnrollAny(s: Session): boolean {
+  return [...s.rights].some((r) => /^enroll[A-Z0-9]/.test(r));
+}
+
 /** The value of a non-boolean right (`action=value`), if any. */
 export function rightValue(s: Session, action: string): string | undefined {
   for (const r of s.rights) if (r.startsWith(`${action}=`)) return r.slice(action.length + 1);

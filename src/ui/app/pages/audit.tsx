@@ -51,8 +51,8 @@ function Success(props: { value: unknown }) {
   );
 }
 
-/** `#/audit`. */
-export function AuditPage() {
+/** `#/audit`: the audit log (for a user: the rows about them, titled `title`). */
+export function AuditPage(props: { title?: string }) {
   const { session } = useSession();
   const [filters, setFilters] = useState<Record<string, string>>({});
   const [success, setSuccess] = useState("");
@@ -80,7 +80,7 @@ export function AuditPage() {
   }
   useLiveSearch(!session.settings.searchOnEnter, search, [filters, success]);
   return (
-    <Page title="Audit log">
+    <Page title={props.title ?? "Audit log"}>
       <Form label="Search the audit log" class="filters" onSubmit={search}>
         {FILTERS.map((f) => (
           <Field

@@ -8,7 +8,7 @@
  */
 import { useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
-import { hasRight, useSession } from "../session.ts";
+import { canEnrollAny, hasRight, rightValue, useSession } from "../session.ts";
 import { MachineTokens } from "./machines.tsx";
 import {
   announce,
@@ -223,7 +223,7 @@ export function TokensPage(props: { route: Route }) {
       }),
     [query, page, sort],
   );
-  const canEnroll = [...session.rights].some((r) => r.startsWith("enroll"));
+  const canEnroll = canEnrollAny(session);
   function search() {
     setPage(1);
     setQuery({
@@ -338,6 +338,7 @@ export function TokenActions(
   const [realm, setRealm] = useState("");
   const [realms, setRealms] = useState(t.realms.join(", "));
   const [lost, setLost] = useState<LostToken | undefined>(undefined);
+  const [randomPin, setRandomPin] = useState("");
   const serial = { serial: t.serial };
   // an action the policies do not allow: a disabled button, or none with policy hide_buttons
   const shows = (allowed: boolean) => allowed || !session.settings.hideButtons;
@@ -388,7 +389,7 @@ export function TokenActions(
             danger
           />
         )}
-        {props.admin && t.username && shows(can("unassign")) && (
+        {t.username && (props.admin ? shows(can("unassign")) : can("unassign")) && (
           <ConfirmButton
             label="Unassign"
             question={`Unassign token ${t.serial} from ${t.username}? Its PIN is removed.`}
@@ -440,6 +441,32 @@ export function TokenActions(
         </div>
       )}
       <div class="forms">
+        {
+          // the server needs the PIN's length (otp_pin_set_random) besides the right
+          can("setrandompin") && rightValue(session, "otp_pin_set_random") !== undefined && (
+            <div class="actions">
+              <button
+                type="button"
+                disabled={act.busy}
+                onClick={() =>
+                  act.run(async () => {
+                    const r = await api<number>("POST", "/token/setrandompin", serial);
+                    setRandomPin(typeof r.detail?.pin === "string" ? r.detail.pin : "");
+                    props.onChanged();
+                  }, "A random PIN is set")}
+              >
+                Set a random PIN
+              </button>
+              {randomPin && (
+                <p role="status">
+                  The new PIN is <code class="secret" data-testid="random-pin">{randomPin}</code>
+                  {" "}
+                  (shown only now).
+                </p>
+              )}
+            </div>
+          )
+        }
         {can("setpin") && (
           <Form
             label={`Set PIN of ${t.serial}`}

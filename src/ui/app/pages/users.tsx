@@ -8,7 +8,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
-import { hasRight, useSession } from "../session.ts";
+import { canEnrollAny, hasRight, useSession } from "../session.ts";
 import {
   ConfirmButton,
   Field,
@@ -240,7 +240,7 @@ export function UserDetailsPage(props: { realm: string; username: string }) {
   const u = user.data?.find((x) => x.username === props.username);
   const [serial, setSerial] = useState("");
   const act = useAction();
-  const canEnroll = [...session.rights].some((r) => r.startsWith("enroll"));
+  const canEnroll = canEnrollAny(session);
   return (
     <Page
       title={`User ${props.username}@${props.realm}`}
