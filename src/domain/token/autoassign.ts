@@ -15,7 +15,9 @@ import * as store from "./token_store.ts";
 import { tokenTypeOf } from "./types/mod.ts";
 import { checkUserPassword } from "./_users.ts";
 import { loadSystemConfig } from "../system_config/mod.ts";
-import { assignToken, checkContext, parseValidityDate, tokenSecret } from "./mod.ts";
+import { assignToken } from "./admin.ts";
+import { parseValidityDate } from "./dates.ts";
+import { checkContext, tokenSecret } from "./secrets.ts";
 
 /** Unassigned tokens of a realm tried per request (privacyIDEA tries all). */
 const MAX_CANDIDATES = 1000;
