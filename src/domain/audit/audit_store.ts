@@ -2,7 +2,7 @@ import { CompiledQuery, type Expression, sql, type SqlBool } from "kysely";
 import type { Db } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
 import { executeDirect } from "../../db/direct.ts";
-import type { AUDIT_FILTER_COLUMNS, AuditEntry } from "./model.ts";
+import { type AUDIT_FILTER_COLUMNS, type AuditEntry, fitAuditEntry } from "./model.ts";
 
 /** A stored audit row. */
 export interface AuditRow extends AuditEntry {
@@ -46,7 +46,9 @@ function compiledInsert(db: Db, rows: number): string {
   return text;
 }
 
-function pushParams(params: unknown[], e: AuditEntry): void {
+function pushParams(params: unknown[], entry: AuditEntry): void {
+  // every value fits its column: PostgreSQL would refuse the row, SQLite keep any length
+  const e = fitAuditEntry(entry);
   params.push(
     e.ts,
     e.action,
