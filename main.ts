@@ -25,6 +25,7 @@ import { type SqliteUserStore, sqliteUserStores } from "./src/domain/resolver/mo
 import { KeyMismatchError } from "./src/domain/keys/mod.ts";
 import { BackupError, backupSqlite, sqliteFileOf, userStoreCopyPath } from "./src/db/backup.ts";
 import { startRadiusListener } from "./src/radius_listener/listener.ts";
+import { type Scheduler, startScheduler } from "./src/domain/periodic_task/mod.ts";
 import { validateCheck } from "./src/domain/validate/mod.ts";
 import { runSubscriptionCommand, SUBSCRIPTION_HELP } from "./src/cli/subscription.ts";
 import { IMPORT_HELP, runImportCommand } from "./src/cli/import.ts";
@@ -423,6 +424,13 @@ async function serveProcess(
     throw problem;
   }
   if (isStopping) void server.shutdown(); // signalled while it started
+  // every process ticks; the task leases make one of those with the node's name run a due task
+  const scheduler: Scheduler | undefined = config.periodicTasks.enabled && !isStopping
+    ? startScheduler(deps, {
+      tickMs: config.periodicTasks.tick,
+      timeZone: config.periodicTasks.timeZone || undefined,
+    })
+    : undefined;
   // a worker whose parent died (killed with SIGKILL, say) would serve on unsupervised
   const parentPid = isWorker ? parentPidOf() : undefined;
   if (parentPid !== undefined && !isStopping) {
@@ -445,6 +453,8 @@ async function serveProcess(
   ]);
   clearTimeout(timer);
   clearInterval(parentWatch);
+  // a task running now finishes (or gives up its lease) before the database closes
+  await scheduler?.stop();
   const lost = await closeRuntime(deps);
   log.info("Stopped", lost > 0 ? { lostAuditRows: lost } : {});
   return lost > 0 ? 1 : 0;

@@ -49,6 +49,8 @@ import { createMetrics, metricsHandler, type MetricsPeers } from "./http/metrics
 import { uiRoutes } from "./http/routes/ui.ts";
 import { configRoutes } from "./http/routes/config.ts";
 import { compressAnswers } from "./http/compress.ts";
+import { periodictaskRoutes } from "./http/routes/periodictask.ts";
+import { monitoringRoutes } from "./http/routes/monitoring.ts";
 
 const MAX_INFO = 900;
 /** Audit info of a request that failed because a statement's answer never came. */
@@ -172,6 +174,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/privacyideaserver", privacyideaserverRoutes);
   app.route("/ttype", ttypeRoutes);
   app.route("/config", configRoutes);
+  app.route("/periodictask", periodictaskRoutes);
+  app.route("/monitoring", monitoringRoutes);
   app.get("/metrics", metricsHandler(metrics));
   // generated from the route table above (and the rights table), never written by hand
   let openApi: string | undefined;

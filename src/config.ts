@@ -64,6 +64,14 @@ export interface Config {
   metrics: { enabled: boolean; token: string };
   /** Directory of the PEM trust anchors of attestation level `trusted`; empty: none. */
   webauthn: { trustAnchorDir: string };
+  /** The scheduler of periodic tasks (`/periodictask/`). */
+  periodicTasks: {
+    enabled: boolean;
+    /** Milliseconds between two looks for due tasks. */
+    tick: number;
+    /** IANA time zone the intervals are read in; "" = the process's local zone. */
+    timeZone: string;
+  };
 }
 
 /** One RADIUS client (NAS) allowed to talk to the native listener. */
@@ -305,7 +313,36 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
         "attestation level 'trusted'; empty: no anchors (level 'trusted' refuses every key)",
     },
   },
+  periodic_tasks: {
+    enabled: {
+      type: "bool",
+      default: true,
+      doc: "run the periodic tasks (/periodictask/) whose nodes name this node",
+    },
+    tick: {
+      type: "int",
+      default: 10_000,
+      check: (v: number) =>
+        v >= 100 && v <= 3_600_000 ? undefined : "must be between 100 and 3600000 (milliseconds)",
+      doc: "milliseconds between two looks for due periodic tasks",
+    },
+    time_zone: {
+      type: "string",
+      default: "",
+      check: (v: string) => v === "" || isTimeZone(v) ? undefined : "must be an IANA time zone",
+      doc: "time zone of the intervals, e.g. Europe/Berlin; empty means the local time zone",
+    },
+  },
 };
+
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Values given on the command line; they win over file and environment. */
 export interface ConfigOverrides {
@@ -455,6 +492,11 @@ export function loadConfig(source: ConfigSource = {}): Config {
     sms: { scriptDir: (raw.sms.script_dir as string) || join("sms-scripts") },
     metrics: { enabled: raw.metrics.enabled as boolean, token: raw.metrics.token as string },
     webauthn: { trustAnchorDir: raw.webauthn.trust_anchor_dir as string },
+    periodicTasks: {
+      enabled: raw.periodic_tasks.enabled as boolean,
+      tick: raw.periodic_tasks.tick as number,
+      timeZone: raw.periodic_tasks.time_zone as string,
+    },
   };
 }
 

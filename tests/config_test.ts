@@ -45,6 +45,8 @@ Deno.test("every config key can be set through TESSERA_<SECTION>_<KEY>", () => {
       if (section === "subscriptions" && key === "mode") value = "off";
       if (key === "database_url") value = "sqlite:/tmp/db";
       if (key === "versionnumber") value = "3.13.3";
+      if (section === "periodic_tasks" && key === "tick") value = "1000";
+      if (key === "time_zone") value = "Europe/Berlin";
       assert.doesNotThrow(() => loadConfig({ env: { [name]: value } }), name);
     }
   }

@@ -86,6 +86,61 @@ export interface Database {
   caconnectorconfig: CaConnectorConfigTable;
   localca: LocalCaTable;
   cacertificate: CaCertificateTable;
+  periodictask: PeriodicTaskTable;
+  periodictaskoption: PeriodicTaskOptionTable;
+  periodictasklastrun: PeriodicTaskLastRunTable;
+  periodictasklease: PeriodicTaskLeaseTable;
+  monitoringstats: MonitoringStatsTable;
+}
+
+/** Periodic task definitions (`/periodictask/`, migration 0021). */
+export interface PeriodicTaskTable {
+  id: Generated<number>;
+  name: string;
+  active: number;
+  retry_if_failed: number;
+  /** Crontab expression. */
+  interval: string;
+  /** Node names, joined by ", ". */
+  nodes: string;
+  taskmodule: string;
+  ordering: number;
+  /** Milliseconds since the epoch of the last change. */
+  last_update: number;
+}
+
+/** Options of a periodic task (values as strings). */
+export interface PeriodicTaskOptionTable {
+  id: Generated<number>;
+  periodictask_id: number;
+  key: string;
+  value: string;
+}
+
+/** When a periodic task last ran on a node (milliseconds since the epoch). */
+export interface PeriodicTaskLastRunTable {
+  id: Generated<number>;
+  periodictask_id: number;
+  node: string;
+  timestamp: number;
+}
+
+/** Which process runs a periodic task for a node, until when (see the scheduler). */
+export interface PeriodicTaskLeaseTable {
+  periodictask_id: number;
+  node: string;
+  holder: string;
+  /** Milliseconds since the epoch; 0: free. */
+  expires_at: number;
+}
+
+/** Time series the periodic tasks write (`/monitoring/`). */
+export interface MonitoringStatsTable {
+  id: Generated<number>;
+  /** Milliseconds since the epoch. */
+  timestamp: number;
+  stats_key: string;
+  stats_value: number;
 }
 
 /** privacyIDEA's user cache: which user a login named, and when (migration 0019). */

@@ -12,6 +12,7 @@ import { CACHED_TABLES as CACHED_0013 } from "../../src/db/migrations/0013_cache
 import { CACHE_EPOCH_TABLES as CACHED_0014 } from "../../src/db/migrations/0014_privacyidea_server.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0015 } from "../../src/db/migrations/0015_smsgateway.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0019 } from "../../src/db/migrations/0019_user_cache.ts";
+import { CACHE_EPOCH_TABLES as CACHED_0021 } from "../../src/db/migrations/0021_periodic_tasks.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0022 } from "../../src/db/migrations/0022_caconnector.ts";
 import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
 
@@ -22,6 +23,7 @@ const CACHED_TABLES = [
   ...CACHED_0014,
   ...CACHED_0015,
   ...CACHED_0019,
+  ...CACHED_0021,
   ...CACHED_0022,
 ];
 const HOT = [
@@ -33,6 +35,9 @@ const HOT = [
   "eventcounter",
   "auth_cache",
   "usercache",
+  "periodictasklastrun",
+  "periodictasklease",
+  "monitoringstats",
 ];
 
 Deno.test({

@@ -58,8 +58,9 @@ Deno.test("POST /policy/<name> refuses every action of a feature Tessera does no
   const t = await createTestApp();
   await keepPolicyRights(t);
   const ctx = { realms: [], resolvers: [], tokenTypes: knownTokenTypes() };
-  for (const [feature, defs] of Object.entries(FEATURE_DEFS)) {
-    assert.equal(defs.isBuilt, false, `${feature} is built: its actions are listed`);
+  for (const defs of Object.values(FEATURE_DEFS)) {
+    // a built feature's actions are listed, and the test above saves each of them
+    if (defs.isBuilt) continue;
     for (const [scope, actions] of Object.entries(defs.actions(ctx))) {
       for (const action of Object.keys(actions ?? {})) {
         const res = await post(t, "x", { scope, action: `${action}` });

@@ -25,6 +25,7 @@ import * as m0017 from "./0017_audit_request_id.ts";
 import * as m0018 from "./0018_auth_cache.ts";
 import * as m0019 from "./0019_user_cache.ts";
 import * as m0020 from "./0020_audit_authentication.ts";
+import * as m0021 from "./0021_periodic_tasks.ts";
 import * as m0022 from "./0022_caconnector.ts";
 
 /** Migration name → module, applied in key order. */
@@ -49,5 +50,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0018_auth_cache": m0018,
   "0019_user_cache": m0019,
   "0020_audit_authentication": m0020,
+  "0021_periodic_tasks": m0021,
   "0022_caconnector": m0022,
 };

@@ -240,3 +240,20 @@ export async function readCounter(db: Db, name: string): Promise<number> {
     .where("counter_name", "=", name).executeTakeFirst();
   return Number(row?.counter_value ?? 0);
 }
+
+/** The value of a named counter, or undefined when there is no such counter. */
+export async function findCounter(db: Db, name: string): Promise<number | undefined> {
+  const row = await db.selectFrom("eventcounter").select("counter_value")
+    .where("counter_name", "=", name).executeTakeFirst();
+  return row === undefined ? undefined : Number(row.counter_value);
+}
+
+/**
+ * Takes `amount` off a named counter: a reset to 0 of a value read before
+ * that keeps the increments made since the read.
+ */
+export async function takeFromCounter(db: Db, name: string, amount: number): Promise<void> {
+  await db.updateTable("eventcounter")
+    .set({ counter_value: sql<number>`counter_value - ${amount}` })
+    .where("counter_name", "=", name).execute();
+}

@@ -17,6 +17,10 @@ export { eventOf } from "./catalog.ts";
 export { eventPlan, runDefinitions } from "./engine.ts";
 export type { EventPlan } from "./engine.ts";
 export { EventAbortError } from "./types.ts";
+export {
+  findCounter as readEventCounter,
+  takeFromCounter as takeFromEventCounter,
+} from "./event_store.ts";
 export type { EventContext, EventIdentity, EventRequest, EventResponse } from "./types.ts";
 
 /** A definition as `GET /event/` shows it (spec 05 §2). */

@@ -527,7 +527,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   periodictasks: {
     description: "periodic tasks",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({
       admin: bools("system", ["periodictask_write", "periodictask_read"], ["config"]),
     }),
@@ -551,7 +551,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   statistics: {
     description: "statistics (/monitoring)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({
       admin: bools("system", ["statistics_read", "statistics_delete"], ["config"]),
     }),

@@ -101,6 +101,10 @@ const TOKEN_LOAD: RouteRule = {
   message: () => "Admin actions are defined, but you are not allowed to upload token files.",
 };
 
+// privacyIDEA asks for an admin and no policy action on these (api/periodictask.py)
+const PERIODIC_TASK_LISTS = "the names of the task modules and nodes and the options a module " +
+  "takes: fixed lists, no configuration";
+
 const CRL_PUBLIC = "a CRL is public by design (RFC 5280 distribution points are fetched without " +
   "credentials); it names revoked serials only";
 
@@ -357,6 +361,20 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /machine/tokenoption": { ...MACHINE_TOKEN },
   "GET /machine/authitem": { ...ADMIN, action: "fetch_authentication_items" },
   "GET /machine/authitem/:application": { ...ADMIN, action: "fetch_authentication_items" },
+  // --- periodic tasks and their statistics (admins only in privacyIDEA; no realm to scope)
+  "GET /periodictask/taskmodules": { ...ADMIN, why: PERIODIC_TASK_LISTS },
+  "GET /periodictask/nodes": { ...ADMIN, why: PERIODIC_TASK_LISTS },
+  "GET /periodictask/options/:module": { ...ADMIN, why: PERIODIC_TASK_LISTS },
+  "GET /periodictask": { ...ADMIN, action: "periodictask_read" },
+  "GET /periodictask/:id": { ...ADMIN, action: "periodictask_read" },
+  "POST /periodictask": { ...ADMIN, action: "periodictask_write" },
+  "POST /periodictask/enable/:id": { ...ADMIN, action: "periodictask_write" },
+  "POST /periodictask/disable/:id": { ...ADMIN, action: "periodictask_write" },
+  "DELETE /periodictask/:id": { ...ADMIN, action: "periodictask_write" },
+  "GET /monitoring": { ...ADMIN, action: "statistics_read" },
+  "GET /monitoring/:key": { ...ADMIN, action: "statistics_read" },
+  "GET /monitoring/:key/last": { ...ADMIN, action: "statistics_read" },
+  "DELETE /monitoring/:key": { ...ADMIN, action: "statistics_delete" },
 };
 
 /** The table key of a registered route (`method`, `path` as in `app.routes`). */
