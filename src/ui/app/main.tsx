@@ -29,6 +29,7 @@ import {
   Outcome,
   type Route,
   StatusLine,
+  trapTab,
   useAction,
   useFocusRescue,
   useRoute,
@@ -195,6 +196,7 @@ function LockScreen(
       aria-label="Session locked"
       // Escape does not lift the lock
       onCancel={(e) => e.preventDefault()}
+      onKeyDown={trapTab}
     >
       <h2>Session locked</h2>
       <p>
@@ -257,7 +259,7 @@ function NoTokenDialog(props: { onClose: () => void }) {
     if (d && !d.open) d.showModal();
   }, []);
   return (
-    <dialog ref={ref} aria-label="You have no token" onClose={props.onClose}>
+    <dialog ref={ref} aria-label="You have no token" onClose={props.onClose} onKeyDown={trapTab}>
       <h2>You have no token</h2>
       <p>To log in with a second factor you need a token. Enrol one now.</p>
       <div class="actions">

@@ -372,6 +372,33 @@ export function useFocusRescue(): void {
   }, []);
 }
 
+const FOCUSABLE = "a[href], button:not([disabled]), input:not([disabled]), " +
+  'select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/**
+ * Keeps Tab and Shift+Tab inside a modal dialog (`onKeyDown` of the dialog): from its last
+ * control Tab goes to its first, and back. A modal dialog makes the page behind it inert, but the
+ * browser still lets Tab leave the dialog for its own address bar.
+ */
+export function trapTab(e: KeyboardEvent): void {
+  if (e.key !== "Tab") return;
+  const dialog = e.currentTarget as HTMLElement;
+  const items = [...dialog.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) =>
+    el.getClientRects().length > 0
+  );
+  if (items.length === 0) return;
+  const first = items[0];
+  const last = items[items.length - 1];
+  const active = document.activeElement;
+  if (e.shiftKey && (active === first || !dialog.contains(active))) {
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && (active === last || !dialog.contains(active))) {
+    e.preventDefault();
+    first.focus();
+  }
+}
+
 /**
  * A button that asks first, in a modal dialog, and then runs `onConfirm`.
  * Closing the dialog gives focus back to the button (when the action then
@@ -412,7 +439,12 @@ export function ConfirmButton(
         {props.label}
       </button>
       {open && (
-        <dialog ref={ref} aria-label={props.label} onClose={() => setOpen(false)}>
+        <dialog
+          ref={ref}
+          aria-label={props.label}
+          onClose={() => setOpen(false)}
+          onKeyDown={trapTab}
+        >
           <p>{props.question}</p>
           <div class="actions">
             <button type="button" onClick={() => setOpen(false)}>Cancel</button>

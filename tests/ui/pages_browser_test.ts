@@ -1,0 +1,262 @@
+/**
+ * Every page of the web interface in chromium (headless, playwright-core, a real
+ * `tessera serve` with data on every page): no serious or critical axe-core WCAG 2.1 A/AA
+ * finding, no console error, no sideways scrolling at 390 px for the user's pages, and dialogs
+ * that keep the keyboard inside them. With `UPDATE_DOCS=1` it writes the screenshots of
+ * docs/ui.md (docs/ui/*.png, reduced to 64 colours when ImageMagick's `convert` is there).
+ *
+ * Runs in the SQLite half of the test command only (the UI is engine-blind).
+ */
+import assert from "node:assert/strict";
+import type { Browser, Page } from "playwright-core";
+import { TEST_ENGINE } from "../test_db.ts";
+import { wcagViolations } from "./_axe.ts";
+import {
+  adminJwt,
+  call,
+  launchChromium,
+  login,
+  type Server,
+  settled,
+  startTessera,
+  watchErrors,
+} from "./_browser.ts";
+
+const DOCS = new URL("../../docs/ui/", import.meta.url).pathname;
+const UPDATE = Deno.env.get("UPDATE_DOCS") === "1";
+const KEY = "3132333435363738393031323334353637383930";
+const ALICE_PASSWORD = "Alice-Pass-1";
+
+async function ok(
+  server: Server,
+  jwt: string,
+  method: string,
+  path: string,
+  params: Record<string, unknown> = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const res = await call(server.base, method, path, params, jwt);
+  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
+  return res;
+}
+
+/** A world with something on every page. */
+async function populate(server: Server, jwt: string): Promise<{ eventId: number }> {
+  const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
+  await ok(server, jwt, "POST", "/resolver/people", {
+    ...defaults.result.value,
+    type: "sqlresolver",
+    Database: "people.sqlite",
+    Editable: "1",
+  });
+  await ok(server, jwt, "POST", "/realm/staff", { resolvers: "people" });
+  for (const [user, given, sur] of [["alice", "Alice", "Meyer"], ["bob", "Bob", "Kraus"]]) {
+    await ok(server, jwt, "POST", "/user/", {
+      user,
+      resolver: "people",
+      password: ALICE_PASSWORD,
+      givenname: given,
+      surname: sur,
+      email: `${user}@example.com`,
+    });
+  }
+  const init = (p: Record<string, unknown>) => ok(server, jwt, "POST", "/token/init", p);
+  await init({
+    type: "hotp",
+    serial: "HOTP0001",
+    otpkey: KEY,
+    user: "alice",
+    realm: "staff",
+    description: "Alice's phone",
+  });
+  await init({ type: "totp", serial: "TOTP0001", genkey: 1, user: "bob", realm: "staff" });
+  await init({ type: "spass", serial: "SPASS001", pin: "1" });
+  await init({ type: "hotp", serial: "HOTP0002", otpkey: KEY, user: "bob", realm: "staff" });
+  await ok(server, jwt, "POST", "/token/set", { serial: "HOTP0002", max_failcount: 1 });
+  await call(server.base, "POST", "/validate/check", { serial: "HOTP0002", pass: "000000" });
+  await call(server.base, "POST", "/validate/check", {
+    user: "alice",
+    realm: "staff",
+    pass: "755224",
+  });
+  await ok(server, jwt, "POST", "/policy/selfservice", {
+    scope: "user",
+    action: "enrollTOTP, enrollHOTP, disable, enable, setpin, delete, resync, auditlog, " +
+      "userlist, updateuser",
+    realm: "staff",
+  });
+  await ok(server, jwt, "POST", "/policy/authentication", {
+    scope: "authentication",
+    action: "otppin=tokenpin, challenge_response=hotp totp",
+  });
+  await ok(server, jwt, "POST", "/event", {
+    name: "log-enrolments",
+    event: "token_init",
+    handlermodule: "Logging",
+    action: "logging",
+    position: "post",
+  });
+  await ok(server, jwt, "POST", "/smtpserver/mail", {
+    server: "127.0.0.1",
+    sender: "mfa@example.com",
+  });
+  await ok(server, jwt, "POST", "/radiusserver/upstream", {
+    server: "127.0.0.1",
+    secret: "radius-secret",
+  });
+  await ok(server, jwt, "POST", "/machineresolver/hosts", {
+    type: "hosts",
+    filename: "/etc/hosts",
+  });
+  await ok(server, jwt, "POST", "/system/setConfig", { DefaultMaxFailCount: "5" });
+  const events = await ok(server, jwt, "GET", "/event/");
+  return { eventId: events.result.value[0].id };
+}
+
+/** Writes the page's screenshot for docs/ui.md (only with UPDATE_DOCS=1). */
+async function screenshot(page: Page, name: string) {
+  if (!UPDATE) return;
+  await Deno.mkdir(DOCS, { recursive: true });
+  const path = `${DOCS}${name}.png`;
+  await page.screenshot({ path, fullPage: false });
+  // fewer colours: a fraction of the size, still sharp text
+  const reduce = await new Deno.Command("convert", {
+    args: [path, "-colors", "64", `PNG8:${path}`],
+    stdout: "null",
+    stderr: "null",
+  }).output().catch(() => undefined);
+  if (reduce && !reduce.success) throw new Error(`convert failed on ${path}`);
+}
+
+/** A page's serious and critical findings, named. */
+async function findings(page: Page, where: string): Promise<string[]> {
+  return (await wcagViolations(page)).filter((v) => ["serious", "critical"].includes(v.impact))
+    .map((v) => `${where}: ${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`);
+}
+
+Deno.test({
+  name:
+    "web UI: every page, admin and user, has no serious axe finding and no console error; dialogs keep the keyboard; the user's pages fit 390 px",
+  ignore: TEST_ENGINE !== "sqlite",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  const server = await startTessera();
+  let browser: Browser | undefined;
+  try {
+    const base = server.base;
+    const jwt = await adminJwt(server);
+    const { eventId } = await populate(server, jwt);
+    browser = await launchChromium();
+    const context = await browser.newContext({
+      viewport: { width: 1100, height: 760 },
+      bypassCSP: true,
+    });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    const problems: string[] = [];
+
+    await page.goto(`${base}/`);
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    problems.push(...await findings(page, "login"));
+    await screenshot(page, "login");
+
+    await login(page, base, "admin", server.adminPassword);
+    const adminPages: [string, string, string][] = [
+      ["#/dashboard", "Dashboard", "dashboard"],
+      ["#/tokens", "Tokens", "tokens"],
+      ["#/tokens/HOTP0001", "Token HOTP0001", "token"],
+      ["#/enroll", "Enrol a token", "enroll"],
+      ["#/users", "Users", "users"],
+      ["#/users/staff/alice", "User alice@staff", "user"],
+      ["#/resolvers", "Resolvers", "resolvers"],
+      ["#/realms", "Realms", "realms"],
+      ["#/policies", "Policies", "policies"],
+      ["#/policies/selfservice", "Policy selfservice", "policy"],
+      ["#/events", "Event handlers", "events"],
+      [`#/events/${eventId}`, "Event handler log-enrolments", "event"],
+      ["#/machines", "Machines", "machines"],
+      ["#/radius", "RADIUS servers", "radius"],
+      ["#/smtp", "SMTP servers", "smtp"],
+      ["#/audit", "Audit log", "audit"],
+      ["#/system", "System settings", "system"],
+    ];
+    for (const [hash, heading, name] of adminPages) {
+      await page.goto(`${base}/${hash}`);
+      await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+      await settled(page);
+      problems.push(...await findings(page, hash));
+      await screenshot(page, name);
+    }
+    // the user's page lists their tokens
+    await page.goto(`${base}/#/users/staff/alice`);
+    await settled(page);
+    await page.getByRole("region", { name: "Tokens" }).getByRole("link", { name: "HOTP0001" })
+      .waitFor();
+    // a form per resolver type: the LDAP one open
+    await page.goto(`${base}/#/resolvers`);
+    await settled(page);
+    await page.getByRole("button", { name: "New resolver" }).click();
+    await page.getByRole("form", { name: "New resolver" }).getByLabel("Resolver type")
+      .selectOption("ldapresolver");
+    await settled(page);
+    problems.push(...await findings(page, "new LDAP resolver"));
+    await screenshot(page, "resolver-ldap");
+
+    // a dialog keeps the keyboard: Tab and Shift+Tab stay on its buttons
+    await page.goto(`${base}/#/tokens/SPASS001`);
+    await settled(page);
+    await page.getByRole("group", { name: "Actions on SPASS001" })
+      .getByRole("button", { name: "Delete" }).click();
+    const dialog = page.getByRole("dialog", { name: "Delete" });
+    await dialog.waitFor();
+    for (const key of ["Tab", "Tab", "Tab", "Shift+Tab", "Shift+Tab", "Shift+Tab", "Tab"]) {
+      await page.keyboard.press(key);
+      const inside = await page.evaluate(
+        "!!document.activeElement && !!document.activeElement.closest('dialog[open]')",
+      );
+      assert.ok(inside, `after ${key} the focus left the dialog`);
+    }
+    problems.push(...await findings(page, "confirmation dialog"));
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    await page.getByRole("button", { name: "Log out" }).click();
+
+    // the user's pages, wide and at 390 px
+    await login(page, base, "alice@staff", ALICE_PASSWORD);
+    const userPages: [string, string, string][] = [
+      ["#/", "My tokens", "user-tokens"],
+      ["#/details", "My details", "user-details"],
+      ["#/audit", "My audit log", "user-audit"],
+    ];
+    for (const width of [1100, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 760 });
+      for (const [hash, heading, name] of userPages) {
+        await page.goto(`${base}/${hash}`);
+        await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+        await settled(page);
+        problems.push(...await findings(page, `${hash} at ${width} px`));
+        const sideways = await page.evaluate(
+          "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        ) as number;
+        if (sideways > 0) problems.push(`${hash} at ${width} px scrolls sideways by ${sideways}`);
+        if (width === 1100) await screenshot(page, name);
+      }
+    }
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole("button", { name: "Menu" }).click();
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "My details" })
+      .click();
+    await page.getByRole("heading", { level: 1, name: "My details" }).waitFor();
+    if (UPDATE) {
+      await page.goto(`${base}/#/`);
+      await settled(page);
+      await screenshot(page, "user-tokens-390");
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser?.close().catch(() => {});
+    await server.stop();
+  }
+});
