@@ -119,13 +119,14 @@ async function screenshot(page: Page, name: string) {
   await Deno.mkdir(DOCS, { recursive: true });
   const path = `${DOCS}${name}.png`;
   await page.screenshot({ path, fullPage: false });
-  // fewer colours: a fraction of the size, still sharp text
+  // fewer colours, not dithered (dithering makes the PNG larger): a third of the size, text
+  // as sharp; without a working ImageMagick the full-colour screenshot stays
   const reduce = await new Deno.Command("convert", {
-    args: [path, "-colors", "64", `PNG8:${path}`],
+    args: [path, "+dither", "-colors", "64", `PNG8:${path}`],
     stdout: "null",
     stderr: "null",
   }).output().catch(() => undefined);
-  if (reduce && !reduce.success) throw new Error(`convert failed on ${path}`);
+  if (!reduce?.success) console.warn(`${path}: kept in full colour (no working convert)`);
 }
 
 /** A page's serious and critical findings, named. */
