@@ -120,9 +120,10 @@ async function screenshot(page: Page, name: string) {
   const path = `${DOCS}${name}.png`;
   await page.screenshot({ path, fullPage: false });
   // fewer colours, not dithered (dithering makes the PNG larger): a third of the size, text
-  // as sharp; without a working ImageMagick the full-colour screenshot stays
+  // as sharp; no time stamps, so an unchanged page gives the same file; without a working
+  // ImageMagick the full-colour screenshot stays
   const reduce = await new Deno.Command("convert", {
-    args: [path, "+dither", "-colors", "64", `PNG8:${path}`],
+    args: [path, "-strip", "+dither", "-colors", "64", `PNG8:${path}`],
     stdout: "null",
     stderr: "null",
   }).output().catch(() => undefined);
@@ -221,6 +222,37 @@ Deno.test({
     problems.push(...await findings(page, "confirmation dialog"));
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
+
+    // a token test answered: a real /validate/check with the serial (the RFC 4226 key's OTP of
+    // counter 1; counter 0 was used above), the answer in the token's page
+    await page.goto(`${base}/#/tokens/HOTP0001`);
+    await settled(page);
+    const test = page.getByRole("form", { name: "Test token HOTP0001" });
+    await test.getByLabel("PIN and OTP value").fill("287082");
+    await test.getByRole("button", { name: "Check" }).click();
+    await page.getByTestId("test-result").filter({ hasText: /^Accepted/ }).waitFor();
+    await page.getByTestId("token-counter").filter({ hasText: /^2$/ }).waitFor();
+    problems.push(...await findings(page, "token test answered"));
+    await test.evaluate((form) => form.closest("section")?.scrollIntoView());
+    await screenshot(page, "token-test");
+
+    // an enrolment's QR code, whose otpauth URL names the new token
+    await page.goto(`${base}/#/enroll`);
+    await settled(page);
+    const enrol = page.getByRole("form", { name: "Enrol a token" });
+    assert.equal(await enrol.getByLabel("Token type").inputValue(), "hotp");
+    await enrol.getByLabel("Description").fill("Front desk");
+    await enrol.getByRole("button", { name: "Enrol" }).click();
+    const qr = page.getByRole("img", { name: /QR code of token/ });
+    await qr.waitFor();
+    const url = new URL((await qr.getAttribute("data-otpauth"))!.replace("otpauth:", "http:"));
+    const enrolled = await ok(server, jwt, "GET", "/token/", {
+      serial: url.searchParams.get("serial"),
+    });
+    assert.equal(enrolled.result.value.tokens[0]?.description, "Front desk");
+    problems.push(...await findings(page, "enrolled token"));
+    await qr.evaluate((img) => img.closest("section")?.scrollIntoView());
+    await screenshot(page, "enroll-qr");
     await page.getByRole("button", { name: "Log out" }).click();
 
     // the user's pages, wide and at 390 px
