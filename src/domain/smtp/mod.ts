@@ -236,3 +236,33 @@ export async function sendTestEmail(deps: Deps, params: Record<string, unknown>)
     return false;
   }
 }
+
+/** An SMTP server given by the request itself (`POST /system/test/email`), not a definition. */
+export interface AdhocSmtp {
+  server: string;
+  port: number;
+  tls: boolean;
+  username: string;
+  password: string;
+  sender: string;
+}
+
+/** Sends `mail` through `smtp`; true when the server accepted it (the failure goes to the log). */
+export async function sendAdhocMail(deps: Deps, smtp: AdhocSmtp, mail: Mail): Promise<boolean> {
+  if (!EMAIL_REGEXP.test(smtp.sender.replace(/^.*<([^>]*)>\s*$/, "$1"))) {
+    throw new ParameterError(`Cannot parse parameter "email.mailfrom": invalid address`);
+  }
+  for (const to of mail.to) {
+    if (!EMAIL_REGEXP.test(to)) {
+      throw new ParameterError(`Cannot parse parameter "email.recipient": invalid address`);
+    }
+  }
+  const settings: SmtpSettings = { ...smtp, timeout: 10 };
+  try {
+    await sendSmtp(settings, message(deps, smtp.sender, mail));
+    return true;
+  } catch (err) {
+    deps.log.warn("Test email failed", { server: smtp.server, error: (err as Error).message });
+    return false;
+  }
+}

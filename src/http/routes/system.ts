@@ -2,14 +2,23 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { pathParam, stringParam } from "../params.ts";
+import { HttpError } from "../../errors.ts";
 import {
   deleteSystemConfig,
   readSystemConfig,
   setSystemConfig,
 } from "../../domain/system_config/mod.ts";
+import {
+  caConnectorNameList,
+  randomText,
+  setTokenDefaults,
+  systemNodes,
+  testTokenConfig,
+} from "../../domain/system_config/extras.ts";
+import { radiusServerIdentifiers } from "../../domain/radius_server/mod.ts";
 import { flushUserCache } from "../../domain/user_cache/mod.ts";
 
-/** `/system/`: key-value system configuration. */
+/** `/system/`: key-value system configuration and privacyIDEA's other system routes. */
 export const systemRoutes = new Hono<AppEnv>();
 
 systemRoutes.get("/", async (c) => {
@@ -22,7 +31,54 @@ systemRoutes.post("/setConfig", async (c) => {
   return ok(c, result);
 });
 
-// privacyIDEA's route; registered before "/:key", which would take it for a config key
+// privacyIDEA's routes below are registered before "/:key", which would take them for config keys
+
+systemRoutes.post("/setDefault", async (c) => {
+  const result = await setTokenDefaults(c.get("deps"), c.get("params"));
+  c.get("audit").info = Object.keys(result).join(", ");
+  return ok(c, result);
+});
+
+systemRoutes.get("/random", (c) => {
+  const p = c.get("params");
+  return ok(c, randomText(c.get("deps"), stringParam(p, "len"), stringParam(p, "encode")));
+});
+
+systemRoutes.get("/nodes", async (c) => ok(c, await systemNodes(c.get("deps"))));
+
+systemRoutes.post("/test/:tokentype", async (c) => {
+  const type = pathParam(c, "tokentype");
+  c.get("audit").tokenType = type.slice(0, 30);
+  const result = await testTokenConfig(c.get("deps"), type, c.get("params"));
+  return ok(c, result.value, { detail: { message: result.message } });
+});
+
+systemRoutes.get("/names/radius", async (c) => {
+  return ok(c, await radiusServerIdentifiers(c.get("deps")));
+});
+
+systemRoutes.get("/names/caconnector", async (c) => {
+  return ok(c, await caConnectorNameList(c.get("deps")));
+});
+
+/** privacyIDEA routes Tessera refuses: the route, and why. */
+export const REFUSED_SYSTEM_ROUTES: Readonly<Record<string, string>> = {
+  "GET /system/documentation": "Tessera generates no configuration document; read the " +
+    "configuration with GET /system/, /resolver/, /realm/ and /policy/",
+  "GET /system/hsm": "Tessera has no hardware security module: its keys are in the key file",
+  "POST /system/hsm": "Tessera has no hardware security module: its keys are in the key file",
+  "GET /system/gpgkeys": "Tessera has no GPG keys: it imports token files unencrypted " +
+    "(tessera import, POST /token/load)",
+};
+
+for (const [route, why] of Object.entries(REFUSED_SYSTEM_ROUTES)) {
+  const [method, path] = route.split(" ");
+  systemRoutes.on(method, path.slice("/system".length), () => {
+    throw new HttpError(404, `${route} is not available in Tessera: ${why}.`, 404);
+  });
+}
+
+// privacyIDEA's route
 systemRoutes.delete("/user-cache", async (c) => {
   const deleted = await flushUserCache(c.get("deps"));
   c.get("audit").info = `Deleted ${deleted} entries from user cache`;
