@@ -573,7 +573,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   random: {
     description: "random data from the server (/system/random)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({ admin: bools("tools", ["getrandom"]) }),
   },
   tokencopy: {

@@ -268,6 +268,24 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
     why: "privacyIDEA asks for an admin and no policy action; emptying the user cache of every " +
       "realm reveals and changes no user, it only makes the next lookups ask the user stores",
   },
+  "POST /system/setDefault": { ...ADMIN, action: "configwrite" },
+  "POST /system/test/:tokentype": { ...ADMIN, action: "configwrite" },
+  "GET /system/random": { ...ADMIN, action: "getrandom" },
+  "GET /system/nodes": {
+    ...ADMIN,
+    why: "privacyIDEA asks for an admin and no policy action: the node's name, no realm data",
+  },
+  // admins and users who may enrol the type the names are for (privacyIDEA: check_base_action)
+  "GET /system/names/radius": { roles: "any", action: "enrollRADIUS" },
+  "GET /system/names/caconnector": { roles: "any", action: "enrollCERTIFICATE" },
+  ...Object.fromEntries(
+    [
+      "GET /system/documentation",
+      "GET /system/hsm",
+      "POST /system/hsm",
+      "GET /system/gpgkeys",
+    ].map((route) => [route, { ...ADMIN, why: "refused for every admin (not in Tessera)" }]),
+  ),
   // a user reads the rows about themselves (privacyIDEA's user right auditlog)
   "GET /audit": { roles: "any", action: "auditlog" },
   "GET /application": { ...ADMIN, why: "the list of machine applications, no data" },
