@@ -89,6 +89,7 @@ Deno.test({
         ["Machines", "Machines"],
         ["RADIUS servers", "RADIUS servers"],
         ["SMTP servers", "SMTP servers"],
+        ["SMS gateways", "SMS gateways"],
         ["Audit log", "Audit log"],
         ["System", "System settings"],
       ];

@@ -100,6 +100,19 @@ async function populate(server: Server, jwt: string): Promise<{ eventId: number 
     server: "127.0.0.1",
     sender: "mfa@example.com",
   });
+  await ok(server, jwt, "POST", "/smsgateway", {
+    name: "sms-out",
+    module: "privacyidea.lib.smsprovider.HttpSMSProvider.HttpSMSProvider",
+    description: "SMS through the provider's web API",
+    "option.URL": "https://sms.example.com/send",
+    "option.HTTP_METHOD": "POST",
+    "option.CHECK_SSL": "yes",
+    "option.SEND_DATA_AS_JSON": "yes",
+    "option.PASSWORD": "sms-secret",
+    "option.USERNAME": "tessera",
+    "option.text": "{otp}",
+    "option.to": "{phone}",
+  });
   await ok(server, jwt, "POST", "/radiusserver/upstream", {
     server: "127.0.0.1",
     secret: "radius-secret",
@@ -180,6 +193,7 @@ Deno.test({
       ["#/machines", "Machines", "machines"],
       ["#/radius", "RADIUS servers", "radius"],
       ["#/smtp", "SMTP servers", "smtp"],
+      ["#/sms", "SMS gateways", "sms"],
       ["#/audit", "Audit log", "audit"],
       ["#/system", "System settings", "system"],
     ];
@@ -204,6 +218,15 @@ Deno.test({
     await settled(page);
     problems.push(...await findings(page, "new LDAP resolver"));
     await screenshot(page, "resolver-ldap");
+
+    // an SMS gateway's form: its provider's parameters typed, its free options as rows
+    await page.goto(`${base}/#/sms`);
+    await settled(page);
+    await page.getByRole("button", { name: "Edit sms-out" }).click();
+    await page.getByRole("form", { name: "Edit SMS gateway sms-out" }).getByLabel("Option 1 name")
+      .waitFor();
+    problems.push(...await findings(page, "SMS gateway form"));
+    await screenshot(page, "sms-gateway");
 
     // a dialog keeps the keyboard: Tab and Shift+Tab stay on its buttons
     await page.goto(`${base}/#/tokens/SPASS001`);

@@ -348,6 +348,7 @@ browserTest(
         ["#/machines", "Machines", 25],
         ["#/radius", "RADIUS servers", 25],
         ["#/smtp", "SMTP servers", 25],
+        ["#/sms", "SMS gateways", 25],
         ["#/audit", "Audit log", 40],
         ["#/system", "System settings", 40],
         ["#/enroll", "Enrol a token", 25],
@@ -512,6 +513,15 @@ browserTest(
         }],
         ["POST", "/smtpserver/mail", { server: "127.0.0.1", sender: "mfa@example.com" }],
         ["POST", "/radiusserver/upstream", { server: "127.0.0.1", secret: "radius-secret" }],
+        ["POST", "/smsgateway", {
+          name: "sms-gateway-with-a-long-name",
+          module: "privacyidea.lib.smsprovider.HttpSMSProvider.HttpSMSProvider",
+          description: "SMS through the provider's web API, with a long description",
+          "option.URL": "https://sms.example.com/send",
+          "option.HTTP_METHOD": "GET",
+          "option.CHECK_SSL": "yes",
+          "option.SEND_DATA_AS_JSON": "no",
+        }],
         ["POST", "/machineresolver/hosts", { type: "hosts", filename: "/etc/hosts" }],
       ];
       for (const [method, path, params] of setup) {
@@ -567,6 +577,7 @@ browserTest(
         ["#/machines", "Machines"],
         ["#/radius", "RADIUS servers"],
         ["#/smtp", "SMTP servers"],
+        ["#/sms", "SMS gateways"],
         ["#/audit", "Audit log"],
         ["#/system", "System settings"],
       ];
