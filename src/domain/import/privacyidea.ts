@@ -93,7 +93,7 @@ export interface PiImportReport {
 const WRONG_KEY =
   "The key file does not decrypt this database's secrets: is it the encKey of this privacyIDEA?";
 // types whose key string is the secret itself, not hex (spec 12 §2.2)
-const TEXT_KEY_TYPES = new Set(["pw", "registration", "applspec", "passkey"]);
+const TEXT_KEY_TYPES = new Set(["pw", "registration", "applspec", "passkey", "motp"]);
 
 const str = (v: unknown) => v === null || v === undefined ? "" : String(v).trim();
 const int = (v: unknown, dflt = 0) => {
@@ -553,6 +553,15 @@ function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
       } else {
         info[key] = { value, type: str(i.Type) };
       }
+    }
+    if (type === "motp" && str(row.user_pin) !== "") {
+      // privacyIDEA keeps the mOTP PIN in the token's encrypted user PIN column
+      const motppin = secrets.attempt(
+        `mOTP PIN of ${serial}`,
+        () => decryptTokenKey(secrets.keys, str(row.user_pin), str(row.user_pin_iv)),
+      );
+      if (motppin === undefined) notes.push("its mOTP PIN could not be decrypted");
+      else info.motppin = { value: motppin, type: "password" };
     }
     if ((type === "hotp" || type === "totp") && !info.hashlib) {
       // no per-token hash: the system default of privacyIDEA applied

@@ -141,6 +141,7 @@ export const TYPE_ENROLL_ACTIONS: Readonly<
     ],
     bool: ["daypassword_force_server_generate"],
   },
+  motp: { caller: ["motp_force_server_generate"], bool: ["motp_force_server_generate"] },
 };
 
 /** No policy: no verification, no two-step enrolment. */

@@ -30,4 +30,5 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
   yubikey: "Yubikey AES mode: One Time Passwords with Yubikey.",
   yubico: "Yubikey Cloud mode: Forward authentication request to YubiCloud.",
   certificate: "Certificate: Enroll an x509 Certificate Token.",
+  motp: "mOTP: classical mobile One Time Passwords.",
 };

@@ -24,6 +24,7 @@ import { PASSKEY } from "./passkey.ts";
 import { YUBIKEY } from "./yubikey.ts";
 import { YUBICO } from "./yubico.ts";
 import { CERTIFICATE } from "./certificate.ts";
+import { MOTP } from "./motp.ts";
 
 export type {
   InitParams,
@@ -60,6 +61,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   YUBIKEY,
   YUBICO,
   CERTIFICATE,
+  MOTP,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));

@@ -1,0 +1,80 @@
+/**
+ * `tessera import privacyidea` with tokens of the spec 14 types Tessera has: each
+ * arrives enabled with its secret and authenticates with the spec's vectors.
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
+import { importPrivacyidea } from "../../src/domain/import/mod.ts";
+import { createPiSqlite, ENC_KEY, piEncrypt, T4 } from "./_pi_fixture.ts";
+
+/** A token row (slot-0 encrypted key and user PIN) with tokeninfo. */
+function addToken(
+  db: DatabaseSync,
+  id: number,
+  row: { serial: string; type: string; key?: string; userPin?: string; otplen?: number },
+  info: [string, string][] = [],
+) {
+  const key = row.key === undefined ? ["", ""] : piEncrypt(0, "a0".repeat(16), row.key).split(":");
+  const pin = row.userPin === undefined
+    ? [null, null]
+    : piEncrypt(0, "b1".repeat(16), row.userPin).split(":");
+  db.prepare(`insert into token (id, description, serial, tokentype, otplen, pin_hash, key_enc,
+    key_iv, user_pin, user_pin_iv, maxfail, active, revoked, locked, failcount, count,
+    count_window, sync_window, rollout_state)
+    values (?, '', ?, ?, ?, ?, ?, ?, ?, ?, 10, 1, 0, 0, 0, 0, 10, 1000, '')`)
+    .run(id, row.serial, row.type, row.otplen ?? 6, T4, key[1], key[0], pin[1], pin[0]);
+  info.forEach(([k, v], i) => {
+    db.prepare(`insert into tokeninfo values (?, ?, ?, '', '', ?)`).run(id * 10 + i, k, v, id);
+  });
+}
+
+async function importWith(
+  t: TestApp,
+  fill: (db: DatabaseSync) => void,
+): Promise<{ log: string[] }> {
+  const dir = await Deno.makeTempDir({ prefix: "tessera-pi-types-" });
+  try {
+    const made = await createPiSqlite(dir, t.clock.now());
+    const db = new DatabaseSync(made.url.slice("sqlite:///".length));
+    fill(db);
+    db.close();
+    return await importPrivacyidea(t.deps, made.url, { encKey: ENC_KEY });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function tokenOf(t: TestApp, serial: string) {
+  const res = await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial } }));
+  return res.body.result.value.tokens[0];
+}
+
+Deno.test("import privacyidea: an motp token arrives enabled with key and mOTP PIN", async () => {
+  const t = await createTestApp();
+  try {
+    const report = await importWith(t, (db) => {
+      addToken(db, 801, {
+        serial: "PIMO0001",
+        type: "motp",
+        key: "0123456789abcdef",
+        userPin: "6666",
+      });
+    });
+    assert.ok(
+      !report.log.some((l) => /PIMO0001.*(disabled|failed)/.test(l)),
+      report.log.join("\n"),
+    );
+    const token = await tokenOf(t, "PIMO0001");
+    assert.equal(token.tokentype, "motp");
+    assert.equal(token.active, true);
+    assert.equal(token.info.motppin, undefined);
+    t.clock.set(129612120 * 10_000);
+    const ok = await jsonOf(
+      await t.post("/validate/check", { serial: "PIMO0001", pass: "12346ed4e4" }),
+    );
+    assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  } finally {
+    await t.close();
+  }
+});
