@@ -91,6 +91,8 @@ export interface Database {
   periodictasklastrun: PeriodicTaskLastRunTable;
   periodictasklease: PeriodicTaskLeaseTable;
   monitoringstats: MonitoringStatsTable;
+  tokengroup: TokenGroupTable;
+  tokentokengroup: TokenTokenGroupTable;
 }
 
 /** Periodic task definitions (`/periodictask/`, migration 0021). */
@@ -497,4 +499,17 @@ export interface CaCertificateTable {
   revoked_at: number | null;
   reason: string;
   certificate: string;
+}
+
+/** Token groups (`/tokengroup/`, migration 0023). */
+export interface TokenGroupTable {
+  id: Generated<number>;
+  name: string;
+  description: string;
+}
+
+/** The groups a token is in. */
+export interface TokenTokenGroupTable {
+  token_id: number;
+  tokengroup_id: number;
 }

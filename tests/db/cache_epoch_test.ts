@@ -14,6 +14,7 @@ import { CACHE_EPOCH_TABLES as CACHED_0015 } from "../../src/db/migrations/0015_
 import { CACHE_EPOCH_TABLES as CACHED_0019 } from "../../src/db/migrations/0019_user_cache.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0021 } from "../../src/db/migrations/0021_periodic_tasks.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0022 } from "../../src/db/migrations/0022_caconnector.ts";
+import { CACHE_EPOCH_TABLES as CACHED_0023 } from "../../src/db/migrations/0023_token_groups.ts";
 import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
 
 const onPostgres = { ignore: TEST_ENGINE !== "postgres" };
@@ -25,6 +26,7 @@ const CACHED_TABLES = [
   ...CACHED_0019,
   ...CACHED_0021,
   ...CACHED_0022,
+  ...CACHED_0023,
 ];
 const HOT = [
   "token",

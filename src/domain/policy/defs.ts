@@ -505,7 +505,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   tokengroups: {
     description: "token groups",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({
       admin: {
         ...bools("token", ["tokengroups"], ["tokens"]),
@@ -732,9 +732,6 @@ const CALLER_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
     }),
     daypassword_otplen: n("OTP length of day password tokens.", { value: [6, 8] }),
     daypassword_force_server_generate: b("The server generates the key of day password tokens."),
-  },
-  motp: {
-    motp_force_server_generate: b("The server generates the key of mOTP tokens."),
   },
 };
 

@@ -113,8 +113,12 @@ export async function listTokens(
     limit: pagesize,
   });
   const full = await store.withInfo(deps.db, tokens);
+  const groups = await store.groupNamesOf(deps.db, full.map((t) => t.id));
   return {
-    tokens: full.map((t) => tokenView(t, query.hiddenInfo)),
+    tokens: full.map((t) => ({
+      ...tokenView(t, query.hiddenInfo),
+      tokengroup: groups.get(t.id) ?? [],
+    })),
     count: total,
     prev: page > 1 ? page - 1 : null,
     next: page * pagesize < total ? page + 1 : null,

@@ -532,6 +532,8 @@ export interface TokenListFilter {
   allowedRealms?: string[];
   /** Only tokens in this state (see {@link TokenState}). */
   state?: TokenState;
+  /** Only tokens in the token group of this name. */
+  tokengroup?: string;
 }
 
 /**
@@ -632,6 +634,15 @@ export async function listTokens(
           .where(matchStar("tokeninfo.value", f.infoValue ?? "*")),
       ));
     }
+    if (f.tokengroup !== undefined) {
+      conds.push(eb.exists(
+        eb.selectFrom("tokentokengroup")
+          .innerJoin("tokengroup", "tokengroup.id", "tokentokengroup.tokengroup_id")
+          .select("tokentokengroup.token_id")
+          .whereRef("tokentokengroup.token_id", "=", "token.id")
+          .where("tokengroup.name", "=", f.tokengroup),
+      ));
+    }
     if (f.allowedRealms) {
       const realms = f.allowedRealms.length ? f.allowedRealms : [""];
       conds.push(eb.or([
@@ -645,8 +656,6 @@ export async function listTokens(
     }
     return eb.and(conds);
   };
-  const totalRow = await db.selectFrom("token").select((eb) => eb.fn.countAll<number>().as("n"))
-    .where(where).executeTakeFirstOrThrow();
   const rows = await db.selectFrom("token").selectAll().where(where)
     .orderBy(
       page.sortby === "state" ? STATE_ORDER : `token.${page.sortby}`,
@@ -654,7 +663,28 @@ export async function listTokens(
     )
     .orderBy("token.id", "asc")
     .limit(page.limit).offset(page.offset).execute();
-  return { tokens: rows.map((r) => toToken(r as TokenRow)), total: Number(totalRow.n) };
+  // a page that is not full, and is not past the end, tells the total itself: one statement
+  // (a one-serial listing reads the table once); else the matching tokens are counted
+  const total = rows.length < page.limit && (rows.length > 0 || page.offset === 0)
+    ? page.offset + rows.length
+    : Number(
+      (await db.selectFrom("token").select((eb) => eb.fn.countAll<number>().as("n"))
+        .where(where).executeTakeFirstOrThrow()).n,
+    );
+  return { tokens: rows.map((r) => toToken(r as TokenRow)), total };
+}
+
+/** The token group names of each of `tokenIds` (sorted; tokens in no group are absent). */
+export async function groupNamesOf(db: Db, tokenIds: number[]): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>();
+  if (tokenIds.length === 0) return out;
+  const rows = await db.selectFrom("tokentokengroup")
+    .innerJoin("tokengroup", "tokengroup.id", "tokentokengroup.tokengroup_id")
+    .select(["tokentokengroup.token_id as token_id", "tokengroup.name as name"])
+    .where("tokentokengroup.token_id", "in", tokenIds)
+    .orderBy("tokengroup.name").execute();
+  for (const r of rows) out.set(r.token_id, [...out.get(r.token_id) ?? [], r.name]);
+  return out;
 }
 
 /**

@@ -389,6 +389,15 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /periodictask/enable/:id": { ...ADMIN, action: "periodictask_write" },
   "POST /periodictask/disable/:id": { ...ADMIN, action: "periodictask_write" },
   "DELETE /periodictask/:id": { ...ADMIN, action: "periodictask_write" },
+  // token groups (spec 14 §12): admins only, as privacyIDEA (admin_required); a group is no
+  // realm object, a token's groups are changed under the token's realm rules
+  "GET /tokengroup": { ...ADMIN, action: "tokengroup_list" },
+  "GET /tokengroup/:name": { ...ADMIN, action: "tokengroup_list" },
+  "POST /tokengroup/:name": { ...ADMIN, action: "tokengroup_add" },
+  "DELETE /tokengroup/:name": { ...ADMIN, action: "tokengroup_delete" },
+  "POST /token/group/:serial/:group": { ...ADMIN, objects: "token", action: "tokengroups" },
+  "POST /token/group/:serial": { ...ADMIN, objects: "token", action: "tokengroups" },
+  "DELETE /token/group/:serial/:group": { ...ADMIN, objects: "token", action: "tokengroups" },
   "GET /monitoring": { ...ADMIN, action: "statistics_read" },
   "GET /monitoring/:key": { ...ADMIN, action: "statistics_read" },
   "GET /monitoring/:key/last": { ...ADMIN, action: "statistics_read" },

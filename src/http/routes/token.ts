@@ -43,6 +43,7 @@ import {
 } from "../../domain/token/mod.ts";
 import { listChallenges } from "../../domain/challenge/mod.ts";
 import { addTokenLoadRoutes } from "./token_load.ts";
+import { addTokenGroupRoutes } from "./tokengroup.ts";
 
 /** `/token/`: enrolment and administration of tokens (spec 02 §5). */
 export const tokenRoutes = new Hono<AppEnv>();
@@ -156,6 +157,7 @@ tokenRoutes.get("/", async (c) => {
     page: intParam(p, "page", 1, 1, 1_000_000),
     pagesize: intParam(p, "pagesize", 15, 1, 10_000),
     hiddenInfo: csv("hidden_tokeninfo"),
+    tokengroup: stringParam(p, "tokengroup") || undefined,
   };
   if (serial) {
     if (serial.includes(",")) q.serials = serial.split(",").map((s) => s.trim());
@@ -403,3 +405,4 @@ tokenRoutes.get("/getserial/:otp", async (c) => {
 });
 
 addTokenLoadRoutes(tokenRoutes);
+addTokenGroupRoutes(tokenRoutes);
