@@ -113,6 +113,14 @@ async function populate(server: Server, jwt: string): Promise<{ eventId: number 
     "option.text": "{otp}",
     "option.to": "{phone}",
   });
+  await ok(server, jwt, "POST", "/periodictask/", {
+    name: "token-statistics",
+    taskmodule: "SimpleStats",
+    interval: "0 3 * * 1",
+    nodes: "node-1",
+    ordering: 0,
+    options: { total_tokens: "True", assigned_tokens: "True" },
+  });
   await ok(server, jwt, "POST", "/radiusserver/upstream", {
     server: "127.0.0.1",
     secret: "radius-secret",
@@ -156,7 +164,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
 }, async () => {
-  const server = await startTessera();
+  // a fixed node name: the periodic task form lists this node, whatever the host is called
+  const server = await startTessera({ TESSERA_SERVER_NODE_NAME: "node-1" });
   let browser: Browser | undefined;
   try {
     const base = server.base;
@@ -194,6 +203,7 @@ Deno.test({
       ["#/radius", "RADIUS servers", "radius"],
       ["#/smtp", "SMTP servers", "smtp"],
       ["#/sms", "SMS gateways", "sms"],
+      ["#/periodic", "Periodic tasks", "periodic"],
       ["#/audit", "Audit log", "audit"],
       ["#/system", "System settings", "system"],
     ];
@@ -227,6 +237,15 @@ Deno.test({
       .waitFor();
     problems.push(...await findings(page, "SMS gateway form"));
     await screenshot(page, "sms-gateway");
+
+    // a periodic task's form: the module's options typed
+    await page.goto(`${base}/#/periodic`);
+    await settled(page);
+    await page.getByRole("button", { name: "Edit token-statistics" }).click();
+    await page.getByRole("form", { name: "Edit periodic task token-statistics" })
+      .getByLabel("total_tokens", { exact: true }).waitFor();
+    problems.push(...await findings(page, "periodic task form"));
+    await screenshot(page, "periodic-task");
 
     // a dialog keeps the keyboard: Tab and Shift+Tab stay on its buttons
     await page.goto(`${base}/#/tokens/SPASS001`);

@@ -349,6 +349,7 @@ browserTest(
         ["#/radius", "RADIUS servers", 25],
         ["#/smtp", "SMTP servers", 25],
         ["#/sms", "SMS gateways", 25],
+        ["#/periodic", "Periodic tasks", 25],
         ["#/audit", "Audit log", 40],
         ["#/system", "System settings", 40],
         ["#/enroll", "Enrol a token", 25],
@@ -513,6 +514,14 @@ browserTest(
         }],
         ["POST", "/smtpserver/mail", { server: "127.0.0.1", sender: "mfa@example.com" }],
         ["POST", "/radiusserver/upstream", { server: "127.0.0.1", secret: "radius-secret" }],
+        ["POST", "/periodictask/", {
+          name: "periodic-task-with-a-long-name",
+          taskmodule: "SimpleStats",
+          interval: "0 3 * * 1",
+          nodes: "node-with-a-long-name, another-node-with-a-long-name",
+          ordering: 0,
+          options: { total_tokens: "True" },
+        }],
         ["POST", "/smsgateway", {
           name: "sms-gateway-with-a-long-name",
           module: "privacyidea.lib.smsprovider.HttpSMSProvider.HttpSMSProvider",
@@ -578,6 +587,7 @@ browserTest(
         ["#/radius", "RADIUS servers"],
         ["#/smtp", "SMTP servers"],
         ["#/sms", "SMS gateways"],
+        ["#/periodic", "Periodic tasks"],
         ["#/audit", "Audit log"],
         ["#/system", "System settings"],
       ];
