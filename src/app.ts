@@ -52,6 +52,7 @@ import { compressAnswers } from "./http/compress.ts";
 import { periodictaskRoutes } from "./http/routes/periodictask.ts";
 import { monitoringRoutes } from "./http/routes/monitoring.ts";
 import { tokengroupRoutes } from "./http/routes/tokengroup.ts";
+import { serviceidRoutes } from "./http/routes/serviceid.ts";
 
 const MAX_INFO = 900;
 /** Audit info of a request that failed because a statement's answer never came. */
@@ -178,6 +179,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/periodictask", periodictaskRoutes);
   app.route("/monitoring", monitoringRoutes);
   app.route("/tokengroup", tokengroupRoutes);
+  app.route("/serviceid", serviceidRoutes);
   app.get("/metrics", metricsHandler(metrics));
   // generated from the route table above (and the rights table), never written by hand
   let openApi: string | undefined;

@@ -93,6 +93,7 @@ export interface Database {
   monitoringstats: MonitoringStatsTable;
   tokengroup: TokenGroupTable;
   tokentokengroup: TokenTokenGroupTable;
+  serviceid: ServiceIdTable;
 }
 
 /** Periodic task definitions (`/periodictask/`, migration 0021). */
@@ -512,4 +513,11 @@ export interface TokenGroupTable {
 export interface TokenTokenGroupTable {
   token_id: number;
   tokengroup_id: number;
+}
+
+/** Service IDs (`/serviceid/`, migration 0024). */
+export interface ServiceIdTable {
+  id: Generated<number>;
+  name: string;
+  description: string;
 }

@@ -15,6 +15,7 @@ import { CACHE_EPOCH_TABLES as CACHED_0019 } from "../../src/db/migrations/0019_
 import { CACHE_EPOCH_TABLES as CACHED_0021 } from "../../src/db/migrations/0021_periodic_tasks.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0022 } from "../../src/db/migrations/0022_caconnector.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0023 } from "../../src/db/migrations/0023_token_groups.ts";
+import { CACHE_EPOCH_TABLES as CACHED_0024 } from "../../src/db/migrations/0024_service_ids.ts";
 import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
 
 const onPostgres = { ignore: TEST_ENGINE !== "postgres" };
@@ -27,6 +28,7 @@ const CACHED_TABLES = [
   ...CACHED_0021,
   ...CACHED_0022,
   ...CACHED_0023,
+  ...CACHED_0024,
 ];
 const HOT = [
   "token",

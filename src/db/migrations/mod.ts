@@ -28,6 +28,7 @@ import * as m0020 from "./0020_audit_authentication.ts";
 import * as m0021 from "./0021_periodic_tasks.ts";
 import * as m0022 from "./0022_caconnector.ts";
 import * as m0023 from "./0023_token_groups.ts";
+import * as m0024 from "./0024_service_ids.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0021_periodic_tasks": m0021,
   "0022_caconnector": m0022,
   "0023_token_groups": m0023,
+  "0024_service_ids": m0024,
 };

@@ -515,7 +515,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   serviceids: {
     description: "service IDs",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({
       admin: bools("service ID", ["serviceid_list", "serviceid_add", "serviceid_delete"]),
     }),

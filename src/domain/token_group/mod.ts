@@ -15,6 +15,7 @@ const GROUP_NOT_FOUND = "The tokengroup does not exist.";
 
 /** A group name from the path: 1 to 255 characters, no control characters. */
 function checkName(name: string, what = "tokengroup"): string {
+  // deno-lint-ignore no-control-regex
   if (name === "" || name.length > MAX_NAME || /[\x00-\x1f\x7f]/.test(name)) {
     throw new ParameterError(
       `Invalid ${what} name: 1 to ${MAX_NAME} characters, no control characters`,

@@ -288,7 +288,12 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   ),
   // a user reads the rows about themselves (privacyIDEA's user right auditlog)
   "GET /audit": { roles: "any", action: "auditlog" },
-  "GET /application": { ...ADMIN, why: "the list of machine applications, no data" },
+  "GET /application": {
+    ...ADMIN,
+    why:
+      "the machine applications' options and the service id names offered for ssh (privacyIDEA " +
+      "asks for an admin only); no realm data",
+  },
   // --- policies
   "GET /policy/defs": { ...ADMIN, action: "policyread" },
   "GET /policy/defs/conditions": { ...ADMIN, action: "policyread" },
@@ -395,6 +400,11 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /tokengroup/:name": { ...ADMIN, action: "tokengroup_list" },
   "POST /tokengroup/:name": { ...ADMIN, action: "tokengroup_add" },
   "DELETE /tokengroup/:name": { ...ADMIN, action: "tokengroup_delete" },
+  // service IDs (spec 14 §13): admins only, as privacyIDEA (admin_required); no realm objects
+  "GET /serviceid": { ...ADMIN, action: "serviceid_list" },
+  "GET /serviceid/:name": { ...ADMIN, action: "serviceid_list" },
+  "POST /serviceid/:name": { ...ADMIN, action: "serviceid_add" },
+  "DELETE /serviceid/:name": { ...ADMIN, action: "serviceid_delete" },
   "POST /token/group/:serial/:group": { ...ADMIN, objects: "token", action: "tokengroups" },
   "POST /token/group/:serial": { ...ADMIN, objects: "token", action: "tokengroups" },
   "DELETE /token/group/:serial/:group": { ...ADMIN, objects: "token", action: "tokengroups" },
