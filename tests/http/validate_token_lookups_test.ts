@@ -8,45 +8,10 @@
  * `token` table counted.
  */
 import assert from "node:assert/strict";
-import pg from "pg";
 import { type Json, jsonOf, type TestApp } from "../test_app.ts";
-import { TEST_ENGINE } from "../test_db.ts";
-import { sqliteConnectionOf } from "../../src/db/database.ts";
 import { hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { addPolicy, appWithAlice, challengeOf, check, enrolOk } from "./_challenge_types.ts";
-
-/** A statement that reads the `token` table (not `tokeninfo` or `token_realm`). */
-const TOKEN_READ_REGEXP = /^\s*(?:with|select)\b[\s\S]*\b(?:from|join)\s+"?token"?(?:\s|$|,|\))/i;
-
-/** The statements `fn` sends to the database of `t`, on the engine of the run. */
-async function statementsOf(t: TestApp, fn: () => Promise<unknown>): Promise<string[]> {
-  const seen: string[] = [];
-  if (TEST_ENGINE === "sqlite") {
-    const conn = sqliteConnectionOf(t.deps.db)!;
-    conn.observe = (sql) => seen.push(sql);
-    try {
-      await fn();
-    } finally {
-      conn.observe = undefined;
-    }
-    return seen;
-  }
-  // every statement of the pool goes through pg's Client.query (the pool's client class
-  // extends it); this test's app is the only one of the process sending statements now
-  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-  const original = proto.query;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string })?.text;
-    if (text) seen.push(text);
-    return original.apply(this, args);
-  };
-  try {
-    await fn();
-  } finally {
-    proto.query = original;
-  }
-  return seen;
-}
+import { statementsOf, TOKEN_READ_REGEXP } from "./_statements.ts";
 
 /** The token-table reads of one `/validate/check`, and its answer. */
 async function countedCheck(
