@@ -64,6 +64,8 @@ export interface Config {
   metrics: { enabled: boolean; token: string };
   /** Directory of the PEM trust anchors of attestation level `trusted`; empty: none. */
   webauthn: { trustAnchorDir: string };
+  /** Push tokens: bits of the RSA key the server makes for each token. */
+  push: { serverKeyBits: number };
   /** The scheduler of periodic tasks (`/periodictask/`). */
   periodicTasks: {
     enabled: boolean;
@@ -313,6 +315,17 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
         "attestation level 'trusted'; empty: no anchors (level 'trusted' refuses every key)",
     },
   },
+  push: {
+    server_key_bits: {
+      type: "int",
+      default: 4096,
+      check: (v: number) =>
+        v >= 2048 && v <= 8192 && v % 8 === 0
+          ? undefined
+          : "must be 2048 to 8192 (a multiple of 8)",
+      doc: "bits of the RSA key pair the server makes for each push token (privacyIDEA: 4096)",
+    },
+  },
   periodic_tasks: {
     enabled: {
       type: "bool",
@@ -492,6 +505,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
     sms: { scriptDir: (raw.sms.script_dir as string) || join("sms-scripts") },
     metrics: { enabled: raw.metrics.enabled as boolean, token: raw.metrics.token as string },
     webauthn: { trustAnchorDir: raw.webauthn.trust_anchor_dir as string },
+    push: { serverKeyBits: raw.push.server_key_bits as number },
     periodicTasks: {
       enabled: raw.periodic_tasks.enabled as boolean,
       tick: raw.periodic_tasks.tick as number,

@@ -47,6 +47,7 @@ Deno.test("every config key can be set through TESSERA_<SECTION>_<KEY>", () => {
       if (key === "versionnumber") value = "3.13.3";
       if (section === "periodic_tasks" && key === "tick") value = "1000";
       if (key === "time_zone") value = "Europe/Berlin";
+      if (key === "server_key_bits") value = "2048";
       assert.doesNotThrow(() => loadConfig({ env: { [name]: value } }), name);
     }
   }

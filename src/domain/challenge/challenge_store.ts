@@ -147,3 +147,40 @@ export async function markAnswered(
   const res = await q.executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
+
+/** Every challenge of a serial (expired ones included), oldest first. */
+export async function findAllOfSerial(db: Db, serial: string): Promise<ChallengeRow[]> {
+  const rows = await db.selectFrom("challenge").selectAll().where("serial", "=", serial)
+    .orderBy("id").execute();
+  return rows.map((r) => toRow(r as ChallengeTable & { id: number }));
+}
+
+/**
+ * Settles one open challenge: answered, or its session set (declined). Only a
+ * challenge neither answered nor declined changes; returns whether it did.
+ */
+export async function settleOpenChallenge(
+  db: Db,
+  id: number,
+  change: { answered: true } | { session: string },
+  declinedSession: string,
+): Promise<boolean> {
+  const res = await db.updateTable("challenge")
+    .set("answered" in change ? { answered: 1 } : { session: change.session })
+    .where("id", "=", id).where("answered", "=", 0).where("session", "!=", declinedSession)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** True if a challenge of `serial` with this challenge value is answered and not expired. */
+export async function isAnsweredChallenge(
+  db: Db,
+  serial: string,
+  challenge: string,
+  now: number,
+): Promise<boolean> {
+  const row = await db.selectFrom("challenge").select("id").where("serial", "=", serial)
+    .where("challenge", "=", challenge).where("answered", "=", 1)
+    .where("expires_at", ">=", now).executeTakeFirst();
+  return row !== undefined;
+}

@@ -169,11 +169,50 @@ export async function markAnswered(
 export async function pollTransaction(
   deps: Deps,
   transactionId: string,
-): Promise<{ isAnswered: boolean; status: "accept" | "pending" }> {
+): Promise<{ isAnswered: boolean; status: "accept" | "declined" | "pending" }> {
   const now = deps.clock.now();
-  const rows = await store.findByTransaction(deps.db, transactionId);
-  const isAnswered = rows.some((c) => c.isAnswered && c.expiresAt >= now);
-  return { isAnswered, status: isAnswered ? "accept" : "pending" };
+  const rows = (await store.findByTransaction(deps.db, transactionId))
+    .filter((c) => c.expiresAt >= now);
+  const isAnswered = rows.some((c) => c.isAnswered);
+  if (isAnswered) return { isAnswered, status: "accept" };
+  // a push challenge the app declined (spec 13 §1.10)
+  const isDeclined = rows.some((c) => c.session === DECLINED_SESSION);
+  return { isAnswered, status: isDeclined ? "declined" : "pending" };
+}
+
+/** The session of a challenge the user declined in the app. */
+export const DECLINED_SESSION = "challenge_declined";
+
+/** Every challenge of a token (expired ones included), oldest first. */
+export async function challengesOfSerial(
+  deps: Deps,
+  serial: string,
+): Promise<store.ChallengeRow[]> {
+  return await store.findAllOfSerial(deps.db, serial);
+}
+
+/**
+ * Marks one open challenge answered or declined; a challenge already answered
+ * or declined stays as it is (false).
+ */
+export async function settleChallenge(
+  deps: Deps,
+  id: number,
+  outcome: "answered" | "declined",
+): Promise<boolean> {
+  const change = outcome === "answered"
+    ? { answered: true as const }
+    : { session: DECLINED_SESSION };
+  return await store.settleOpenChallenge(deps.db, id, change, DECLINED_SESSION);
+}
+
+/** True if the unexpired challenge of `serial` with challenge value `nonce` was answered. */
+export async function isAnsweredNonce(
+  deps: Deps,
+  serial: string,
+  nonce: string,
+): Promise<boolean> {
+  return await store.isAnsweredChallenge(deps.db, serial, nonce, deps.clock.now());
 }
 
 /**

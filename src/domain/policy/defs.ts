@@ -650,6 +650,26 @@ const AUTH_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
     }),
     passkey_trigger_by_pin: b("A PIN (and /validate/triggerchallenge) may ask for a passkey."),
   },
+  push: {
+    push_text_on_mobile: s(
+      "The question the user sees on the smartphone (tags like {serial}, {username}).",
+    ),
+    push_title_on_mobile: s("The title of the notification the user sees on the smartphone."),
+    push_ssl_verify: s("The smartphone verifies TLS when it answers (default 1).", {
+      value: ["0", "1"],
+    }),
+    push_require_presence: b("The user confirms a login by pressing the button shown at login."),
+    push_presence_options: s("The buttons offered: A-Z, 00-99 or push_presence_custom_options.", {
+      value: ["ALPHABETIC", "NUMERIC", "CUSTOM"],
+    }),
+    push_presence_custom_options: s("Custom buttons separated by ':' (e.g. 01:02:03:1A:1B:1C)."),
+    push_presence_num_options: n("Number of buttons offered (2 to 10, default 3).", {
+      value: range(2, 10),
+    }),
+    push_allow_polling: s("Whether push tokens may poll for challenges (default allow).", {
+      value: ["allow", "deny", "token"],
+    }),
+  },
 };
 
 /** Enrollment actions both FIDO types read (spec 11 §4.1, §5.1). */
@@ -669,6 +689,20 @@ const FIDO_ENROLL_DEFS: Record<string, ActionDef> = {
 /** Enrollment actions of token types (matched on the owner). */
 const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
   tan: { tantoken_count: n("Number of TANs of a new TAN list.") },
+  push: {
+    push_firebase_configuration: s(
+      "How push tokens get their challenges: 'poll only' (the app polls).",
+      { value: ["poll only"] },
+    ),
+    push_registration_url: s(
+      "The URL the app contacts in the second enrolment step and to answer (…/ttype/push).",
+    ),
+    push_ttl: n("Minutes the app has for the second enrolment step (in the URL, default 10)."),
+    push_ssl_verify: s("The smartphone verifies TLS during the enrolment (default 1).", {
+      value: ["0", "1"],
+    }),
+    push_use_pia_scheme: b("The enrolment URL uses the app's scheme pia:// (opens the app)."),
+  },
   webauthn: {
     ...FIDO_ENROLL_DEFS,
     webauthn_authenticator_attachment: s("Kind of authenticator asked for.", {
@@ -739,7 +773,14 @@ const CALLER_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
  * Types with their own `<type>_challenge_text` (privacyIDEA defines it for these
  * only; the other types' prompt is the authentication action `challenge_text`).
  */
-const CHALLENGE_TEXT_TYPES = new Set(["email", "sms", "indexedsecret", "webauthn", "passkey"]);
+const CHALLENGE_TEXT_TYPES = new Set([
+  "email",
+  "sms",
+  "indexedsecret",
+  "webauthn",
+  "passkey",
+  "push",
+]);
 
 /** Per-token-type definitions (spec 04 §3 "Dynamic"), a useful subset. */
 function tokenTypeDefs(ctx: DefsContext): Record<Scope, Record<string, ActionDef>> {
@@ -797,7 +838,7 @@ function tokenTypeDefs(ctx: DefsContext): Record<Scope, Record<string, ActionDef
         `Key derivation rounds of two-step ${t.type} tokens.`,
       );
     }
-    if (t.type === "hotp" || t.type === "totp" || t.type === "daypassword") {
+    if (["hotp", "totp", "daypassword", "push"].includes(t.type)) {
       out.enrollment[prefix(t.type, "force_app_pin")] = b(
         `The privacyIDEA Authenticator must protect ${t.type} tokens with a PIN (pin=True).`,
       );

@@ -100,6 +100,16 @@ export const TYPE_ENROLL_ACTIONS: Readonly<
   Record<string, { enrollment?: string[]; caller?: string[]; multi?: string[]; bool?: string[] }>
 > = {
   tan: { enrollment: ["tantoken_count"] },
+  push: {
+    enrollment: [
+      "push_firebase_configuration",
+      "push_registration_url",
+      "push_ttl",
+      "push_ssl_verify",
+      "push_use_pia_scheme",
+    ],
+    bool: ["push_use_pia_scheme"],
+  },
   hotp: {
     caller: ["hotp_hashlib", "hotp_otplen", "hotp_force_server_generate"],
     bool: ["hotp_force_server_generate"],

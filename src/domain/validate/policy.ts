@@ -439,10 +439,21 @@ export const TYPE_AUTH_ACTIONS: Readonly<Record<string, boolean>> = {
   webauthn_timeout: false,
   webauthn_allowed_transports: true,
   passkey_challenge_text: true,
+  push_challenge_text: true,
+  push_text_on_mobile: true,
+  push_title_on_mobile: true,
+  push_ssl_verify: false,
+  push_presence_options: false,
+  push_presence_custom_options: true,
+  push_presence_num_options: false,
+  push_allow_polling: false,
 };
 
 /** Boolean authentication actions of token types (value "true" when a policy sets them). */
-export const TYPE_AUTH_BOOLS: readonly string[] = ["passkey_trigger_by_pin"];
+export const TYPE_AUTH_BOOLS: readonly string[] = [
+  "passkey_trigger_by_pin",
+  "push_require_presence",
+];
 
 /** The authentication actions validate reads. */
 const AUTHENTICATION_ACTIONS = [

@@ -105,6 +105,9 @@ const TOKEN_LOAD: RouteRule = {
 const PERIODIC_TASK_LISTS = "the names of the task modules and nodes and the options a module " +
   "takes: fixed lists, no configuration";
 
+const PUSH_PROTOCOL = "the privacyIDEA Authenticator app has no login (privacyIDEA: no " +
+  "authentication): the enrolment's second step needs the token's one-time enrolment credential, " +
+  "polls and answers the app's RSA signature with the key it registered; refusals change nothing";
 const CRL_PUBLIC = "a CRL is public by design (RFC 5280 distribution points are fetched without " +
   "credentials); it names revoked serials only";
 
@@ -157,6 +160,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   // OTP is checked by the /validate/check engine (fail counter, locks, one success per OTP)
   "GET /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },
   "POST /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },
+  "GET /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
+  "POST /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
   "GET /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
   "POST /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
   // --- tokens

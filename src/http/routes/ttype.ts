@@ -2,6 +2,8 @@ import { type Context, Hono } from "hono";
 import type { AppEnv } from "../context.ts";
 import { yubikeyValidate } from "../../domain/yubico_validation/mod.ts";
 import { hiddenTokenError } from "../auth.ts";
+import { ok } from "../envelope.ts";
+import { pollChallenges, pushPost } from "../../domain/push/mod.ts";
 
 /** `/ttype/`: protocol endpoints of token types (spec 11 §6.4). */
 export const ttypeRoutes = new Hono<AppEnv>();
@@ -48,3 +50,39 @@ async function yubikey(c: Context<AppEnv>): Promise<Response> {
 
 ttypeRoutes.get("/yubikey", yubikey);
 ttypeRoutes.post("/yubikey", yubikey);
+
+/** `GET /ttype/push`: the app's signed poll for open challenges (spec 13 §1.8). */
+async function pushPoll(c: Context<AppEnv>): Promise<Response> {
+  const params = stringParams(c);
+  const audit = c.get("audit");
+  audit.serial = (params.serial ?? "").slice(0, 40);
+  audit.tokenType = "push";
+  let list;
+  try {
+    list = await pollChallenges(c.get("deps"), params);
+  } catch (err) {
+    throw await hiddenTokenError(c, err, HIDDEN_TTYPE_ERROR);
+  }
+  audit.info = `open challenges: ${list.length}`;
+  audit.outcome = true;
+  return await ok(c, list);
+}
+
+/** `POST /ttype/push`: enrolment step 2, the app's answer, a new Firebase token (§1.4, §1.9). */
+async function pushAnswer(c: Context<AppEnv>): Promise<Response> {
+  const params = stringParams(c);
+  const audit = c.get("audit");
+  audit.serial = (params.serial ?? "").slice(0, 40);
+  audit.tokenType = "push";
+  let answer;
+  try {
+    answer = await pushPost(c.get("deps"), params);
+  } catch (err) {
+    throw await hiddenTokenError(c, err, HIDDEN_TTYPE_ERROR);
+  }
+  audit.outcome = answer.value;
+  return await ok(c, answer.value, { detail: answer.detail });
+}
+
+ttypeRoutes.get("/push", pushPoll);
+ttypeRoutes.post("/push", pushAnswer);

@@ -31,4 +31,5 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
   yubico: "Yubikey Cloud mode: Forward authentication request to YubiCloud.",
   certificate: "Certificate: Enroll an x509 Certificate Token.",
   motp: "mOTP: classical mobile One Time Passwords.",
+  push: "PUSH: Send a push notification to a smartphone.",
 };

@@ -25,6 +25,7 @@ import { YUBIKEY } from "./yubikey.ts";
 import { YUBICO } from "./yubico.ts";
 import { CERTIFICATE } from "./certificate.ts";
 import { MOTP } from "./motp.ts";
+import { PUSH } from "./push.ts";
 
 export type {
   InitParams,
@@ -62,6 +63,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   YUBICO,
   CERTIFICATE,
   MOTP,
+  PUSH,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));
