@@ -90,6 +90,7 @@ Deno.test({
         ["RADIUS servers", "RADIUS servers"],
         ["SMTP servers", "SMTP servers"],
         ["SMS gateways", "SMS gateways"],
+        ["privacyIDEA servers", "privacyIDEA servers"],
         ["Periodic tasks", "Periodic tasks"],
         ["Audit log", "Audit log"],
         ["System", "System settings"],

@@ -121,6 +121,10 @@ async function populate(server: Server, jwt: string): Promise<{ eventId: number 
     ordering: 0,
     options: { total_tokens: "True", assigned_tokens: "True" },
   });
+  await ok(server, jwt, "POST", "/privacyideaserver/old-server", {
+    url: "https://privacyidea.example.com",
+    description: "The privacyIDEA being replaced",
+  });
   await ok(server, jwt, "POST", "/radiusserver/upstream", {
     server: "127.0.0.1",
     secret: "radius-secret",
@@ -203,6 +207,7 @@ Deno.test({
       ["#/radius", "RADIUS servers", "radius"],
       ["#/smtp", "SMTP servers", "smtp"],
       ["#/sms", "SMS gateways", "sms"],
+      ["#/privacyidea", "privacyIDEA servers", "privacyidea"],
       ["#/periodic", "Periodic tasks", "periodic"],
       ["#/audit", "Audit log", "audit"],
       ["#/system", "System settings", "system"],

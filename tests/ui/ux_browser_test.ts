@@ -349,6 +349,7 @@ browserTest(
         ["#/radius", "RADIUS servers", 25],
         ["#/smtp", "SMTP servers", 25],
         ["#/sms", "SMS gateways", 25],
+        ["#/privacyidea", "privacyIDEA servers", 25],
         ["#/periodic", "Periodic tasks", 25],
         ["#/audit", "Audit log", 40],
         ["#/system", "System settings", 40],
@@ -514,6 +515,10 @@ browserTest(
         }],
         ["POST", "/smtpserver/mail", { server: "127.0.0.1", sender: "mfa@example.com" }],
         ["POST", "/radiusserver/upstream", { server: "127.0.0.1", secret: "radius-secret" }],
+        ["POST", "/privacyideaserver/privacyidea-server-with-a-long-name", {
+          url: "https://privacyidea-with-a-long-host-name.example.com/a/long/path",
+          description: "The privacyIDEA being replaced, with a long description",
+        }],
         ["POST", "/periodictask/", {
           name: "periodic-task-with-a-long-name",
           taskmodule: "SimpleStats",
@@ -587,6 +592,7 @@ browserTest(
         ["#/radius", "RADIUS servers"],
         ["#/smtp", "SMTP servers"],
         ["#/sms", "SMS gateways"],
+        ["#/privacyidea", "privacyIDEA servers"],
         ["#/periodic", "Periodic tasks"],
         ["#/audit", "Audit log"],
         ["#/system", "System settings"],

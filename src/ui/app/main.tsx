@@ -44,7 +44,7 @@ import { RealmsPage } from "./pages/realms.tsx";
 import { PoliciesPage, PolicyEditPage } from "./pages/policies.tsx";
 import { EventEditPage, EventsPage } from "./pages/events.tsx";
 import { MachinesPage } from "./pages/machines.tsx";
-import { RadiusPage, SmtpPage } from "./pages/servers.tsx";
+import { PrivacyideaServersPage, RadiusPage, SmtpPage } from "./pages/servers.tsx";
 import { PeriodicTasksPage } from "./pages/periodic_tasks.tsx";
 import { SmsGatewaysPage } from "./pages/sms.tsx";
 import { AuditPage } from "./pages/audit.tsx";
@@ -75,6 +75,7 @@ const ADMIN_PAGES: AdminPage[] = [
   { path: "radius", label: "RADIUS servers", rights: ["radiusserver_read"] },
   { path: "smtp", label: "SMTP servers", rights: ["smtpserver_read"] },
   { path: "sms", label: "SMS gateways", rights: ["smsgateway_read"] },
+  { path: "privacyidea", label: "privacyIDEA servers", rights: ["privacyideaserver_read"] },
   { path: "periodic", label: "Periodic tasks", rights: ["periodictask_read"] },
   { path: "audit", label: "Audit log", rights: ["auditlog"] },
   { path: "system", label: "System", rights: ["configread"] },
@@ -139,6 +140,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
       return <SmtpPage />;
     case "sms":
       return <SmsGatewaysPage />;
+    case "privacyidea":
+      return <PrivacyideaServersPage />;
     case "periodic":
       return <PeriodicTasksPage />;
     case "audit":

@@ -1,7 +1,7 @@
 /** @jsxImportSource preact */
 /** @jsxRuntime automatic */
 /**
- * RADIUS and SMTP server definitions.
+ * RADIUS, SMTP and privacyIDEA server definitions.
  *
  * @module
  */
@@ -75,6 +75,35 @@ const SMTP: DefinitionKind = {
   },
 };
 
+const PRIVACYIDEA: DefinitionKind = {
+  title: "privacyIDEA servers",
+  noun: "privacyIDEA server",
+  listPath: "/privacyideaserver/",
+  itemPath: itemPath("/privacyideaserver/"),
+  fields: {
+    "": [
+      { key: "url", label: "URL", required: true },
+      { key: "tls", label: "Verify the TLS certificate", type: "bool", default: "1" },
+      { key: "description", label: "Description" },
+    ],
+  },
+  columns: [
+    { key: "url", label: "URL" },
+    { key: "description", label: "Description" },
+  ],
+  readRight: "privacyideaserver_read",
+  writeRight: "privacyideaserver_write",
+  deleteRight: "privacyideaserver_write",
+  test: {
+    label: "Send a test request",
+    path: "/privacyideaserver/test_request",
+    fields: [
+      { key: "username", label: "Test user" },
+      { key: "password", label: "Test password", type: "password" },
+    ],
+  },
+};
+
 /** `#/radius`. */
 export function RadiusPage() {
   return <DefinitionsPage kind={RADIUS} />;
@@ -83,4 +112,9 @@ export function RadiusPage() {
 /** `#/smtp`. */
 export function SmtpPage() {
   return <DefinitionsPage kind={SMTP} />;
+}
+
+/** `#/privacyidea`: the remote servers the Federation event handler forwards to. */
+export function PrivacyideaServersPage() {
+  return <DefinitionsPage kind={PRIVACYIDEA} />;
 }
