@@ -1,5 +1,5 @@
-import { CompiledQuery, type Expression, sql, type SqlBool } from "kysely";
-import type { Db } from "../../db/schema.ts";
+import { CompiledQuery, type Expression, type Selectable, sql, type SqlBool } from "kysely";
+import type { AuditTable, Db } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
 import { executeDirect } from "../../db/direct.ts";
 import { type AUDIT_FILTER_COLUMNS, type AuditEntry, fitAuditEntry } from "./model.ts";
@@ -150,11 +150,8 @@ function scopeCondition(scope: AuditScope): Expression<SqlBool> {
   return sql<SqlBool>`(${inRealms} or ${own})`;
 }
 
-/** One page of matching rows and the total count. */
-export async function searchEntries(
-  db: Db,
-  q: AuditQuery,
-): Promise<{ rows: AuditRow[]; count: number }> {
+/** The rows `q` selects (its scope, owner and filters), not yet ordered or paged. */
+function matching(db: Db, q: Omit<AuditQuery, "page" | "pageSize" | "ascending">) {
   let query = db.selectFrom("audit");
   if (q.scope) query = query.where(scopeCondition(q.scope));
   if (q.owner) {
@@ -167,6 +164,15 @@ export async function searchEntries(
   }
   if (q.success !== undefined) query = query.where("success", "=", q.success ? 1 : 0);
   if (q.since !== undefined) query = query.where("ts", ">=", q.since);
+  return query;
+}
+
+/** One page of matching rows and the total count. */
+export async function searchEntries(
+  db: Db,
+  q: AuditQuery,
+): Promise<{ rows: AuditRow[]; count: number }> {
+  const query = matching(db, q);
   const total = await query.select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirstOrThrow();
   const rows = await query.selectAll()
@@ -174,29 +180,54 @@ export async function searchEntries(
     .limit(q.pageSize)
     .offset((q.page - 1) * q.pageSize)
     .execute();
-  return {
-    count: Number(total.n),
-    rows: rows.map((r) => ({
-      id: r.id,
-      ts: Number(r.ts),
-      action: r.action,
-      success: r.success === 1,
-      serial: r.serial,
-      tokenType: r.token_type,
-      user: r.user,
-      realm: r.realm,
-      resolver: r.resolver,
-      administrator: r.administrator,
-      client: r.client,
-      userAgent: r.user_agent,
-      info: r.info,
-      policies: r.policies,
-      durationMs: r.duration_ms,
-      node: r.node,
-      requestId: r.request_id,
-      authentication: r.authentication,
-    })),
-  };
+  return { count: Number(total.n), rows: rows.map(toAuditRow) };
+}
+
+/**
+ * Up to `limit` matching rows with an id above `afterId` and up to `upToId`, oldest first: the CSV download reads
+ * the log in such batches, so a long log is never held at once and rows written meanwhile
+ * neither repeat nor shift the rest.
+ */
+export async function entriesAfter(
+  db: Db,
+  q: Omit<AuditQuery, "page" | "pageSize" | "ascending">,
+  afterId: number,
+  upToId: number,
+  limit: number,
+): Promise<AuditRow[]> {
+  const rows = await matching(db, q).selectAll().where("id", ">", afterId)
+    .where("id", "<=", upToId).orderBy("id", "asc").limit(limit).execute();
+  return rows.map(toAuditRow);
+}
+
+/** The id of the newest audit row (0 when there is none). */
+export async function newestId(db: Db): Promise<number> {
+  const row = await db.selectFrom("audit").select((eb) => eb.fn.max("id").as("id"))
+    .executeTakeFirst();
+  return Number(row?.id ?? 0);
+}
+
+function toAuditRow(r: Selectable<AuditTable>): AuditRow {
+  return ({
+    id: r.id,
+    ts: Number(r.ts),
+    action: r.action,
+    success: r.success === 1,
+    serial: r.serial,
+    tokenType: r.token_type,
+    user: r.user,
+    realm: r.realm,
+    resolver: r.resolver,
+    administrator: r.administrator,
+    client: r.client,
+    userAgent: r.user_agent,
+    info: r.info,
+    policies: r.policies,
+    durationMs: r.duration_ms,
+    node: r.node,
+    requestId: r.request_id,
+    authentication: r.authentication,
+  });
 }
 
 const CHECK_ACTIONS = ["GET /validate/check", "POST /validate/check"];

@@ -158,26 +158,12 @@ export interface AuditSearchOptions {
   hiddenColumns?: readonly string[];
 }
 
-/**
- * `GET /audit/`: filters (`*` wildcard), `page`, `page_size`, `sortorder`,
- * `timelimit`, within `scope` (see {@link auditScopeOf}) or `owner`; the filters only narrow
- * it.
- */
-export async function searchAudit(
-  deps: { db: Db; audit: AuditWriter; clock: { now(): number } },
+/** The rows a search or download selects: the filters, `success`, the time limit, the scope. */
+function selection(
+  deps: { clock: { now(): number } },
   params: Record<string, unknown>,
-  options: AuditSearchOptions = {},
-): Promise<AuditPage> {
-  // queued rows first; while the database cannot take them, the search does not wait forever
-  await deps.audit.flush({ timeoutMs: SEARCH_FLUSH_WAIT_MS });
-  const page = intParam("page", params.page, 1, 1_000_000);
-  const pageSize = intParam("page_size", params.page_size, 15, 1000);
-  const sortorder = String(params.sortorder ?? "desc").toLowerCase();
-  if (sortorder !== "asc" && sortorder !== "desc") {
-    throw new ParameterError(
-      `Cannot parse parameter "sortorder": expected asc or desc, got "${sortorder}"`,
-    );
-  }
+  options: AuditSearchOptions,
+): Omit<store.AuditQuery, "page" | "pageSize" | "ascending"> {
   const filters: store.AuditQuery["filters"] = {};
   const aliases: Record<string, (typeof AUDIT_FILTER_COLUMNS)[number]> = {
     privacyidea_server: "node",
@@ -219,12 +205,31 @@ export async function searchAudit(
     }
     since = deps.clock.now() - ms;
   }
+  return { scope: options.scope, owner: options.owner, filters, success, since };
+}
+
+/**
+ * `GET /audit/`: filters (`*` wildcard), `page`, `page_size`, `sortorder`,
+ * `timelimit`, within `scope` (see {@link auditScopeOf}) or `owner`; the filters only narrow
+ * it.
+ */
+export async function searchAudit(
+  deps: { db: Db; audit: AuditWriter; clock: { now(): number } },
+  params: Record<string, unknown>,
+  options: AuditSearchOptions = {},
+): Promise<AuditPage> {
+  // queued rows first; while the database cannot take them, the search does not wait forever
+  await deps.audit.flush({ timeoutMs: SEARCH_FLUSH_WAIT_MS });
+  const page = intParam("page", params.page, 1, 1_000_000);
+  const pageSize = intParam("page_size", params.page_size, 15, 1000);
+  const sortorder = String(params.sortorder ?? "desc").toLowerCase();
+  if (sortorder !== "asc" && sortorder !== "desc") {
+    throw new ParameterError(
+      `Cannot parse parameter "sortorder": expected asc or desc, got "${sortorder}"`,
+    );
+  }
   const { rows, count } = await store.searchEntries(deps.db, {
-    scope: options.scope,
-    owner: options.owner,
-    filters,
-    success,
-    since,
+    ...selection(deps, params, options),
     page,
     pageSize,
     ascending: sortorder === "asc",
@@ -265,4 +270,109 @@ export async function searchAudit(
     prev: page > 1 ? page - 1 : null,
     next: page * pageSize < count ? page + 1 : null,
   };
+}
+
+// privacyIDEA's CSV columns (auditmodules/sqlaudit.py audit_entry_to_dict), in its order
+const CSV_COLUMNS = [
+  "number",
+  "date",
+  "sig_check",
+  "missing_line",
+  "action",
+  "authentication",
+  "success",
+  "serial",
+  "token_type",
+  "container_serial",
+  "container_type",
+  "user",
+  "realm",
+  "resolver",
+  "administrator",
+  "action_detail",
+  "info",
+  "privacyidea_server",
+  "policies",
+  "client",
+  "user_agent",
+  "user_agent_version",
+  "log_level",
+  "clearance_level",
+  "startdate",
+  "duration",
+  "thread_id",
+] as const;
+
+const CSV_BATCH = 500;
+
+/** An ISO time without zone and with microseconds, as Python's `datetime.isoformat()`. */
+function isoLocal(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 23)}000`;
+}
+
+/** One value as privacyIDEA writes it: in single quotes; quotes doubled, line breaks as spaces. */
+function csvValue(value: string | number | null): string {
+  const text = value === null ? "None" : String(value);
+  return `'${text.replaceAll("'", "''").replace(/[\r\n]+/g, " ")}'`;
+}
+
+function csvLine(r: store.AuditRow, hidden: ReadonlySet<string>): string {
+  const values: Record<(typeof CSV_COLUMNS)[number], string | number | null> = {
+    number: r.id,
+    date: isoLocal(r.ts + r.durationMs),
+    // Tessera does not sign audit rows (privacyIDEA: OK/FAIL); no row is ever missing either
+    sig_check: null,
+    missing_line: null,
+    action: r.action,
+    authentication: r.authentication,
+    success: r.success ? 1 : 0,
+    serial: r.serial,
+    token_type: r.tokenType,
+    container_serial: null,
+    container_type: null,
+    user: r.user,
+    realm: r.realm,
+    resolver: r.resolver,
+    administrator: r.administrator,
+    action_detail: "",
+    info: r.info,
+    privacyidea_server: r.node,
+    policies: r.policies,
+    client: r.client,
+    user_agent: r.userAgent,
+    user_agent_version: null,
+    log_level: null,
+    clearance_level: null,
+    startdate: isoLocal(r.ts),
+    duration: (r.durationMs / 1000).toFixed(6),
+    thread_id: null,
+  };
+  return CSV_COLUMNS.map((c) => csvValue(hidden.has(c) ? "" : values[c])).join(",") + "\n";
+}
+
+/**
+ * `GET /audit/<file>.csv`: the selected rows (filters, `success`, `timelimit` or `auditlog_age`,
+ * the admin's scope, as {@link searchAudit}) oldest first, one line each in privacyIDEA's
+ * column order, no header; `hide_audit_columns` empties those columns. The parameters are
+ * checked before the first line; the lines are read from the database in batches.
+ */
+export async function auditCsv(
+  deps: { db: Db; audit: AuditWriter; clock: { now(): number } },
+  params: Record<string, unknown>,
+  options: AuditSearchOptions = {},
+): Promise<AsyncGenerator<string>> {
+  const query = selection(deps, params, options);
+  await deps.audit.flush({ timeoutMs: SEARCH_FLUSH_WAIT_MS });
+  const hidden = new Set(options.hiddenColumns ?? []);
+  // the rows up to the newest one now: a download ends even while requests keep writing rows
+  const newest = await store.newestId(deps.db);
+  return (async function* () {
+    let after = 0;
+    while (true) {
+      const rows = await store.entriesAfter(deps.db, query, after, newest, CSV_BATCH);
+      for (const r of rows) yield csvLine(r, hidden);
+      if (rows.length < CSV_BATCH) return;
+      after = rows[rows.length - 1].id;
+    }
+  })();
 }

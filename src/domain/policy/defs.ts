@@ -522,7 +522,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   auditdownload: {
     description: "the audit log as a CSV file (GET /audit/<file>.csv)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({ admin: bools("system", ["auditlog_download"], ["audit"]) }),
   },
   periodictasks: {

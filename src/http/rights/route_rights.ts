@@ -293,6 +293,9 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   ),
   // a user reads the rows about themselves (privacyIDEA's user right auditlog)
   "GET /audit": { roles: "any", action: "auditlog" },
+  // the log as CSV: admins only (privacyIDEA's admin_required), rows of the realms their auditlog
+  // policies grant and their own actions, as GET /audit/
+  "GET /audit/:filename": { ...ADMIN, action: "auditlog_download" },
   "GET /application": {
     ...ADMIN,
     why:
