@@ -78,3 +78,44 @@ Deno.test("import privacyidea: an motp token arrives enabled with key and mOTP P
     await t.close();
   }
 });
+
+Deno.test("import privacyidea: ocra tokens arrive enabled with key and suite; unusable suites disabled", async () => {
+  const t = await createTestApp();
+  try {
+    const report = await importWith(t, (db) => {
+      addToken(
+        db,
+        802,
+        { serial: "OCRA0001", type: "ocra", key: "3132333435363738393031323334353637383930" },
+        [["ocrasuite", "OCRA-1:HOTP-SHA1-6:QN08"]],
+      );
+      addToken(
+        db,
+        803,
+        { serial: "OCRA0002", type: "ocra", key: "3132333435363738393031323334353637383930" },
+        [["ocrasuite", "OCRA-1:HOTP-SHA256-8:C-QN08-PSHA1"]],
+      );
+    });
+    const log = report.log.join("\n");
+    assert.ok(!/OCRA0001.*disabled/.test(log), log);
+    assert.match(log, /OCRA0002.*OCRA suite needs a counter, PIN, session or time input/);
+    assert.equal((await tokenOf(t, "OCRA0001")).active, true);
+    assert.equal((await tokenOf(t, "OCRA0002")).active, false);
+    // the question is 11111111 while every random byte is 1: RFC 6287 response 243178
+    const saved = t.deps.random;
+    (t.deps as { random: typeof saved }).random = { bytes: (n) => new Uint8Array(n).fill(1) };
+    const ch = await jsonOf(await t.post("/validate/check", { serial: "OCRA0001", pass: "1234" }));
+    (t.deps as { random: typeof saved }).random = saved;
+    assert.equal(ch.body.detail.attributes.challenge, "11111111", JSON.stringify(ch.body));
+    const ok = await jsonOf(
+      await t.post("/validate/check", {
+        serial: "OCRA0001",
+        transaction_id: ch.body.detail.transaction_id,
+        pass: "243178",
+      }),
+    );
+    assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  } finally {
+    await t.close();
+  }
+});

@@ -14,6 +14,7 @@ import type { Deps } from "../../deps.ts";
 import { AppError, ParameterError } from "../../errors.ts";
 import { passlibScheme } from "../../lib/passlib.ts";
 import { fromHex } from "../../lib/random.ts";
+import { parseOcraSuite } from "../../lib/ocra.ts";
 import { addImportedAdmin, adminExists, importedAdminHash } from "../admin/mod.ts";
 import { listEventDefinitions, saveEventDefinition } from "../event/mod.ts";
 import { listCaConnectors, saveCaConnector } from "../caconnector/mod.ts";
@@ -595,6 +596,11 @@ function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
       active = false;
       notes.push(`token type "${type}" is not supported by Tessera: imported disabled`);
     }
+    if (type === "ocra" && active && !ocraSuiteUsable(info.ocrasuite?.value)) {
+      // privacyIDEA fails every check of such a token (counter, PIN or time input)
+      active = false;
+      notes.push("its OCRA suite needs a counter, PIN, session or time input: imported disabled");
+    }
     const failed = notes.some((n) => n.includes("could not be decrypted"));
     return {
       token: {
@@ -623,6 +629,16 @@ function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
       pinPlain,
     };
   });
+}
+
+/** An OCRA suite `/validate/check` can answer: valid, with the question as its only input. */
+function ocraSuiteUsable(suite = "OCRA-1:HOTP-SHA1-8:QH40"): boolean {
+  try {
+    const parsed = parseOcraSuite(suite);
+    return !parsed.counter && !parsed.signature;
+  } catch {
+    return false;
+  }
 }
 
 async function ownerLogin(

@@ -767,6 +767,9 @@ const CALLER_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
     daypassword_otplen: n("OTP length of day password tokens.", { value: [6, 8] }),
     daypassword_force_server_generate: b("The server generates the key of day password tokens."),
   },
+  motp: {
+    motp_force_server_generate: b("The server generates the key of mOTP tokens."),
+  },
 };
 
 /**

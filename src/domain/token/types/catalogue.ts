@@ -32,4 +32,5 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
   certificate: "Certificate: Enroll an x509 Certificate Token.",
   motp: "mOTP: classical mobile One Time Passwords.",
   push: "PUSH: Send a push notification to a smartphone.",
+  ocra: "OCRA: Challenge Response token as defined in RFC 6287.",
 };

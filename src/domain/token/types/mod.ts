@@ -26,6 +26,7 @@ import { YUBICO } from "./yubico.ts";
 import { CERTIFICATE } from "./certificate.ts";
 import { MOTP } from "./motp.ts";
 import { PUSH } from "./push.ts";
+import { OCRA } from "./ocra.ts";
 
 export type {
   InitParams,
@@ -64,6 +65,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   CERTIFICATE,
   MOTP,
   PUSH,
+  OCRA,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));
