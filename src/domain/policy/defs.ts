@@ -578,7 +578,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   tokencopy: {
     description: "copying a token's PIN or owner to another token (/token/copypin, /copyuser)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({ admin: bools("tools", ["copytokenpin", "copytokenuser"]) }),
   },
   rss: {

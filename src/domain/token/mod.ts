@@ -97,4 +97,5 @@ export {
   updateTokenInfo,
 } from "./check_writes.ts";
 export { lostToken } from "./lost.ts";
+export { copyTokenPin, copyTokenUser } from "./copy.ts";
 export { getSerialByOtp, type SerialSearch } from "./getserial.ts";

@@ -214,6 +214,10 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "DELETE /token": { ...TOKENS_ANY, action: "delete" },
   "DELETE /token/:serial": { ...TOKENS_ANY, action: "delete" },
   "POST /token/lost/:serial": { ...TOKEN_ANY, action: "losttoken" },
+  // admins only (privacyIDEA's admin_required); the handler has the guard decide both tokens
+  // (from and to) under the token rules, so the right must reach each token's realms
+  "POST /token/copypin": { ...ADMIN, action: "copytokenpin" },
+  "POST /token/copyuser": { ...ADMIN, action: "copytokenuser" },
   "GET /token/getserial/:otp": { ...ADMIN, action: "getserial" },
   "POST /token/load/:filename": TOKEN_LOAD,
   "POST /token/load": TOKEN_LOAD,

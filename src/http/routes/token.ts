@@ -44,6 +44,7 @@ import {
 import { listChallenges } from "../../domain/challenge/mod.ts";
 import { addTokenLoadRoutes } from "./token_load.ts";
 import { addTokenGroupRoutes } from "./tokengroup.ts";
+import { addTokenCopyRoutes } from "./token_copy.ts";
 
 /** `/token/`: enrolment and administration of tokens (spec 02 §5). */
 export const tokenRoutes = new Hono<AppEnv>();
@@ -406,3 +407,4 @@ tokenRoutes.get("/getserial/:otp", async (c) => {
 
 addTokenLoadRoutes(tokenRoutes);
 addTokenGroupRoutes(tokenRoutes);
+addTokenCopyRoutes(tokenRoutes);
