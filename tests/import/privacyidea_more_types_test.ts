@@ -32,7 +32,7 @@ function addToken(
 async function importWith(
   t: TestApp,
   fill: (db: DatabaseSync) => void,
-): Promise<{ log: string[] }> {
+): Promise<Awaited<ReturnType<typeof importPrivacyidea>>> {
   const dir = await Deno.makeTempDir({ prefix: "tessera-pi-types-" });
   try {
     const made = await createPiSqlite(dir, t.clock.now());
@@ -115,6 +115,28 @@ Deno.test("import privacyidea: ocra tokens arrive enabled with key and suite; un
       }),
     );
     assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("import privacyidea: vasco and daplug tokens are reported by serial, not imported", async () => {
+  const t = await createTestApp();
+  try {
+    const report = await importWith(t, (db) => {
+      addToken(db, 804, { serial: "VASC0001", type: "vasco", key: "ab".repeat(248) });
+      addToken(db, 805, { serial: "DPLG0001", type: "daplug", key: "3132333435363738393031" });
+    });
+    const log = report.log.join("\n");
+    assert.match(log, /not imported: token VASC0001 \(type "vasco": .*closed library\)/);
+    assert.match(log, /not imported: token DPLG0001 \(type "daplug": .*not supported/);
+    assert.doesNotMatch(log, /token (VASC|DPLG)0001: .*imported disabled/);
+    for (const serial of ["VASC0001", "DPLG0001"]) {
+      const res = await jsonOf(await t.asAdmin("GET", "/token/", { query: { serial } }));
+      assert.equal(res.body.result.value.count, 0, serial);
+    }
+    const tokens = report.summary.find((r) => r.what === "tokens");
+    assert.ok(tokens && tokens.failed >= 2, JSON.stringify(tokens));
   } finally {
     await t.close();
   }

@@ -515,7 +515,18 @@ interface TokenPlan {
   owner?: { uid: string; resolver: string; realm: string };
   notes: string[];
   pinPlain?: string;
+  /** Why a token of a type Tessera leaves out is not imported (reported by serial). */
+  leftOut?: string;
 }
+
+/**
+ * Token types Tessera leaves out on purpose (docs/token-types.md): such tokens are not
+ * imported but reported by serial, so nobody relies on a disabled copy.
+ */
+const LEFT_OUT_TYPES: Readonly<Record<string, string>> = {
+  vasco: "VASCO/OneSpan Digipass: its algorithm exists only in the vendor's closed library",
+  daplug: "daplug dongle: HOTP typed as letters, not supported; give the user another token",
+};
 
 function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
   const realms = new Map(t.realm.map((r) => [int(r.id), str(r.name).toLowerCase()]));
@@ -601,6 +612,7 @@ function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
       active = false;
       notes.push("its OCRA suite needs a counter, PIN, session or time input: imported disabled");
     }
+    const leftOut = LEFT_OUT_TYPES[type];
     const failed = notes.some((n) => n.includes("could not be decrypted"));
     return {
       token: {
@@ -627,6 +639,7 @@ function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
       owner,
       notes: failed ? ["failed: " + notes.join("; ")] : notes,
       pinPlain,
+      leftOut,
     };
   });
 }
@@ -906,6 +919,11 @@ export async function writePrivacyidea(
     for (const plan of plans) {
       const tk = plan.token;
       tokens.found++;
+      if (plan.leftOut) {
+        tokens.failed++;
+        log.push(`not imported: token ${tk.serial} (type "${tk.type}": ${plan.leftOut})`);
+        continue;
+      }
       const failedNote = plan.notes.find((n) => n.startsWith("failed: "));
       if (failedNote) {
         tokens.failed++;
