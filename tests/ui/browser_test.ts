@@ -105,6 +105,7 @@ Deno.test({
       for (
         const [hash, heading] of [
           ["#/enroll", "Enrol a token"],
+          ["#/import", "Import tokens"],
           ["#/policies/new", "New policy"],
           ["#/events/new", "New event handler"],
         ]

@@ -195,6 +195,7 @@ Deno.test({
       ["#/tokens", "Tokens", "tokens"],
       ["#/tokens/HOTP0001", "Token HOTP0001", "token"],
       ["#/enroll", "Enrol a token", "enroll"],
+      ["#/import", "Import tokens", "import"],
       ["#/users", "Users", "users"],
       ["#/users/staff/alice", "User alice@staff", "user"],
       ["#/resolvers", "Resolvers", "resolvers"],

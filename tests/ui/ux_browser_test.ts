@@ -354,6 +354,7 @@ browserTest(
         ["#/audit", "Audit log", 40],
         ["#/system", "System settings", 40],
         ["#/enroll", "Enrol a token", 25],
+        ["#/import", "Import tokens", 25],
       ];
       const problems: string[] = [];
       for (const [hash, heading, maxStops] of pages) {
@@ -578,6 +579,7 @@ browserTest(
         ["#/tokens", "Tokens"],
         ["#/tokens/OATH0001", "Token OATH0001"],
         ["#/enroll", "Enrol a token"],
+        ["#/import", "Import tokens"],
         ["#/users", "Users"],
         ["#/users/staff/alice", "User alice@staff"],
         ["#/resolvers", "Resolvers"],

@@ -72,13 +72,35 @@ export async function api<T = unknown>(
   if (jwt) headers.authorization = jwt;
   const hasBody = method !== "GET" && method !== "DELETE";
   if (hasBody) headers["content-type"] = "application/json";
-  const res = await fetch(path + (hasBody ? "" : queryOf(params)), {
-    method,
-    headers,
-    body: hasBody ? JSON.stringify(params) : undefined,
-    credentials: "omit",
-    cache: "no-store",
-  });
+  return resultOf<T>(
+    await fetch(path + (hasBody ? "" : queryOf(params)), {
+      method,
+      headers,
+      body: hasBody ? JSON.stringify(params) : undefined,
+      credentials: "omit",
+      cache: "no-store",
+    }),
+  );
+}
+
+/** POSTs `form` as multipart/form-data (a file upload), with the session's JWT. */
+export async function upload<T = unknown>(path: string, form: FormData): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (jwt) headers.authorization = jwt;
+  // the browser sets the multipart content type with its boundary
+  return resultOf<T>(
+    await fetch(path, {
+      method: "POST",
+      headers,
+      body: form,
+      credentials: "omit",
+      cache: "no-store",
+    }),
+  );
+}
+
+/** The value of an answer's envelope, or the API's error (a refused JWT ends the session). */
+async function resultOf<T>(res: Response): Promise<ApiResult<T>> {
   // deno-lint-ignore no-explicit-any
   let body: any;
   try {

@@ -45,6 +45,7 @@ import { PoliciesPage, PolicyEditPage } from "./pages/policies.tsx";
 import { EventEditPage, EventsPage } from "./pages/events.tsx";
 import { MachinesPage } from "./pages/machines.tsx";
 import { PrivacyideaServersPage, RadiusPage, SmtpPage } from "./pages/servers.tsx";
+import { ImportPage } from "./pages/import.tsx";
 import { PeriodicTasksPage } from "./pages/periodic_tasks.tsx";
 import { SmsGatewaysPage } from "./pages/sms.tsx";
 import { AuditPage } from "./pages/audit.tsx";
@@ -104,7 +105,7 @@ function AdminRoutes(props: { route: Route; session: Session }) {
   const { parts } = props.route;
   const pages = allowedPages(props.session);
   const first = parts[0] ?? pages[0]?.path ?? "realms";
-  if (!pages.some((p) => p.path === first) && first !== "enroll") {
+  if (!pages.some((p) => p.path === first) && first !== "enroll" && first !== "import") {
     return <p class="error" role="alert">You are not allowed to see this page.</p>;
   }
   switch (first) {
@@ -116,6 +117,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
         : <TokensPage key={props.route.query.toString()} route={props.route} />;
     case "enroll":
       return <EnrollPage route={props.route} />;
+    case "import":
+      return <ImportPage />;
     case "users":
       return parts[2]
         ? <UserDetailsPage realm={parts[1]} username={parts[2]} />

@@ -249,7 +249,14 @@ export function TokensPage(props: { route: Route }) {
   return (
     <Page
       title="Tokens"
-      actions={canEnroll && <a class="button primary" href={href(["enroll"])}>Enrol token</a>}
+      actions={
+        <>
+          {canEnroll && <a class="button primary" href={href(["enroll"])}>Enrol token</a>}
+          {hasRight(session, "importtokens") && (
+            <a class="button" href={href(["import"])}>Import tokens</a>
+          )}
+        </>
+      }
     >
       <Form label="Search tokens" class="filters" onSubmit={search}>
         <Field label="Serial" value={serial} onValue={setSerial} type="search" />
