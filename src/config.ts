@@ -65,7 +65,7 @@ export interface Config {
   /** Directory of the PEM trust anchors of attestation level `trusted`; empty: none. */
   webauthn: { trustAnchorDir: string };
   /** Push tokens: bits of the RSA key the server makes for each token. */
-  push: { serverKeyBits: number };
+  push: { serverKeyBits: number; fcmUrl: string };
   /** The scheduler of periodic tasks (`/periodictask/`). */
   periodicTasks: {
     enabled: boolean;
@@ -325,6 +325,12 @@ export const CONFIG_SCHEMA: Record<string, Record<string, KeySpec>> = {
           : "must be 2048 to 8192 (a multiple of 8)",
       doc: "bits of the RSA key pair the server makes for each push token (privacyIDEA: 4096)",
     },
+    fcm_url: {
+      type: "string",
+      default: "https://fcm.googleapis.com",
+      check: (v: string) => /^https?:\/\/[^\s]+$/.test(v) ? undefined : "must be an http(s) URL",
+      doc: "base URL of Firebase Cloud Messaging (HTTP v1) for push tokens' messages",
+    },
   },
   periodic_tasks: {
     enabled: {
@@ -505,7 +511,10 @@ export function loadConfig(source: ConfigSource = {}): Config {
     sms: { scriptDir: (raw.sms.script_dir as string) || join("sms-scripts") },
     metrics: { enabled: raw.metrics.enabled as boolean, token: raw.metrics.token as string },
     webauthn: { trustAnchorDir: raw.webauthn.trust_anchor_dir as string },
-    push: { serverKeyBits: raw.push.server_key_bits as number },
+    push: {
+      serverKeyBits: raw.push.server_key_bits as number,
+      fcmUrl: raw.push.fcm_url as string,
+    },
     periodicTasks: {
       enabled: raw.periodic_tasks.enabled as boolean,
       tick: raw.periodic_tasks.tick as number,

@@ -48,6 +48,7 @@ Deno.test("every config key can be set through TESSERA_<SECTION>_<KEY>", () => {
       if (section === "periodic_tasks" && key === "tick") value = "1000";
       if (key === "time_zone") value = "Europe/Berlin";
       if (key === "server_key_bits") value = "2048";
+      if (key === "fcm_url") value = "http://127.0.0.1:9";
       assert.doesNotThrow(() => loadConfig({ env: { [name]: value } }), name);
     }
   }

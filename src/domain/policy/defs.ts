@@ -691,8 +691,8 @@ const ENROLL_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
   tan: { tantoken_count: n("Number of TANs of a new TAN list.") },
   push: {
     push_firebase_configuration: s(
-      "How push tokens get their challenges: 'poll only' (the app polls).",
-      { value: ["poll only"] },
+      "How push tokens get their challenges: 'poll only' (the app polls) or the name of a " +
+        "Firebase provider definition (/smsgateway/).",
     ),
     push_registration_url: s(
       "The URL the app contacts in the second enrolment step and to answer (…/ttype/push).",

@@ -26,6 +26,7 @@ import {
 import { sendSmtpSms, smtpSmsOptionProblems, smtpSmsParameters } from "./smtp_provider.ts";
 import { sendSmppSms, SMPP_PARAMETERS, SMPP_TARGETS, smppOptionProblems } from "./smpp_provider.ts";
 import * as store from "./smsgateway_store.ts";
+import { FIREBASE_PARAMETERS, firebaseOptionProblems } from "./firebase_provider.ts";
 
 export { SmsDeliveryError } from "./http_provider.ts";
 
@@ -40,6 +41,9 @@ export const SMPP_PROVIDER = "privacyidea.lib.smsprovider.SmppSMSProvider.SmppSM
 /** Module path of the script provider. */
 export const SCRIPT_PROVIDER = "privacyidea.lib.smsprovider.ScriptSMSProvider.ScriptSMSProvider";
 
+/** Module path of the Firebase provider (push tokens, not SMS). */
+export const FIREBASE_PROVIDER = "privacyidea.lib.smsprovider.FirebaseProvider.FirebaseProvider";
+
 /**
  * Per module: the options that decide where its secrets are sent. A stored
  * secret is kept (`__CENSORED__` sent back) only while none of them changes.
@@ -50,13 +54,15 @@ const SECRET_TARGETS: Record<string, string[]> = {
   [SMTP_PROVIDER]: [],
   [SMPP_PROVIDER]: SMPP_TARGETS,
   [SCRIPT_PROVIDER]: [],
+  [FIREBASE_PROVIDER]: [],
 };
 
 const NOT_FOUND = "The SMS gateway could not be found.";
 // no control characters, no path separators
 // deno-lint-ignore no-control-regex
 const IDENTIFIER_REGEXP = /^[^\x00-\x1f/\\]{1,255}$/;
-const OPTION_KEY_REGEXP = /^[A-Za-z0-9_.-]{1,255}$/;
+// single inner spaces: the Firebase provider's option is "JSON config file"
+const OPTION_KEY_REGEXP = /^(?=.{1,255}$)[A-Za-z0-9_.-]+(?: [A-Za-z0-9_.-]+)*$/;
 // an HTTP header name (RFC 9110 token)
 const HEADER_KEY_REGEXP = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,255}$/;
 // deno-lint-ignore no-control-regex
@@ -117,6 +123,7 @@ export async function smsProviders(deps: Deps): Promise<Record<string, unknown>>
     [SMTP_PROVIDER]: closed(smtpSmsParameters(await smtpServerIds(deps))),
     [SMPP_PROVIDER]: closed(SMPP_PARAMETERS),
     [SCRIPT_PROVIDER]: closed(SCRIPT_PARAMETERS),
+    [FIREBASE_PROVIDER]: closed(FIREBASE_PARAMETERS),
   };
 }
 
@@ -198,6 +205,9 @@ async function checkProviderOptions(
         throw new ParameterError(`Cannot parse parameter "option.${key}": expected a URL`);
       }
     }
+  } else if (module === FIREBASE_PROVIDER) {
+    checkClosedOptions(module, FIREBASE_PARAMETERS, options, hasHeaders);
+    refuse(await firebaseOptionProblems(options));
   } else if (module === SCRIPT_PROVIDER) {
     if (hasHeaders) throw new ParameterError("The script provider takes no headers");
     const script = options.script ?? "";
@@ -386,4 +396,19 @@ export async function sendSms(
   } else {
     throw new SmsDeliveryError(`unsupported SMS provider "${row.providerModule}"`);
   }
+}
+
+/** The options of the Firebase provider definition `identifier`, or undefined if there is none. */
+export async function firebaseGatewayOptions(
+  deps: Deps,
+  identifier: string,
+): Promise<Record<string, string> | undefined> {
+  const row = (await store.listGateways(deps.db, { identifier }))[0];
+  if (!row || row.providerModule !== FIREBASE_PROVIDER) return undefined;
+  const options: Record<string, string> = {};
+  for (const o of row.options) {
+    if (o.type !== "option") continue;
+    options[o.key] = o.isSecret ? decryptSecretText(deps.keys.config, o.value) : o.value;
+  }
+  return options;
 }

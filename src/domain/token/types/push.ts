@@ -23,7 +23,10 @@ import { decryptSecretText } from "../../../lib/crypto.ts";
 import type { Deps } from "../../../deps.ts";
 import { isAnsweredNonce } from "../../challenge/mod.ts";
 import { param, pyQuote, qrImg } from "./_oath.ts";
-import { MessageTagError, renderMessage } from "./_challenge.ts";
+import { MessageTagError, messageTags, ownerInfo, renderMessage } from "./_challenge.ts";
+import { firebaseGatewayOptions } from "../../smsgateway/mod.ts";
+import { sendFirebaseMessage } from "../../smsgateway/firebase_provider.ts";
+import { loadPolicySet } from "../../policy/mod.ts";
 import { isTrueValue } from "./_sent_code.ts";
 import {
   infoValue,
@@ -175,7 +178,7 @@ function enrolmentUrl(
   return `${scheme}://pipush/${pyQuote(label)}?${query}`;
 }
 
-function initPush(ctx: TypeInitContext): TypeInitResult {
+async function initPush(ctx: TypeInitContext): Promise<TypeInitResult> {
   if (!isTrueValue(param(ctx, "genkey"))) {
     throw new ParameterError(
       "Invalid Parameters. Either provide (genkey) or (serial, fbtoken, pubkey).",
@@ -184,8 +187,9 @@ function initPush(ctx: TypeInitContext): TypeInitResult {
   const firebase = requiredPolicy(ctx, "push_firebase_configuration");
   const url = requiredPolicy(ctx, "push_registration_url");
   const pollOnly = firebase === POLL_ONLY;
-  // Firebase delivery is not built: only poll-only tokens can be enrolled
-  if (!pollOnly) throw new ParameterError("Unknown Firebase configuration!");
+  if (!pollOnly && !(await firebaseGatewayOptions(ctx.deps, firebase))) {
+    throw new ParameterError("Unknown Firebase configuration!");
+  }
   const ttl = ctx.policies?.push_ttl ?? "10";
   const ssl = ctx.policies?.push_ssl_verify;
   const sslverify = ssl === "0" || ssl === "1" ? ssl : "1";
@@ -294,7 +298,9 @@ export function sslVerifyOf(value: string | undefined): string {
   return value === "0" ? "0" : "1";
 }
 
-function pushChallenge(ctx: TypeChallengeContext): TypeChallenge | TypeChallengeFailure {
+async function pushChallenge(
+  ctx: TypeChallengeContext,
+): Promise<TypeChallenge | TypeChallengeFailure> {
   let message = (ctx.policy("push_challenge_text") ?? PUSH_CHALLENGE_TEXT).replaceAll("\\,", ",");
   const config = infoValue(ctx.token.info, PUSH_INFO.firebaseConfig);
   if (config === "") return { failed: message + PUSH_POLL_HINT };
@@ -303,14 +309,7 @@ function pushChallenge(ctx: TypeChallengeContext): TypeChallenge | TypeChallenge
   const presence = (ctx.shared?.get("push_presence") as ReturnType<typeof presenceOf>) ??
     presenceOf(ctx);
   if (presence) ctx.shared?.set("push_presence", presence);
-  // a token with a Firebase configuration (imported) cannot be sent to: Tessera has no
-  // Firebase delivery, so it is treated as privacyIDEA treats a failed send
-  const isSent = config === POLL_ONLY;
-  if (!isSent) {
-    ctx.deps.log.warn("Push challenge not sent: Firebase delivery is not available", {
-      serial: ctx.token.serial,
-    });
-  }
+  const isSent = config === POLL_ONLY || await sendToFirebase(ctx, config, nonce, presence);
   const polling = ctx.policy("push_allow_polling") ?? "allow";
   const tokenAllows = isTrueValue(
     infoValue(ctx.token.info, PUSH_INFO.pollingAllowed, "True"),
@@ -339,6 +338,39 @@ function pushChallenge(ctx: TypeChallengeContext): TypeChallenge | TypeChallenge
   };
 }
 
+/** Sends the signed challenge data through the Firebase definition `config`; true if FCM took it. */
+async function sendToFirebase(
+  ctx: TypeChallengeContext,
+  config: string,
+  nonce: string,
+  presence: { options: string[] } | undefined,
+): Promise<boolean> {
+  const options = await firebaseGatewayOptions(ctx.deps, config);
+  const owner = ctx.token.owner ?? ctx.user;
+  const set = await loadPolicySet(ctx.deps);
+  const url = await set.matcher({
+    scope: "enrollment",
+    user: owner?.login ?? null,
+    realm: owner?.realm ?? null,
+    resolver: owner?.resolver ?? null,
+  }).value("push_registration_url");
+  if (!options || !url) {
+    ctx.deps.log.warn("Push challenge not sent: no Firebase definition or registration URL", {
+      serial: ctx.token.serial,
+    });
+    return false;
+  }
+  const tags = messageTags(ctx, await ownerInfo(ctx), "");
+  const data = phoneData(serverPrivateKey(ctx.deps, ctx.token.info), ctx.token.serial, nonce, {
+    url,
+    question: mobileQuestion(ctx.policy("push_text_on_mobile"), tags),
+    title: ctx.policy("push_title_on_mobile") ?? PUSH_MOBILE_TITLE,
+    sslverify: sslVerifyOf(ctx.policy("push_ssl_verify")),
+  }, presence?.options);
+  const fbToken = infoValue(ctx.token.info, PUSH_INFO.firebaseToken);
+  return await sendFirebaseMessage(ctx.deps, options, fbToken, data);
+}
+
 /** The `push` type. */
 export const PUSH: TokenType = {
   type: "push",
@@ -351,7 +383,7 @@ export const PUSH: TokenType = {
     // a push token has no OTP: it only answers its own challenges
     return { isValid: false };
   },
-  createChallenge: (ctx) => Promise.resolve(pushChallenge(ctx)),
+  createChallenge: pushChallenge,
   async checkAnswer(ctx, _answer, data) {
     // the app's confirmation, not the pass, answers the challenge
     const nonce = typeof data.nonce === "string" ? data.nonce : "";

@@ -1,0 +1,266 @@
+/**
+ * Push challenges delivered by Firebase Cloud Messaging (HTTP v1) to a local stub: the
+ * service account's OAuth2 token request (a JWT signed RS256) and the message in
+ * privacyIDEA's exact shape; the app double answers from the message's data without
+ * polling. Spec 13 §1.7.
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { generateKeyPairSync, verify } from "node:crypto";
+import { jsonOf, type TestApp } from "../test_app.ts";
+import { postForm, PUSH_CONFIG, PushApp } from "./_push_app.ts";
+import { appWithAlice } from "./_challenge_types.ts";
+import { serveApp } from "./_serve_app.ts";
+import { savePolicy } from "../../src/domain/policy/mod.ts";
+
+interface Seen {
+  path: string;
+  headers: Headers;
+  body: string;
+}
+
+/** A local stub of Google's token endpoint and FCM; `status` is FCM's answer. */
+function fcmStub(status = { value: 200 }) {
+  const seen: Seen[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    seen.push({ path: url.pathname, headers: req.headers, body: await req.text() });
+    if (url.pathname === "/token") {
+      return Response.json({ access_token: "ya29.stub", expires_in: 3600, token_type: "Bearer" });
+    }
+    return new Response(JSON.stringify({ name: "projects/p/messages/1" }), {
+      status: status.value,
+    });
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}`, seen, close: () => server.shutdown() };
+}
+
+const ACCOUNT_KEYS = generateKeyPairSync("rsa", { modulusLength: 2048 });
+
+async function setup(stubUrl: string) {
+  const t = await appWithAlice(`${PUSH_CONFIG}fcm_url = "${stubUrl}"\n`);
+  const served = serveApp(t);
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({
+      type: "service_account",
+      project_id: "my-project",
+      private_key_id: "kid123",
+      private_key: ACCOUNT_KEYS.privateKey.export({ format: "pem", type: "pkcs8" }),
+      client_email: "push@my-project.iam.gserviceaccount.com",
+      token_uri: `${stubUrl}/token`,
+    }),
+  );
+  const gw = await jsonOf(
+    await t.asAdmin("POST", "/smsgateway", {
+      body: {
+        name: "fb",
+        module: "privacyidea.lib.smsprovider.FirebaseProvider.FirebaseProvider",
+        "option.JSON config file": file,
+      },
+    }),
+  );
+  assert.equal(gw.status, 200, JSON.stringify(gw.body));
+  await savePolicy(t.deps, "push_enrol", {
+    scope: "enrollment",
+    action: `push_firebase_configuration=fb, push_registration_url=${served.url}/ttype/push`,
+  });
+  return { t, served, file };
+}
+
+async function enrol(t: TestApp, app: PushApp) {
+  const init = await jsonOf(
+    await t.asAdmin("POST", "/token/init", {
+      body: { type: "push", genkey: 1, user: "alice", realm: "realm1", pin: "1234" },
+      json: true,
+    }),
+  );
+  assert.equal(init.status, 200, JSON.stringify(init.body));
+  assert.match(init.body.detail.pushurl.value, /&poll_only=False$/);
+  const reg = await app.enrol(init.body.detail.pushurl.value, { fbtoken: "fcm-device-token" });
+  assert.equal(reg.status, 200, JSON.stringify(reg.body));
+  return init.body.detail.serial as string;
+}
+
+function b64urlJson(part: string) {
+  return JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
+}
+
+Deno.test("push with Firebase: the stub gets the token request and the message, the app answers", async () => {
+  const stub = fcmStub();
+  const { t, served, file } = await setup(stub.url);
+  const app = new PushApp(() => t.clock.now());
+  try {
+    const serial = await enrol(t, app);
+    const first = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.equal(first.body.result.authentication, "CHALLENGE");
+    assert.equal(
+      first.body.detail.message,
+      "Please confirm the authentication on your mobile device!",
+    );
+    assert.deepEqual(stub.seen.map((s) => s.path), [
+      "/token",
+      "/v1/projects/my-project/messages:send",
+    ]);
+    // the OAuth2 token request: a JWT bearer grant signed with the service account's key
+    const form = new URLSearchParams(stub.seen[0].body);
+    assert.equal(form.get("grant_type"), "urn:ietf:params:oauth:grant-type:jwt-bearer");
+    const [h, c, sig] = form.get("assertion")!.split(".");
+    assert.deepEqual(b64urlJson(h), { alg: "RS256", typ: "JWT", kid: "kid123" });
+    const now = Math.floor(t.clock.now() / 1000);
+    assert.deepEqual(b64urlJson(c), {
+      iss: "push@my-project.iam.gserviceaccount.com",
+      scope: "https://www.googleapis.com/auth/cloud-platform " +
+        "https://www.googleapis.com/auth/datastore " +
+        "https://www.googleapis.com/auth/devstorage.read_write " +
+        "https://www.googleapis.com/auth/firebase " +
+        "https://www.googleapis.com/auth/identitytoolkit " +
+        "https://www.googleapis.com/auth/userinfo.email",
+      aud: `${stub.url}/token`,
+      iat: now,
+      exp: now + 3600,
+    });
+    assert.ok(
+      verify(
+        "sha256",
+        new TextEncoder().encode(`${h}.${c}`),
+        ACCOUNT_KEYS.publicKey,
+        Buffer.from(sig, "base64url"),
+      ),
+    );
+    // the message, exactly privacyIDEA's shape
+    const send = stub.seen[1];
+    assert.equal(send.headers.get("authorization"), "Bearer ya29.stub");
+    assert.equal(send.headers.get("content-type"), "application/json; UTF-8");
+    const msg = JSON.parse(send.body);
+    const data = msg.message.data;
+    assert.deepEqual(Object.keys(data), [
+      "nonce",
+      "question",
+      "serial",
+      "title",
+      "sslverify",
+      "url",
+      "signature",
+    ]);
+    assert.equal(data.serial, serial);
+    assert.equal(data.url, `${served.url}/ttype/push`);
+    assert.deepEqual(msg, {
+      message: {
+        data,
+        token: "fcm-device-token",
+        notification: { title: "privacyIDEA", body: "Do you want to confirm the login?" },
+        android: {
+          priority: "HIGH",
+          ttl: "120s",
+          fcm_options: { analytics_label: "AndroidPushToken" },
+        },
+        apns: {
+          headers: {
+            "apns-priority": "10",
+            "apns-push-type": "alert",
+            "apns-collapse-id": "privacyidea.pushtoken",
+            "apns-expiration": String(now + 120),
+          },
+          payload: {
+            aps: {
+              alert: { title: "privacyIDEA", body: "Do you want to confirm the login?" },
+              sound: "default",
+              category: "PUSH_AUTHENTICATION",
+            },
+          },
+          fcm_options: { analytics_label: "iOSPushToken" },
+        },
+      },
+    });
+    assert.ok(app.isServerSigned(data), "the server signed the pushed data");
+    // the app answers from the notification, no poll
+    assert.equal((await app.answer(data)).body.result.value, true);
+    const done = await postForm(served, "/validate/check", {
+      user: "alice",
+      transaction_id: first.body.detail.transaction_id,
+      pass: "",
+    });
+    assert.equal(done.body.result.value, true);
+  } finally {
+    await served.close();
+    await stub.close();
+    await t.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("push with Firebase: a refused message says to poll, and polling still finds it", async () => {
+  const status = { value: 500 };
+  const stub = fcmStub(status);
+  const { t, served, file } = await setup(stub.url);
+  const app = new PushApp(() => t.clock.now());
+  try {
+    await enrol(t, app);
+    const first = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.equal(
+      first.body.detail.message,
+      "Please confirm the authentication on your mobile device! Use the polling feature of your " +
+        "privacyIDEA Authenticator App to check for a new Login request.",
+    );
+    assert.equal((await app.poll()).body.result.value.length, 1);
+    // with polling denied a challenge that could not be sent is not stored
+    await savePolicy(t.deps, "deny", {
+      scope: "authentication",
+      action: "push_allow_polling=deny",
+    });
+    const denied = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.equal(denied.body.result.value, false);
+    assert.equal(denied.body.detail.transaction_id, undefined);
+  } finally {
+    await served.close();
+    await stub.close();
+    await t.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("push with Firebase: the definition needs a service account file, enrolment a definition", async () => {
+  const stub = fcmStub();
+  const { t, served, file } = await setup(stub.url);
+  try {
+    const other = await Deno.makeTempFile({ suffix: ".json" });
+    await Deno.writeTextFile(other, JSON.stringify({ type: "authorized_user" }));
+    const bad = await jsonOf(
+      await t.asAdmin("POST", "/smsgateway", {
+        body: {
+          name: "fb2",
+          module: "privacyidea.lib.smsprovider.FirebaseProvider.FirebaseProvider",
+          "option.JSON config file": other,
+        },
+      }),
+    );
+    assert.equal(bad.status, 400);
+    assert.equal(
+      bad.body.result.error.message,
+      "ERR302: The JSON file is not a valid firebase credentials file.",
+    );
+    await Deno.remove(other);
+    const list = await jsonOf(await t.asAdmin("GET", "/smsgateway/"));
+    assert.deepEqual(list.body.result.value.map((g: { name: string }) => g.name), [
+      "fb",
+    ]);
+    await savePolicy(t.deps, "push_enrol", {
+      scope: "enrollment",
+      action: `push_firebase_configuration=nosuch, push_registration_url=${served.url}/ttype/push`,
+    });
+    const init = await jsonOf(
+      await t.asAdmin("POST", "/token/init", {
+        body: { type: "push", genkey: 1, user: "alice", realm: "realm1" },
+        json: true,
+      }),
+    );
+    assert.equal(init.body.result.error.message, "ERR905: Unknown Firebase configuration!");
+  } finally {
+    await served.close();
+    await stub.close();
+    await t.close();
+    await Deno.remove(file);
+  }
+});
