@@ -53,6 +53,8 @@ import { periodictaskRoutes } from "./http/routes/periodictask.ts";
 import { monitoringRoutes } from "./http/routes/monitoring.ts";
 import { tokengroupRoutes } from "./http/routes/tokengroup.ts";
 import { serviceidRoutes } from "./http/routes/serviceid.ts";
+import { clientRoutes } from "./http/routes/client.ts";
+import { infoRoutes } from "./http/routes/info.ts";
 
 const MAX_INFO = 900;
 /** Audit info of a request that failed because a statement's answer never came. */
@@ -180,6 +182,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/monitoring", monitoringRoutes);
   app.route("/tokengroup", tokengroupRoutes);
   app.route("/serviceid", serviceidRoutes);
+  app.route("/client", clientRoutes);
+  app.route("/info", infoRoutes);
   app.get("/metrics", metricsHandler(metrics));
   // generated from the route table above (and the rights table), never written by hand
   let openApi: string | undefined;

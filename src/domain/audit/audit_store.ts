@@ -263,3 +263,28 @@ export async function countAuthAttempts(
   const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** The `/validate/` actions whose callers `GET /client/` lists (privacyIDEA's clientapplication). */
+export const CLIENT_ACTIONS = ["check", "radiuscheck", "samlcheck"].flatMap((a) => [
+  `GET /validate/${a}`,
+  `POST /validate/${a}`,
+]);
+
+/**
+ * Each client address and user agent that called an authentication endpoint, with the time
+ * of its latest such request (over every node).
+ */
+export async function clientApplications(
+  db: Db,
+): Promise<{ client: string; userAgent: string; lastseen: number }[]> {
+  const rows = await db.selectFrom("audit")
+    .select((eb) => ["client", "user_agent", eb.fn.max("ts").as("lastseen")])
+    .where("action", "in", CLIENT_ACTIONS)
+    .groupBy(["client", "user_agent"])
+    .orderBy("user_agent").orderBy("client").execute();
+  return rows.map((r) => ({
+    client: r.client,
+    userAgent: r.user_agent,
+    lastseen: Number(r.lastseen),
+  }));
+}

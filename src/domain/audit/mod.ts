@@ -376,3 +376,33 @@ export async function auditCsv(
     }
   })();
 }
+
+/** One client of `GET /client/`. */
+export interface ClientApplication {
+  ip: string;
+  hostname: null;
+  /** An HTTP date (`Mon, 02 Mar 2026 08:00:00 GMT`), as privacyIDEA serialises it. */
+  lastseen: string;
+}
+
+/**
+ * `GET /client/`: the clients that called `/validate/check`, `radiuscheck` or `samlcheck`,
+ * grouped by user agent (`unknown` when they sent none), each address with the latest such
+ * request. Read from the audit log: privacyIDEA keeps a table written by every check, Tessera
+ * keeps that write off the check.
+ */
+export async function clientApplications(
+  deps: { db: Db; audit: AuditWriter },
+): Promise<Record<string, ClientApplication[]>> {
+  await deps.audit.flush({ timeoutMs: SEARCH_FLUSH_WAIT_MS });
+  const out: Record<string, ClientApplication[]> = {};
+  for (const r of await store.clientApplications(deps.db)) {
+    const type = r.userAgent === "" ? "unknown" : r.userAgent;
+    (out[type] ??= []).push({
+      ip: r.client,
+      hostname: null,
+      lastseen: new Date(r.lastseen).toUTCString(),
+    });
+  }
+  return out;
+}

@@ -568,7 +568,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   clienttypes: {
     description: "the list of client applications (/client/)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({ admin: bools("system", ["clienttype"], ["config"]) }),
   },
   random: {

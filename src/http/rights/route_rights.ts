@@ -413,6 +413,10 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /tokengroup/:name": { ...ADMIN, action: "tokengroup_add" },
   "DELETE /tokengroup/:name": { ...ADMIN, action: "tokengroup_delete" },
   // service IDs (spec 14 §13): admins only, as privacyIDEA (admin_required); no realm objects
+  // the clients that authenticated users (from the audit): admins with clienttype
+  "GET /client": { ...ADMIN, action: "clienttype" },
+  // refused for everyone (no news feeds in Tessera); privacyIDEA lets admins and users read it
+  "GET /info/rss": { roles: "any", why: "refused for every caller (not in Tessera)" },
   "GET /serviceid": { ...ADMIN, action: "serviceid_list" },
   "GET /serviceid/:name": { ...ADMIN, action: "serviceid_list" },
   "POST /serviceid/:name": { ...ADMIN, action: "serviceid_add" },
