@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
+import { installVendorKey, signedFile } from "../fixtures/subscription_keys.ts";
 import { wcagViolations } from "./_axe.ts";
 import {
   adminJwt,
@@ -125,6 +126,14 @@ async function populate(server: Server, jwt: string): Promise<{ eventId: number 
     url: "https://privacyidea.example.com",
     description: "The privacyIDEA being replaced",
   });
+  await ok(server, jwt, "POST", "/subscriptions/", {
+    file: await signedFile({
+      application: "privacyidea",
+      for_name: "Example Corp",
+      date_till: "2099-12-31",
+      num_users: 50,
+    }),
+  });
   await ok(server, jwt, "POST", "/radiusserver/upstream", {
     server: "127.0.0.1",
     secret: "radius-secret",
@@ -168,8 +177,14 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
 }, async () => {
-  // a fixed node name: the periodic task form lists this node, whatever the host is called
-  const server = await startTessera({ TESSERA_SERVER_NODE_NAME: "node-1" });
+  // a fixed node name: the periodic task form lists this node, whatever the host is called; a
+  // test vendor's key, so a subscription can be installed
+  const keyDir = await Deno.makeTempDir({ prefix: "tessera-ui-vendor-" });
+  await installVendorKey(keyDir);
+  const server = await startTessera({
+    TESSERA_SERVER_NODE_NAME: "node-1",
+    TESSERA_SUBSCRIPTIONS_KEY_DIR: keyDir,
+  });
   let browser: Browser | undefined;
   try {
     const base = server.base;
@@ -210,6 +225,7 @@ Deno.test({
       ["#/sms", "SMS gateways", "sms"],
       ["#/privacyidea", "privacyIDEA servers", "privacyidea"],
       ["#/periodic", "Periodic tasks", "periodic"],
+      ["#/subscriptions", "Subscriptions", "subscriptions"],
       ["#/audit", "Audit log", "audit"],
       ["#/system", "System settings", "system"],
     ];
@@ -339,5 +355,6 @@ Deno.test({
   } finally {
     await browser?.close().catch(() => {});
     await server.stop();
+    await Deno.remove(keyDir, { recursive: true }).catch(() => {});
   }
 });

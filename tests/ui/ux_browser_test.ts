@@ -351,6 +351,7 @@ browserTest(
         ["#/sms", "SMS gateways", 25],
         ["#/privacyidea", "privacyIDEA servers", 25],
         ["#/periodic", "Periodic tasks", 25],
+        ["#/subscriptions", "Subscriptions", 25],
         ["#/audit", "Audit log", 40],
         ["#/system", "System settings", 40],
         ["#/enroll", "Enrol a token", 25],
@@ -596,6 +597,7 @@ browserTest(
         ["#/sms", "SMS gateways"],
         ["#/privacyidea", "privacyIDEA servers"],
         ["#/periodic", "Periodic tasks"],
+        ["#/subscriptions", "Subscriptions"],
         ["#/audit", "Audit log"],
         ["#/system", "System settings"],
       ];
