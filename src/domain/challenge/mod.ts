@@ -206,6 +206,11 @@ export async function settleChallenge(
   return await store.settleOpenChallenge(deps.db, id, change, DECLINED_SESSION);
 }
 
+/** `DELETE /token/challenges/expired`: deletes every challenge that has expired; how many. */
+export async function deleteExpiredChallenges(deps: Deps): Promise<number> {
+  return await store.deleteExpired(deps.db, deps.clock.now());
+}
+
 /** True if the unexpired challenge of `serial` with challenge value `nonce` was answered. */
 export async function isAnsweredNonce(
   deps: Deps,

@@ -210,6 +210,13 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /token/info/:serial/:key": { ...ADMIN, objects: "token", action: "settokeninfo" },
   "DELETE /token/info/:serial/:key": { ...ADMIN, objects: "token", action: "settokeninfo" },
   "GET /token/challenges": { ...ADMIN, action: "getchallenges" },
+  // privacyIDEA: admin JWT and no policy action (api/token.py); only expired challenges go,
+  // which can answer nothing any more
+  "DELETE /token/challenges/expired": {
+    ...ADMIN,
+    why: "privacyIDEA asks for an admin and no policy action; it deletes only expired " +
+      "challenges, which no answer can use",
+  },
   "GET /token/challenges/:serial": { ...ADMIN, objects: "token", action: "getchallenges" },
   "DELETE /token": { ...TOKENS_ANY, action: "delete" },
   "DELETE /token/:serial": { ...TOKENS_ANY, action: "delete" },

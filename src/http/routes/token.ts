@@ -41,7 +41,7 @@ import {
   unassignTokens,
   USER_NOT_FOUND_MESSAGE,
 } from "../../domain/token/mod.ts";
-import { listChallenges } from "../../domain/challenge/mod.ts";
+import { deleteExpiredChallenges, listChallenges } from "../../domain/challenge/mod.ts";
 import { addTokenLoadRoutes } from "./token_load.ts";
 import { addTokenGroupRoutes } from "./tokengroup.ts";
 import { addTokenCopyRoutes } from "./token_copy.ts";
@@ -350,6 +350,13 @@ tokenRoutes.post("/info/:serial/:key", async (c) => {
 
 tokenRoutes.delete("/info/:serial/:key", async (c) => {
   return ok(c, await deleteTokenInfo(c.get("deps"), pathToken(c), pathParam(c, "key")));
+});
+
+// privacyIDEA's clean-up (spec 14 §18): value {status, deleted}
+tokenRoutes.delete("/challenges/expired", async (c) => {
+  const deleted = await deleteExpiredChallenges(c.get("deps"));
+  c.get("audit").info = `Deleted ${deleted} expired challenges`;
+  return ok(c, { status: true, deleted });
 });
 
 for (const path of ["/challenges", "/challenges/", "/challenges/:serial"]) {
