@@ -293,3 +293,70 @@ actionTest(
     }
   },
 );
+
+actionTest(
+  "authentication",
+  ["push_code_to_phone", "push_code_to_phone_message"],
+  "the app confirms and shows a code the user types at the client (privacyIDEA 3.13)",
+  async () => {
+    const { t, served, app } = await pushSetup();
+    try {
+      const { serial } = await enrolPush(t, app);
+      const plain = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+      assert.equal(plain.body.detail.multi_challenge[0].client_mode, "poll");
+      await app.answer((await app.poll()).body.result.value[0]);
+      await savePolicy(t.deps, "a", { scope: "authentication", action: "push_code_to_phone" });
+      const res = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+      const entry = res.body.detail.multi_challenge[0];
+      assert.equal(entry.client_mode, "interactive");
+      assert.deepEqual(entry.attributes, { hideResponseInput: false });
+      assert.equal(entry.message, "Please enter the code displayed on your smartphone.");
+      const tid = res.body.detail.transaction_id;
+      const finish = (pass: string) =>
+        postForm(served, "/validate/check", { user: "alice", transaction_id: tid, pass });
+      // before the app confirmed nothing answers
+      assert.equal((await finish("00")).body.result.value, false);
+      const [c] = (await app.poll()).body.result.value;
+      const confirmed = await app.answer(c);
+      assert.equal(confirmed.body.result.value, true);
+      const code = confirmed.body.detail.display_code;
+      assert.match(code, /^\d\d$/);
+      assert.equal(confirmed.body.detail.message, "Enter the code to log in");
+      // confirmed: no longer offered to the app, a repeated confirmation changes nothing
+      assert.deepEqual((await app.poll()).body.result.value, []);
+      assert.equal(
+        (await app.answer(c, { signature: confirmed.signature })).body.result.value,
+        false,
+      );
+      const poll = await fetch(`${served.url}/validate/polltransaction?transaction_id=${tid}`);
+      assert.equal((await poll.json()).detail.challenge_status, "pending");
+      const before = (await getTokenBySerial(t.deps, serial)).failcount;
+      const wrong = await finish(code === "00" ? "01" : "00");
+      assert.equal(wrong.body.result.value, false);
+      assert.equal((await getTokenBySerial(t.deps, serial)).failcount, before + 1);
+      const right = await finish(code);
+      assert.equal(right.body.result.value, true, JSON.stringify(right.body));
+      // the message policy, and push_require_presence winning over code to phone
+      await savePolicy(t.deps, "a", {
+        scope: "authentication",
+        action: "push_code_to_phone, push_code_to_phone_message=Type this at your computer",
+      });
+      await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+      const [c2] = (await app.poll()).body.result.value;
+      assert.equal(
+        (await app.answer(c2)).body.detail.message,
+        "Type this at your computer",
+      );
+      await savePolicy(t.deps, "a", {
+        scope: "authentication",
+        action: "push_code_to_phone, push_require_presence",
+      });
+      const both = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+      assert.equal(both.body.detail.multi_challenge[0].client_mode, "poll");
+      assert.match(both.body.detail.multi_challenge[0].presence_answer, /^[A-Z]$/);
+    } finally {
+      await served.close();
+      await t.close();
+    }
+  },
+);

@@ -184,3 +184,20 @@ export async function isAnsweredChallenge(
     .where("expires_at", ">=", now).executeTakeFirst();
   return row !== undefined;
 }
+
+/**
+ * Replaces the data of an open challenge if it still holds `oldData` (one
+ * conditional statement: of parallel confirmations only one changes it).
+ */
+export async function replaceOpenChallengeData(
+  db: Db,
+  id: number,
+  oldData: string,
+  newData: string,
+  declinedSession: string,
+): Promise<boolean> {
+  const res = await db.updateTable("challenge").set({ data: newData })
+    .where("id", "=", id).where("data", "=", oldData).where("answered", "=", 0)
+    .where("session", "!=", declinedSession).executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}

@@ -211,6 +211,19 @@ export async function deleteExpiredChallenges(deps: Deps): Promise<number> {
   return await store.deleteExpired(deps.db, deps.clock.now());
 }
 
+/**
+ * Replaces the data of an open challenge (neither answered nor declined) that
+ * still holds `oldData`; false when another request changed it first.
+ */
+export async function replaceChallengeData(
+  deps: Deps,
+  id: number,
+  oldData: string,
+  newData: string,
+): Promise<boolean> {
+  return await store.replaceOpenChallengeData(deps.db, id, oldData, newData, DECLINED_SESSION);
+}
+
 /** True if the unexpired challenge of `serial` with challenge value `nonce` was answered. */
 export async function isAnsweredNonce(
   deps: Deps,

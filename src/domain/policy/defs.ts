@@ -669,6 +669,10 @@ const AUTH_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
     push_allow_polling: s("Whether push tokens may poll for challenges (default allow).", {
       value: ["allow", "deny", "token"],
     }),
+    push_code_to_phone: b(
+      "The user types the code the app shows after confirming (push_require_presence wins).",
+    ),
+    push_code_to_phone_message: s("The message shown above the code in the app."),
   },
 };
 

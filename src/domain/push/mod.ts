@@ -19,8 +19,14 @@ import { loadPolicySet } from "../policy/mod.ts";
 import { findTokenBySerial } from "../token/lookup.ts";
 import * as tokenStore from "../token/token_store.ts";
 import type { TokenWithInfo } from "../token/model.ts";
-import { challengesOfSerial, DECLINED_SESSION, settleChallenge } from "../challenge/mod.ts";
 import {
+  challengesOfSerial,
+  DECLINED_SESSION,
+  replaceChallengeData,
+  settleChallenge,
+} from "../challenge/mod.ts";
+import {
+  CODE_TO_PHONE,
   mobileQuestion,
   newServerKeyPair,
   phoneData,
@@ -33,7 +39,7 @@ import {
   stripPem,
   verifyText,
 } from "../token/types/push.ts";
-import { messageTags } from "../token/types/_challenge.ts";
+import { messageTags, randomPosition } from "../token/types/_challenge.ts";
 import type { TypeChallengeContext } from "../token/types/token_type.ts";
 import { getUserInfo } from "../token/_users.ts";
 
@@ -158,7 +164,8 @@ export async function pollChallenges(
   await tokenStore.setInfo(deps.db, token.id, { [LAST_POLL]: { value: String(micros), type: "" } });
   const now = deps.clock.now();
   const open = (await challengesOfSerial(deps, serial)).filter((c) =>
-    !c.isAnswered && c.session !== DECLINED_SESSION && c.expiresAt >= now && c.challenge !== ""
+    !c.isAnswered && c.session !== DECLINED_SESSION && c.expiresAt >= now &&
+    c.challenge !== "" && !isConfirmedCodeToPhone(c.data)
   );
   if (open.length === 0) return [];
   const privatePem = serverPrivateKey(deps, token.info);
@@ -191,6 +198,21 @@ function presenceOf(data: string): string[] | undefined {
   }
 }
 
+function dataOf(data: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(data);
+    return v && typeof v === "object" ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A code-to-phone challenge the app has confirmed (it now waits for the user's code). */
+function isConfirmedCodeToPhone(data: string): boolean {
+  const d = dataOf(data);
+  return d?.mode === CODE_TO_PHONE && d.smartphone_confirmed === true;
+}
+
 function isTrue(v: string): boolean {
   return ["1", "true", "yes", "on"].includes(v.trim().toLowerCase());
 }
@@ -209,7 +231,7 @@ export async function pushPost(deps: Deps, params: Record<string, string>): Prom
   const serial = required(params, "serial");
   if ("fbtoken" in params && "pubkey" in params) return await finishEnrolment(deps, params);
   if ("signature" in params && !("new_fb_token" in params)) {
-    return { value: await answerChallenge(deps, serial, params) };
+    return await answerChallenge(deps, serial, params);
   }
   if ("new_fb_token" in params && "timestamp" in params && "signature" in params) {
     return { value: await updateFirebaseToken(deps, serial, params) };
@@ -280,14 +302,14 @@ async function answerChallenge(
   deps: Deps,
   serial: string,
   params: Record<string, string>,
-): Promise<boolean> {
+): Promise<PushAnswer> {
   const token = await pushToken(deps, serial);
   if (!token) throw new ResourceNotFoundError("The requested token could not be found.");
   let key;
   try {
     key = phoneKeyOf(token.info[PUSH_INFO.phoneKey]?.value ?? "");
   } catch {
-    return false;
+    return { value: false };
   }
   const decline = isTrue(params.decline ?? "");
   const presence = params.presence_answer ?? "";
@@ -298,12 +320,43 @@ async function answerChallenge(
     if (decline) text += "|decline";
     if (presence) text += `|${presence}`;
     if (!verifyText(key, text, params.signature)) continue;
-    if (decline) return await settleChallenge(deps, c.id, "declined");
+    if (decline) return { value: await settleChallenge(deps, c.id, "declined") };
     const wanted = presenceOf(c.data);
-    if (wanted && (!presence || presence !== wanted[wanted.length - 1])) return false;
-    return await settleChallenge(deps, c.id, "answered");
+    if (wanted && (!presence || presence !== wanted[wanted.length - 1])) return { value: false };
+    const data = dataOf(c.data);
+    if (data?.mode === CODE_TO_PHONE) return await confirmCodeToPhone(deps, token, c, data);
+    return { value: await settleChallenge(deps, c.id, "answered") };
   }
-  return false;
+  return { value: false };
+}
+
+/**
+ * Code to phone (privacyIDEA 3.13): the app's confirmation gives it a
+ * two-digit code to show; the challenge stays open until the user types the
+ * code at the client (`/validate/check` with the transaction id).
+ */
+async function confirmCodeToPhone(
+  deps: Deps,
+  token: TokenWithInfo,
+  c: { id: number; data: string },
+  data: Record<string, unknown>,
+): Promise<PushAnswer> {
+  if (data.smartphone_confirmed === true) return { value: false };
+  const code = String(randomPosition(deps.random, 100) - 1).padStart(2, "0");
+  const next = JSON.stringify({ ...data, smartphone_confirmed: true, display_code: code });
+  if (!(await replaceChallengeData(deps, c.id, c.data, next))) return { value: false };
+  const set = await loadPolicySet(deps);
+  const owner = token.owner;
+  const message = await set.matcher({
+    scope: "authentication",
+    user: owner?.login ?? null,
+    realm: owner?.realm ?? null,
+    resolver: owner?.resolver ?? null,
+  }).value("push_code_to_phone_message");
+  return {
+    value: true,
+    detail: { display_code: code, message: message ?? "Enter the code to log in" },
+  };
 }
 
 async function updateFirebaseToken(

@@ -453,6 +453,7 @@ export const TYPE_AUTH_ACTIONS: Readonly<Record<string, boolean>> = {
 export const TYPE_AUTH_BOOLS: readonly string[] = [
   "passkey_trigger_by_pin",
   "push_require_presence",
+  "push_code_to_phone",
 ];
 
 /** The authentication actions validate reads. */

@@ -19,7 +19,7 @@ import { createPrivateKey, createPublicKey, generateKeyPair, sign, verify } from
 import { ParameterError, PolicyError } from "../../../errors.ts";
 import { base32Decode, base32Encode } from "../../../lib/otp.ts";
 import { toHex } from "../../../lib/random.ts";
-import { decryptSecretText } from "../../../lib/crypto.ts";
+import { decryptSecretText, safeEqual } from "../../../lib/crypto.ts";
 import type { Deps } from "../../../deps.ts";
 import { isAnsweredNonce } from "../../challenge/mod.ts";
 import { param, pyQuote, qrImg } from "./_oath.ts";
@@ -42,6 +42,10 @@ import {
 export const POLL_ONLY = "poll only";
 /** Default challenge message (policy `push_challenge_text` replaces it). */
 export const PUSH_CHALLENGE_TEXT = "Please confirm the authentication on your mobile device!";
+/** Default challenge message in code-to-phone mode (privacyIDEA 3.13). */
+export const CODE_TO_PHONE_TEXT = "Please enter the code displayed on your smartphone.";
+/** Challenge data `mode` of a code-to-phone challenge. */
+export const CODE_TO_PHONE = "code_to_phone";
 /** Default question shown in the app (policy `push_text_on_mobile`). */
 export const PUSH_MOBILE_TEXT = "Do you want to confirm the login?";
 /** Default notification title (policy `push_title_on_mobile`). */
@@ -301,7 +305,12 @@ export function sslVerifyOf(value: string | undefined): string {
 async function pushChallenge(
   ctx: TypeChallengeContext,
 ): Promise<TypeChallenge | TypeChallengeFailure> {
-  let message = (ctx.policy("push_challenge_text") ?? PUSH_CHALLENGE_TEXT).replaceAll("\\,", ",");
+  const presenceWanted = ctx.policy("push_require_presence") !== undefined;
+  // code to phone (privacyIDEA 3.13): the app confirms, then the user types the code it shows;
+  // push_require_presence takes precedence
+  const isCodeToPhone = !presenceWanted && ctx.policy("push_code_to_phone") !== undefined;
+  let message = (ctx.policy("push_challenge_text") ??
+    (isCodeToPhone ? CODE_TO_PHONE_TEXT : PUSH_CHALLENGE_TEXT)).replaceAll("\\,", ",");
   const config = infoValue(ctx.token.info, PUSH_INFO.firebaseConfig);
   if (config === "") return { failed: message + PUSH_POLL_HINT };
   const nonce = base32Encode(ctx.deps.random.bytes(20), true);
@@ -319,8 +328,8 @@ async function pushChallenge(
   if (!isSent) message += PUSH_POLL_HINT;
   if (!isStored) return { failed: message };
   const extras: Record<string, unknown> = {
-    client_mode: "poll",
-    attributes: { hideResponseInput: true },
+    client_mode: isCodeToPhone ? "interactive" : "poll",
+    attributes: { hideResponseInput: !isCodeToPhone },
   };
   if (presence) {
     extras.presence_answer = presence.correct;
@@ -333,6 +342,8 @@ async function pushChallenge(
     challenge: nonce,
     data: presence
       ? { nonce, presence: [...presence.options, presence.correct].join(",") }
+      : isCodeToPhone
+      ? { nonce, mode: CODE_TO_PHONE, smartphone_confirmed: false }
       : { nonce },
     extras,
   };
@@ -384,7 +395,14 @@ export const PUSH: TokenType = {
     return { isValid: false };
   },
   createChallenge: pushChallenge,
-  async checkAnswer(ctx, _answer, data) {
+  async checkAnswer(ctx, answer, data) {
+    if (data.mode === CODE_TO_PHONE) {
+      // the code the app showed after it confirmed; before that nothing answers
+      const code = typeof data.display_code === "string" ? data.display_code : "";
+      return {
+        isValid: data.smartphone_confirmed === true && code !== "" && safeEqual(answer, code),
+      };
+    }
     // the app's confirmation, not the pass, answers the challenge
     const nonce = typeof data.nonce === "string" ? data.nonce : "";
     return { isValid: nonce !== "" && await isAnsweredNonce(ctx.deps, ctx.token.serial, nonce) };
