@@ -7,6 +7,9 @@ import { DatabaseSync } from "node:sqlite";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { importPrivacyidea } from "../../src/domain/import/mod.ts";
 import { createPiSqlite, ENC_KEY, piEncrypt, T4 } from "./_pi_fixture.ts";
+import { createUsers } from "../fixtures/users.ts";
+import { enrollHotp, hotp } from "../fixtures/tokens.ts";
+import { serveApp } from "../http/_serve_app.ts";
 
 /** A token row (slot-0 encrypted key and user PIN) with tokeninfo. */
 function addToken(
@@ -138,6 +141,61 @@ Deno.test("import privacyidea: vasco and daplug tokens are reported by serial, n
     const tokens = report.summary.find((r) => r.what === "tokens");
     assert.ok(tokens && tokens.failed >= 2, JSON.stringify(tokens));
   } finally {
+    await t.close();
+  }
+});
+
+Deno.test("import privacyidea: server definitions come along; remote tokens name them by the new id", async () => {
+  const t = await createTestApp();
+  const b = await createTestApp();
+  await createUsers(b.deps, { realm: "realm1", users: [{ login: "bob" }] });
+  await enrollHotp(b, { user: "bob", realm: "realm1", pin: "bp" });
+  const served = serveApp(b);
+  try {
+    // an existing definition here, so the imported one gets another id than privacyIDEA's 7
+    await jsonOf(
+      await t.asAdmin("POST", "/privacyideaserver/here", { body: { url: "https://x.example" } }),
+    );
+    const report = await importWith(t, (db) => {
+      db.exec(`create table privacyideaserver (id integer primary key,
+        identifier varchar(255) unique, url varchar(255), tls boolean, description varchar(2000))`);
+      db.prepare(`insert into privacyideaserver values (7, 'nodeB', ?, 0, 'child')`)
+        .run(served.url);
+      addToken(db, 806, { serial: "PIRE0001", type: "remote" }, [
+        ["remote.server_id", "7"],
+        ["remote.user", "bob"],
+        ["remote.realm", "realm1"],
+        ["remote.local_checkpin", "0"],
+      ]);
+      addToken(db, 807, { serial: "PIRE0002", type: "remote" }, [
+        ["remote.server", "https://legacy.example"],
+        ["remote.user", "bob"],
+      ]);
+    });
+    const log = report.log.join("\n");
+    const servers = report.summary.find((r) => r.what === "privacyIDEA servers");
+    assert.deepEqual([servers?.found, servers?.imported], [1, 1], log);
+    assert.doesNotMatch(log, /not imported: .*privacyideaserver/);
+    const defs = (await jsonOf(await t.asAdmin("GET", "/privacyideaserver/"))).body.result.value;
+    assert.deepEqual(
+      { url: defs.nodeB.url, tls: defs.nodeB.tls, description: defs.nodeB.description },
+      { url: served.url, tls: false, description: "child" },
+    );
+    assert.notEqual(defs.nodeB.id, 7);
+    const token = await tokenOf(t, "PIRE0001");
+    assert.equal(token.active, true, log);
+    assert.equal(token.info["remote.server_id"], String(defs.nodeB.id));
+    assert.match(log, /PIRE0002: its privacyIDEA server is not a definition/);
+    assert.equal((await tokenOf(t, "PIRE0002")).active, false);
+    // the imported token asks the second Tessera (imported PIN 1234 is not checked: remote PIN)
+    const ok = await jsonOf(
+      await t.post("/validate/check", { serial: "PIRE0001", pass: "bp" + hotp(0) }),
+    );
+    assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+    assert.equal(served.seen.at(-1)?.form.get("user"), "bob");
+  } finally {
+    await served.close();
+    await b.close();
     await t.close();
   }
 });

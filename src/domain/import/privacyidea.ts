@@ -18,6 +18,7 @@ import { parseOcraSuite } from "../../lib/ocra.ts";
 import { addImportedAdmin, adminExists, importedAdminHash } from "../admin/mod.ts";
 import { listEventDefinitions, saveEventDefinition } from "../event/mod.ts";
 import { listCaConnectors, saveCaConnector } from "../caconnector/mod.ts";
+import { listPrivacyideaServers, setPrivacyideaServer } from "../privacyidea_server/mod.ts";
 import { attachToken, listMachineResolvers, saveMachineResolver } from "../machine/mod.ts";
 import { listPolicies, savePolicy, unlistedPolicyActions } from "../policy/mod.ts";
 import { radiusServerIdentifiers, setRadiusServer } from "../radius_server/mod.ts";
@@ -419,6 +420,25 @@ function radiusItems(t: Tables, secrets: Secrets): Item[] {
   });
 }
 
+/** privacyIDEA server definitions (`/privacyideaserver/`), for remote tokens and federation. */
+function privacyideaServerItems(rows: PiRow[]): Item[] {
+  return rows.map((r) => {
+    const identifier = str(r.identifier);
+    return {
+      kind: "privacyIDEA servers",
+      name: identifier,
+      exists: async (deps) => identifier in await listPrivacyideaServers(deps),
+      write: async (deps) => {
+        await setPrivacyideaServer(deps, identifier, {
+          url: str(r.url),
+          isTlsVerified: bool(r.tls),
+          description: String(r.description ?? ""),
+        });
+      },
+    };
+  });
+}
+
 /**
  * CA connectors with their config. A local CA's key and certificate are read from the
  * files its cakey/cacert name (with the CA directory's serial and index.txt): the import
@@ -515,6 +535,8 @@ interface TokenPlan {
   owner?: { uid: string; resolver: string; realm: string };
   notes: string[];
   pinPlain?: string;
+  /** A remote token's privacyIDEA server definition (its id here is set when written). */
+  remoteServer?: string;
   /** Why a token of a type Tessera leaves out is not imported (reported by serial). */
   leftOut?: string;
 }
@@ -528,7 +550,8 @@ const LEFT_OUT_TYPES: Readonly<Record<string, string>> = {
   daplug: "daplug dongle: HOTP typed as letters, not supported; give the user another token",
 };
 
-function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
+function tokenPlans(t: Tables, secrets: Secrets, piServers: PiRow[]): TokenPlan[] {
+  const serverIdentifiers = new Map(piServers.map((r) => [int(r.id), str(r.identifier)]));
   const realms = new Map(t.realm.map((r) => [int(r.id), str(r.name).toLowerCase()]));
   const infos = groupBy(t.tokeninfo, "token_id");
   const owners = groupBy(t.tokenowner, "token_id");
@@ -612,6 +635,20 @@ function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
       active = false;
       notes.push("its OCRA suite needs a counter, PIN, session or time input: imported disabled");
     }
+    let remoteServer: string | undefined;
+    if (type === "remote") {
+      // privacyIDEA names the definition by its id, which differs here: map it by identifier
+      const piId = info["remote.server_id"]?.value ?? "";
+      remoteServer = /^\d+$/.test(piId) ? serverIdentifiers.get(Number(piId)) : undefined;
+      delete info["remote.server_id"];
+      if (remoteServer === undefined && active) {
+        active = false;
+        notes.push(
+          "its privacyIDEA server is not a definition (remote.server_id), which Tessera needs: " +
+            "imported disabled",
+        );
+      }
+    }
     const leftOut = LEFT_OUT_TYPES[type];
     const failed = notes.some((n) => n.includes("could not be decrypted"));
     return {
@@ -639,6 +676,7 @@ function tokenPlans(t: Tables, secrets: Secrets): TokenPlan[] {
       owner,
       notes: failed ? ["failed: " + notes.join("; ")] : notes,
       pinPlain,
+      remoteServer,
       leftOut,
     };
   });
@@ -708,7 +746,6 @@ const NOT_CARRIED: [PiTable, string][] = [
   ["tokengroup", "token groups"],
   ["tokencontainer", "token containers"],
   ["smsgateway", "SMS gateways"],
-  ["privacyideaserver", "privacyIDEA server definitions"],
   ["subscription", "subscriptions"],
   ["periodictask", "periodic tasks"],
   ["customuserattribute", "custom user attributes"],
@@ -789,6 +826,7 @@ export async function readPrivacyidea(
   const notCarried: string[] = [];
   let caConnectors: PiRow[] = [];
   let caConnectorConfig: PiRow[] = [];
+  let piServers: PiRow[] = [];
   try {
     const missing: PiTable[] = [];
     for (const table of PI_REQUIRED_TABLES) {
@@ -806,6 +844,7 @@ export async function readPrivacyidea(
       caConnectors = await source.rows("caconnector");
       caConnectorConfig = await source.rows("caconnectorconfig");
     }
+    piServers = await source.rows("privacyideaserver");
     for (const [table, what] of NOT_CARRIED) {
       const n = await source.count(table);
       if (n > 0) notCarried.push(`not imported: ${n} ${what} (table ${table})`);
@@ -825,9 +864,10 @@ export async function readPrivacyidea(
     radiusItems(t, secrets),
     smtpItems(t, secrets),
     caConnectorItems(caConnectors, caConnectorConfig, secrets),
+    privacyideaServerItems(piServers),
     adminItems(t, options.pepper ?? "missing"),
   ];
-  const plans = tokenPlans(t, secrets);
+  const plans = tokenPlans(t, secrets, piServers);
   if (secrets.failed.length > 0 && secrets.failed.length >= secrets.ok) {
     throw new ParameterError(
       `${WRONG_KEY} (${secrets.failed.length} of ${
@@ -931,6 +971,15 @@ export async function writePrivacyidea(
         continue;
       }
       if (plan.pinPlain !== undefined) tk.pinHash = pinHashOf(d, plan.pinPlain);
+      if (plan.remoteServer !== undefined && !options.dryRun) {
+        const id = (await listPrivacyideaServers(d))[plan.remoteServer]?.id;
+        if (id === undefined) {
+          tk.active = false;
+          plan.notes.push(
+            `privacyIDEA server ${plan.remoteServer} not imported: imported disabled`,
+          );
+        } else tk.info["remote.server_id"] = { value: String(id), type: "" };
+      }
       if (plan.owner) {
         const login = options.dryRun ? undefined : await ownerLogin(d, plan.owner);
         if (!options.dryRun && login === undefined) {

@@ -248,3 +248,63 @@ export async function forwardToPrivacyideaServer(
   }
   return { status, body, url };
 }
+
+/** The definition with `id`, by identifier and URL; undefined when there is none. */
+export async function privacyideaServerById(
+  deps: Deps,
+  id: number,
+): Promise<{ identifier: string; url: string } | undefined> {
+  if (!Number.isSafeInteger(id)) return undefined;
+  const server = await store.findServerById(deps.db, id);
+  return server && { identifier: server.identifier, url: server.url };
+}
+
+/** Outcome of {@link remoteValidateCheck}: accepted, and the remote token's serial. */
+export interface RemoteCheckOutcome {
+  isAccepted: boolean;
+  serial?: string;
+}
+
+/**
+ * A `remote` token's check: `POST <url of definition id>/validate/check` with the given
+ * fields, each quoted once more as privacyIDEA does (the remote decodes twice), TLS as the
+ * definition says. Accepted only for HTTP 200 with a truthy `result.value`. An unknown
+ * definition, an unreachable server or an unusable answer is logged and not accepted.
+ */
+export async function remoteValidateCheck(
+  deps: Deps,
+  id: number,
+  fields: [string, string][],
+): Promise<RemoteCheckOutcome> {
+  const server = Number.isSafeInteger(id) ? await store.findServerById(deps.db, id) : undefined;
+  if (!server) {
+    deps.log.warn("A remote token names a privacyIDEA server definition that does not exist", {
+      id,
+    });
+    return { isAccepted: false };
+  }
+  const url = join(server.url, "/validate/check");
+  let status: number;
+  let text: string;
+  try {
+    ({ status, text } = await sendRemote({
+      method: "POST",
+      url,
+      params: fields.map(([k, v]) => [k, pythonQuote(v)]),
+      isTlsVerified: server.isTlsVerified,
+      timeoutMs: DEFAULT_TIMEOUT_S * 1000,
+    }));
+  } catch (err) {
+    deps.log.warn("The remote token's privacyIDEA server could not be asked", {
+      url,
+      error: (err as Error).message,
+    });
+    return { isAccepted: false };
+  }
+  const body = parseObject(text);
+  const result = body?.result as Record<string, unknown> | undefined;
+  if (status !== 200 || !result?.value) return { isAccepted: false };
+  const detail = body?.detail as Record<string, unknown> | undefined;
+  const serial = typeof detail?.serial === "string" ? detail.serial : undefined;
+  return { isAccepted: true, serial };
+}

@@ -63,3 +63,13 @@ export async function deleteServer(db: Db, identifier: string): Promise<boolean>
     .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
+
+/** One definition by id (a `remote` token names its server by id, as privacyIDEA). */
+export async function findServerById(
+  db: Db,
+  id: number,
+): Promise<StoredPrivacyideaServer | undefined> {
+  const row = await db.selectFrom("privacyideaserver").select(COLUMNS)
+    .where("id", "=", id).executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}

@@ -33,4 +33,5 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
   motp: "mOTP: classical mobile One Time Passwords.",
   push: "PUSH: Send a push notification to a smartphone.",
   ocra: "OCRA: Challenge Response token as defined in RFC 6287.",
+  remote: "REMOTE token: Forward authentication request to another server.",
 };

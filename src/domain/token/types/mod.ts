@@ -27,6 +27,7 @@ import { CERTIFICATE } from "./certificate.ts";
 import { MOTP } from "./motp.ts";
 import { PUSH } from "./push.ts";
 import { OCRA } from "./ocra.ts";
+import { REMOTE } from "./remote.ts";
 
 export type {
   InitParams,
@@ -66,6 +67,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   MOTP,
   PUSH,
   OCRA,
+  REMOTE,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));
