@@ -360,3 +360,55 @@ actionTest(
     }
   },
 );
+
+actionTest(
+  "authentication",
+  "enroll_via_multichallenge",
+  "PUSH: a login without a push token enrols one; the app's registration completes the login",
+  async () => {
+    const { t, served, app } = await pushSetup();
+    try {
+      const spass = await jsonOf(
+        await t.asAdmin("POST", "/token/init", {
+          body: { type: "spass", user: "alice", realm: "realm1", pin: "s3cret" },
+        }),
+      );
+      assert.equal(spass.status, 200);
+      const plain = await postForm(served, "/validate/check", { user: "alice", pass: "s3cret" });
+      assert.equal(plain.body.result.value, true);
+      await savePolicy(t.deps, "a", {
+        scope: "authentication",
+        action: "enroll_via_multichallenge=push",
+      });
+      const res = await postForm(served, "/validate/check", { user: "alice", pass: "s3cret" });
+      assert.equal(res.body.result.authentication, "CHALLENGE", JSON.stringify(res.body));
+      const entry = res.body.detail.multi_challenge[0];
+      assert.equal(entry.type, "push");
+      assert.equal(entry.client_mode, "poll");
+      assert.equal(entry.message, "Please scan the QR code!");
+      assert.match(entry.link, /^otpauth:\/\/pipush\/PIPU/);
+      assert.match(entry.image, /^data:image\/png;base64,/);
+      const tid = res.body.detail.transaction_id;
+      const status = async () =>
+        (await (await fetch(`${served.url}/validate/polltransaction?transaction_id=${tid}`))
+          .json()).detail.challenge_status;
+      assert.equal(await status(), "pending");
+      assert.equal((await getTokenBySerial(t.deps, entry.serial)).rolloutState, "clientwait");
+      const reg = await app.enrol(entry.link);
+      assert.equal(reg.status, 200, JSON.stringify(reg.body));
+      assert.equal(await status(), "accept");
+      // the enrolment is no login request for the app
+      assert.deepEqual((await app.poll()).body.result.value, []);
+      const done = await postForm(served, "/validate/check", {
+        user: "alice",
+        transaction_id: tid,
+        pass: "",
+      });
+      assert.equal(done.body.result.value, true, JSON.stringify(done.body));
+      assert.equal(done.body.result.authentication, "ACCEPT");
+    } finally {
+      await served.close();
+      await t.close();
+    }
+  },
+);

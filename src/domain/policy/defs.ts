@@ -270,7 +270,7 @@ function authenticationDefs(ctx: DefsContext): Record<string, ActionDef> {
     }),
     // privacyIDEA 3.12 also offers PUSH and SMARTPHONE (types Tessera does not have)
     enroll_via_multichallenge: s("Token type enrolled during authentication.", {
-      value: ["HOTP", "TOTP", "DAYPASSWORD", "EMAIL", "SMS", "PASSKEY"],
+      value: ["HOTP", "TOTP", "DAYPASSWORD", "EMAIL", "SMS", "PASSKEY", "PUSH"],
     }),
     enroll_via_multichallenge_text: s("Text shown when a token is enrolled via multichallenge."),
     passthru: s("Without tokens, check the password against the user store or a RADIUS server.", {

@@ -165,7 +165,8 @@ export async function pollChallenges(
   const now = deps.clock.now();
   const open = (await challengesOfSerial(deps, serial)).filter((c) =>
     !c.isAnswered && c.session !== DECLINED_SESSION && c.expiresAt >= now &&
-    c.challenge !== "" && !isConfirmedCodeToPhone(c.data)
+    c.challenge !== "" && !isConfirmedCodeToPhone(c.data) &&
+    dataOf(c.data)?.push_enrollment !== true
   );
   if (open.length === 0) return [];
   const privatePem = serverPrivateKey(deps, token.info);
@@ -292,6 +293,13 @@ async function finishEnrolment(
       );
     }
   });
+  // an enrolment via multichallenge waits for this step: its challenge is answered now
+  const now = deps.clock.now();
+  for (const c of await challengesOfSerial(deps, serial)) {
+    if (c.expiresAt >= now && dataOf(c.data)?.push_enrollment === true) {
+      await settleChallenge(deps, c.id, "answered");
+    }
+  }
   return {
     value: true,
     detail: { serial, rollout_state: "enrolled", public_key: stripPem(keys.publicPem) },

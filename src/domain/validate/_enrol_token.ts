@@ -13,6 +13,9 @@
  *   names). It replaces the owner's, and the type's own challenge (code sent
  *   to it) follows under a new transaction; its code completes the login.
  *
+ * - push: the challenge carries the push enrolment URL; the app's registration
+ *   at `/ttype/push` answers it (src/domain/push/mod.ts), `client_mode` poll.
+ *
  * The challenge data carries `enroll_via_multichallenge` and
  * `enroll_via_multichallenge_optional` (as privacyIDEA writes them), so
  * `cancel_enrollment` can drop exactly these tokens while their first
@@ -38,6 +41,7 @@ import type { OtpCheck } from "../token/types/mod.ts";
 import { isMailAddress } from "../token/types/email.ts";
 import { isPhoneNumber } from "../smsgateway/mod.ts";
 import { qrPngDataUri } from "../../lib/qr_png.ts";
+import { base32Encode } from "../../lib/otp.ts";
 
 /** The types this module enrols, with privacyIDEA's default message of each. */
 const ENROLMENT_TEXT: Readonly<Record<string, string>> = {
@@ -46,6 +50,7 @@ const ENROLMENT_TEXT: Readonly<Record<string, string>> = {
   daypassword: "Please scan the QR code and enter the OTP value!",
   email: "Please enter your new email address!",
   sms: "Please enter your new phone number!",
+  push: "Please scan the QR code!",
 };
 
 /** privacyIDEA's challenge session of an enrolment (the answer is an address, not a code). */
@@ -118,7 +123,10 @@ export async function enrolTokenViaMultichallenge<R extends EnrolOutcome>(
       caller: { role: "user", username: user.login, realm: user.realm },
       isViaMultichallenge: true,
     });
-  const link = (made.detail.googleurl as { value?: string } | undefined)?.value;
+  const isPush = type === "push";
+  const link = ((isPush ? made.detail.pushurl : made.detail.googleurl) as
+    | { value?: string }
+    | undefined)?.value;
   if (!isAddress && link === undefined) {
     // a tokenlabel or tokenissuer with an unknown tag: no URL to scan (privacyIDEA fails here)
     await dropToken(deps, made.serial);
@@ -129,8 +137,12 @@ export async function enrolTokenViaMultichallenge<R extends EnrolOutcome>(
     return result;
   }
   const system = await loadSystemConfig(deps);
+  // a push enrolment is answered by the app's registration, which marks the challenge with this
+  // nonce answered; the type's checkAnswer then accepts the empty pass
+  const nonce = isPush ? pushEnrolmentNonce(deps) : undefined;
   const data = {
     ...(isAddress ? { session: ENROLLMENT_SESSION } : {}),
+    ...(nonce ? { nonce, push_enrollment: true } : {}),
     enroll_via_multichallenge: true,
     enroll_via_multichallenge_optional: policy.isOptional,
     type,
@@ -140,6 +152,7 @@ export async function enrolTokenViaMultichallenge<R extends EnrolOutcome>(
     type,
     message,
     data: JSON.stringify(data),
+    challenge: nonce,
     // the type's own validity: email.validtime, sms.providerTimeout, else <Type>ChallengeValidity
     validity: type === "email"
       ? positiveInt(system.get("email.validtime", "120"), 120)
@@ -150,7 +163,12 @@ export async function enrolTokenViaMultichallenge<R extends EnrolOutcome>(
   const entry: Record<string, unknown> = isAddress
     ? { transaction_id: transactionId, image: null }
     : { transaction_id: transactionId, image: qrPngDataUri(link!), link };
-  Object.assign(entry, { client_mode: "interactive", serial: made.serial, type, message });
+  Object.assign(entry, {
+    client_mode: isPush ? "poll" : "interactive",
+    serial: made.serial,
+    type,
+    message,
+  });
   const detail: Record<string, unknown> = {
     ...result.detail,
     transaction_ids: [transactionId],
@@ -161,6 +179,11 @@ export async function enrolTokenViaMultichallenge<R extends EnrolOutcome>(
     enroll_via_multichallenge_optional: policy.isOptional,
   };
   return { ...result, value: false, detail, serial: made.serial, tokenType: type };
+}
+
+/** A random nonce (b32 of 20 bytes, as a push challenge's). */
+function pushEnrolmentNonce(deps: Deps): string {
+  return base32Encode(deps.random.bytes(20), true);
 }
 
 function positiveInt(text: string, fallback: number): number {
