@@ -92,6 +92,7 @@ Deno.test({
         ["SMS gateways", "SMS gateways"],
         ["privacyIDEA servers", "privacyIDEA servers"],
         ["Periodic tasks", "Periodic tasks"],
+        ["Statistics", "Statistics"],
         ["Subscriptions", "Subscriptions"],
         ["Audit log", "Audit log"],
         ["System", "System settings"],

@@ -225,6 +225,7 @@ Deno.test({
       ["#/sms", "SMS gateways", "sms"],
       ["#/privacyidea", "privacyIDEA servers", "privacyidea"],
       ["#/periodic", "Periodic tasks", "periodic"],
+      ["#/statistics", "Statistics", "statistics"],
       ["#/subscriptions", "Subscriptions", "subscriptions"],
       ["#/audit", "Audit log", "audit"],
       ["#/system", "System settings", "system"],

@@ -48,6 +48,7 @@ import { PrivacyideaServersPage, RadiusPage, SmtpPage } from "./pages/servers.ts
 import { ImportPage } from "./pages/import.tsx";
 import { PeriodicTasksPage } from "./pages/periodic_tasks.tsx";
 import { SmsGatewaysPage } from "./pages/sms.tsx";
+import { StatisticsPage } from "./pages/statistics.tsx";
 import { SubscriptionsPage } from "./pages/subscriptions.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { SystemPage } from "./pages/system.tsx";
@@ -79,6 +80,7 @@ const ADMIN_PAGES: AdminPage[] = [
   { path: "sms", label: "SMS gateways", rights: ["smsgateway_read"] },
   { path: "privacyidea", label: "privacyIDEA servers", rights: ["privacyideaserver_read"] },
   { path: "periodic", label: "Periodic tasks", rights: ["periodictask_read"] },
+  { path: "statistics", label: "Statistics", rights: ["statistics_read"] },
   { path: "subscriptions", label: "Subscriptions", rights: ["managesubscription"] },
   { path: "audit", label: "Audit log", rights: ["auditlog"] },
   { path: "system", label: "System", rights: ["configread"] },
@@ -149,6 +151,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
       return <PrivacyideaServersPage />;
     case "periodic":
       return <PeriodicTasksPage />;
+    case "statistics":
+      return <StatisticsPage />;
     case "subscriptions":
       return <SubscriptionsPage />;
     case "audit":
