@@ -116,7 +116,14 @@ async function resolveTarget(
   const target = emptyTarget(path);
   const objects = rule.objects ?? "none";
   if (objects === "none") return target;
-  if (objects === "token") {
+  if (objects === "token" && rule.serialParams) {
+    // the request names its tokens by these parameters (e.g. `from` and `to` of a copy)
+    for (const name of rule.serialParams) {
+      const serial = stringParam(p, name);
+      const t = serial ? await findTokenBySerial(deps, serial) : undefined;
+      if (t && !target.tokens.some((x) => x.id === t.id)) target.tokens.push(t);
+    }
+  } else if (objects === "token") {
     const serial = requestSerial(p, path);
     // a serial in the path names one token: a `serials` parameter cannot widen it
     const list = path.serial ? undefined : bulkSerials(p, serial);

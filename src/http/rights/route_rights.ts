@@ -31,6 +31,11 @@ export interface RouteRule {
   isAdminActionOnly?: boolean;
   /** What the request acts on (default `none`). */
   objects?: RouteObjects;
+  /**
+   * The parameters that name the request's tokens instead of `serial` (`from` and `to` of a
+   * copy): each token found is an object of the request, so the right must reach each one.
+   */
+  serialParams?: readonly string[];
   /** `user` is a search pattern of a list: resolved when it names one user, never required. */
   isUserFilter?: boolean;
   /** `user` is not a Tessera user (e.g. the login on a machine). */
@@ -221,10 +226,20 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "DELETE /token": { ...TOKENS_ANY, action: "delete" },
   "DELETE /token/:serial": { ...TOKENS_ANY, action: "delete" },
   "POST /token/lost/:serial": { ...TOKEN_ANY, action: "losttoken" },
-  // admins only (privacyIDEA's admin_required); the handler has the guard decide both tokens
-  // (from and to) under the token rules, so the right must reach each token's realms
-  "POST /token/copypin": { ...ADMIN, action: "copytokenpin" },
-  "POST /token/copyuser": { ...ADMIN, action: "copytokenuser" },
+  // admins only (privacyIDEA's admin_required); both tokens (from and to) are the request's
+  // objects, so the right must reach each token's realms
+  "POST /token/copypin": {
+    ...ADMIN,
+    objects: "token",
+    serialParams: ["from", "to"],
+    action: "copytokenpin",
+  },
+  "POST /token/copyuser": {
+    ...ADMIN,
+    objects: "token",
+    serialParams: ["from", "to"],
+    action: "copytokenuser",
+  },
   "GET /token/getserial/:otp": { ...ADMIN, action: "getserial" },
   "POST /token/load/:filename": TOKEN_LOAD,
   "POST /token/load": TOKEN_LOAD,
