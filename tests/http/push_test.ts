@@ -394,6 +394,8 @@ const S3 =
   "YTU4UENBU5A4QOFCIQIMYQSWQVY2QR27SRCVO3UZFQL2TDC45R6OP2YXQC34O2CWMPZOUI54NDZF3ZTDP3TDDAFWXAFXIO7M2QZZAUXH2DJAFTBWKO3UQ2EBODHVSFGRF2EVFWUUSQ3GXRYT22AQ5IDMVRCEAEIW5KQUXRM7JAVE54IESO3XK7H45IKJ35EUEJQCPCG7II3CJHQGY3NSKRFO2UUYIWM5VXLE2Y3XRB3FHY23GEZ32XLD3IWZQDPUZSWY2T43AW6HIJFFOPY3I7K632XADPF5TADG5RLZHRSA77RRLNZETTFCOBTHEH5VV2ZJIZROY7YTEIM3MFH5QGJBVY6M57HVTQGHGK23534X25WU6RIZHIC6CY6QBHJDZ7JFLCFSA2Q3XE726ZJ3IWPZHI======";
 const S3D =
   "BDXFON2RWB47ZW36HW3K7KYAMVKI5ZYQPQ7QDDCNFPRAFUJNNYOZET56YZN6MKIQM3DJL2KVSH76IAGNWXFNMKSOREXB7MEPKQPCCGIZJCNLBZZSTL5DH4CA6OXBW2NIGCIFURBCJASBRZ652IKILCXBECVEP547RG6BUMN5FLVOSAOHUOITBARSV3HHDH6ZOPPSIYQ3OCFWBMX3RJMSVO75EDK6BOAFMVIHVGJQQKQ57MJID5HJFR3WUZD756MWVCQ6ZWTYNRRFWENV3427BQ7AIG24FHGGRJKD2XT6CNQQHB5IKRW2OASSZNGB3FU45HDSMLPHYQEVE6F674CCY4FANH2K2PNDXRKUFAPJLJQ57AFMC3PJQBGQVWENBI4TZ2JL6TPLOWBHEY3TJPJULV5GDQ======";
+const S4 =
+  "KOFFPKHB5HNA3NA2OWMJ5SQ3JPCBMY7Q26446YFJD7SDSUWFE46KWXVG2OWBDZJTY452LIKMLKEDOAV6MWMHKJG7EIAAYSMUKUU2J5ODAENLDATHBLICBLCZTDPKUUCJALHW3GL2UWV3QHCX6QLYGSW42YNK7GKJXB6OF4YI63SQQKBLTHQ3KA2HZQTUWPR73VP344LA33GKP7BBS6INETHBUMK52B7UVWGVPKNVXIUNW3J2TRZUZQXKVHHGCGBC32CCCG2MHWM45RDIZZV4NNLKMYUVFGZNEX2BBQB4LZLXTQSVGBVS647ITZX6O2SWO3IOI3RZXXYSUK4KOF33NAX7UHUOZ5GONNMH2T4EAX7VHQRCBOPFZYWHCKUHN5Q2SUE64KYWWYPZQRWXWAQQ5ZPMK4======";
 const S1 =
   "H36LOV2V27LI6LL56XRN54N6REF6B5FFSIXNPD5BWQE3CI7R7KR4I2QPGJCV3DAL3FAZ7PU7L6ED7ZY2XTV2BAWCXE6BRQCTTQAVMBJ7RJ2OVNICDNZSYWACGP36MAYYLDXDOVSYMHFLVBBAOWE2YBAAOET6GOMOP33UTGACPN4XVU6SPIFUMVBD3OL7A32UN7LDT474M5OGCYFXCT6RRUT4EGEMCMGQZCMGPFPE5VIGBH3OJTDIVLCNLSV5Z6KCMGGUYCW5CHPCUJ235H5BIVJ7BLBV2PFDHNTVAJNRI5Z4H4FJCPBTURK7XVDYQFHLAXKWZ7TSGAKBW2YSPCFPLMOQF5QMTN5NLURELVQB2KJPMAO2KMDYZZ6ENI3NXEWECMD7A4KGR5OTT2LK4FMO7EG7NY======";
 
@@ -402,6 +404,9 @@ Deno.test("push: the signatures of spec 13 §3.1 verify and are reproduced exact
   assert.ok(verifyText(key, `${SERIAL}|2025-01-01T12:00:00.000000+00:00`, S2));
   assert.ok(verifyText(key, `${NONCE}|${SERIAL}`, S3));
   assert.ok(verifyText(key, `${NONCE}|${SERIAL}|decline`, S3D));
+  assert.ok(
+    verifyText(key, `newFbToken123|${SERIAL}|2025-01-01T12:00:00.000000+00:00`, S4),
+  );
   // an accept signature is no decline (a pre-3.8 app)
   assert.ok(!verifyText(key, `${NONCE}|${SERIAL}|decline`, S3));
   assert.ok(!verifyText(key, `${SERIAL}|2025-01-01T12:00:00.000001+00:00`, S2));
@@ -417,4 +422,76 @@ Deno.test("push: the signatures of spec 13 §3.1 verify and are reproduced exact
     ),
     S1,
   );
+});
+
+Deno.test("push: the app's signed Firebase token update; forged or late ones change nothing", async () => {
+  const { t, served, app } = await pushSetup();
+  try {
+    const { serial } = await enrolPush(t, app);
+    const update = (token: string, timestamp: string, signature?: string) =>
+      postForm(served, "/ttype/push", {
+        serial,
+        new_fb_token: token,
+        timestamp,
+        signature: signature ??
+          signB32(app.keys.privateKey, `${token}|${serial}|${timestamp}`),
+      });
+    const other = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const ts = app.timestamp();
+    const forged = await update(
+      "evil",
+      ts,
+      signB32(other.privateKey, `evil|${serial}|${ts}`),
+    );
+    assert.equal(forged.status, 400);
+    assert.equal(forged.body.result.error.message, "ERR10: Could not verify signature!");
+    const late = await update("late", app.timestamp(-6 * 60_000));
+    assert.match(late.body.result.error.message, /^ERR10: Timestamp .* not in valid range\.$/);
+    assert.equal((await getTokenBySerial(t.deps, serial)).info.firebase_token.value, "");
+    // within five minutes (privacyIDEA's window for this request) and signed by the app
+    const ok = await update("new-device-token", app.timestamp(-4 * 60_000));
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(ok.body.result.value, true);
+    assert.equal(
+      (await getTokenBySerial(t.deps, serial)).info.firebase_token.value,
+      "new-device-token",
+    );
+  } finally {
+    await served.close();
+    await t.close();
+  }
+});
+
+Deno.test("push: /ttype/push needs no login and a JWT changes nothing (the app's signature counts)", async () => {
+  const { t, served, app } = await pushSetup();
+  try {
+    const { serial } = await enrolPush(t, app);
+    await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    const admin = await t.adminToken();
+    const alice = (await jsonOf(
+      await t.post("/auth", { username: "alice", password: "alicepw" }),
+    )).body.result.value.token as string;
+    for (const jwt of [undefined, admin, alice]) {
+      const headers: Record<string, string> = jwt ? { "PI-Authorization": jwt } : {};
+      const ts = app.timestamp();
+      const q = new URLSearchParams({
+        serial,
+        timestamp: ts,
+        signature: signB32(app.keys.privateKey, `${serial}|${ts}`),
+      });
+      const good = await fetch(`${served.url}/ttype/push?${q}`, { headers });
+      assert.equal(good.status, 200, String(jwt));
+      assert.equal((await good.json()).result.value.length, 1);
+      q.set("timestamp", app.timestamp());
+      const forged = await fetch(`${served.url}/ttype/push?${q}`, { headers });
+      assert.equal(forged.status, 400);
+      assert.equal(
+        (await forged.json()).result.error.message,
+        "ERR10: Could not verify signature!",
+      );
+    }
+  } finally {
+    await served.close();
+    await t.close();
+  }
 });
