@@ -495,3 +495,26 @@ Deno.test("push: /ttype/push needs no login and a JWT changes nothing (the app's
     await t.close();
   }
 });
+
+Deno.test("push: an idle poll writes nothing; a poll that found challenges cannot be replayed", async () => {
+  const { t, served, app } = await pushSetup();
+  try {
+    const { serial } = await enrolPush(t, app);
+    const before = (await getTokenBySerial(t.deps, serial)).info;
+    const idle = await app.poll();
+    assert.deepEqual(idle.body.result.value, []);
+    // the app's idle polls leave the token (and the check path's token cache) alone
+    assert.deepEqual((await getTokenBySerial(t.deps, serial)).info, before);
+    await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    const found = await app.poll();
+    assert.equal(found.body.result.value.length, 1);
+    const replay = await app.poll({ timestamp: found.timestamp, signature: found.signature });
+    assert.equal(replay.status, 400);
+    // an older recorded poll is refused as well
+    const older = await app.poll({ timestamp: idle.timestamp, signature: idle.signature });
+    assert.equal(older.status, 400);
+  } finally {
+    await served.close();
+    await t.close();
+  }
+});

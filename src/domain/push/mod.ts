@@ -7,8 +7,10 @@
  * changes nothing.
  *
  * Stricter than privacyIDEA (replays): a poll's timestamp must be newer than
- * the last accepted poll's of the token, and an answer only settles a
- * challenge that is unexpired and neither answered nor declined yet.
+ * that of the token's last poll that found challenges, and an answer only
+ * settles a challenge that is unexpired and neither answered nor declined yet.
+ * Only a poll that finds challenges writes (its timestamp): the app's idle
+ * polls write nothing, so they leave the check path's token cache alone.
  *
  * @module
  */
@@ -154,14 +156,13 @@ export async function pollChallenges(
     throw new AppError(SIGNATURE_ERROR);
   }
   if (!verifyText(key, `${serial}|${timestamp}`, signature)) throw new AppError(SIGNATURE_ERROR);
-  // a replayed poll (same or older timestamp than the last accepted one) is refused
+  // a replayed poll (not newer than the last one that found challenges) is refused
   const last = token.info[LAST_POLL]?.value;
   if (last !== undefined && /^\d+$/.test(last) && micros <= BigInt(last)) {
     throw new AppError(SIGNATURE_ERROR);
   }
   const p = await phonePolicies(deps, token);
   if (!p.url) throw new AppError(SIGNATURE_ERROR);
-  await tokenStore.setInfo(deps.db, token.id, { [LAST_POLL]: { value: String(micros), type: "" } });
   const now = deps.clock.now();
   const open = (await challengesOfSerial(deps, serial)).filter((c) =>
     !c.isAnswered && c.session !== DECLINED_SESSION && c.expiresAt >= now &&
@@ -169,6 +170,7 @@ export async function pollChallenges(
     dataOf(c.data)?.push_enrollment !== true
   );
   if (open.length === 0) return [];
+  await tokenStore.setInfo(deps.db, token.id, { [LAST_POLL]: { value: String(micros), type: "" } });
   const privatePem = serverPrivateKey(deps, token.info);
   const tags = await questionTags(deps, token);
   const phone: PhonePolicies = {
