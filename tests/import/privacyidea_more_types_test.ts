@@ -199,3 +199,37 @@ Deno.test("import privacyidea: server definitions come along; remote tokens name
     await t.close();
   }
 });
+
+Deno.test("import privacyidea: an applspec token arrives enabled with its password and service", async () => {
+  const t = await createTestApp();
+  try {
+    const report = await importWith(t, (db) => {
+      addToken(db, 806, { serial: "ASPW0001", type: "applspec", key: "S3cret!", otplen: 7 }, [
+        ["service_id", "mail"],
+      ]);
+    });
+    assert.ok(
+      !report.log.some((l) => /ASPW0001.*(disabled|failed)/.test(l)),
+      report.log.join("\n"),
+    );
+    const token = await tokenOf(t, "ASPW0001");
+    assert.equal(token.tokentype, "applspec");
+    assert.equal(token.active, true);
+    assert.equal(token.info.service_id, "mail");
+    // the fixture's PIN (T4) is 1234
+    const ok = await jsonOf(
+      await t.post("/validate/check", {
+        serial: "ASPW0001",
+        pass: "1234S3cret!",
+        service_id: "Mail",
+      }),
+    );
+    assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+    const without = await jsonOf(
+      await t.post("/validate/check", { serial: "ASPW0001", pass: "1234S3cret!" }),
+    );
+    assert.equal(without.body.result.value, false, JSON.stringify(without.body));
+  } finally {
+    await t.close();
+  }
+});

@@ -1,5 +1,5 @@
 /**
- * Policy actions of the token types of spec 14 (motp, …) that are not covered by the
+ * Policy actions of the token types of spec 14 (motp, applspec, …) that are not covered by the
  * per-type tables (`enroll<TYPE>`, `<type>_max_token_per_user`, …): each shown against
  * the same request without it.
  */
@@ -59,6 +59,36 @@ for (const who of ["admin", "user"] as const) {
       const generated = await enrol();
       assert.match(generated, /secret=[0-9a-f]{32}$/);
       assert.ok(!generated.endsWith(given));
+      await t.close();
+    },
+  );
+}
+
+for (const who of ["admin", "user"] as const) {
+  actionTest(
+    who,
+    "applspec_force_server_generate",
+    `applspec: the ${who}'s policy makes the server generate the password`,
+    async () => {
+      const t = await appWithAlice();
+      const given = "S3cret!";
+      const enrol = async () => {
+        const res = await initAs(t, who, { type: "applspec", otpkey: given, service_id: "mail" });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        return res.body.detail.password as string;
+      };
+      await savePolicy(t.deps, "caller", {
+        scope: who,
+        action: who === "admin" ? "enrollAPPLSPEC" : "enrollAPPLSPEC, enrollHOTP",
+      });
+      assert.equal(await enrol(), given);
+      await savePolicy(t.deps, "caller", {
+        scope: who,
+        action: "enrollAPPLSPEC, applspec_force_server_generate",
+      });
+      const generated = await enrol();
+      assert.equal(generated.length, 23);
+      assert.notEqual(generated, given);
       await t.close();
     },
   );

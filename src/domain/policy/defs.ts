@@ -774,6 +774,11 @@ const CALLER_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
   motp: {
     motp_force_server_generate: b("The server generates the key of mOTP tokens."),
   },
+  applspec: {
+    applspec_force_server_generate: b(
+      "The server generates the password of application-specific password tokens.",
+    ),
+  },
 };
 
 /**

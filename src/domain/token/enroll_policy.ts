@@ -152,6 +152,10 @@ export const TYPE_ENROLL_ACTIONS: Readonly<
     bool: ["daypassword_force_server_generate"],
   },
   motp: { caller: ["motp_force_server_generate"], bool: ["motp_force_server_generate"] },
+  applspec: {
+    caller: ["applspec_force_server_generate"],
+    bool: ["applspec_force_server_generate"],
+  },
 };
 
 /** No policy: no verification, no two-step enrolment. */

@@ -26,6 +26,8 @@ export interface CheckRequest {
   transactionId?: string;
   otponly?: boolean;
   type?: string;
+  /** `service_id`: the service an application-specific password (applspec) is for. */
+  serviceId?: string;
   clientIp: string;
   userAgent: string;
   /** A WebAuthn/passkey assertion: the request goes the FIDO way (spec 11 §4.4). */

@@ -113,11 +113,18 @@ async function checkTokens(ctx: CheckContext, all: TokenWithInfo[]): Promise<Che
   return await decide(ctx, groups);
 }
 
-/** Step 1 and 2: without revoked tokens (none left: locked) and disabled types, push last. */
+/**
+ * Step 1 and 2: without revoked tokens (none left: locked), disabled types and
+ * tokens their type leaves out of this request (an applspec token without its
+ * `service_id`), push last.
+ */
 function usableTokens(ctx: CheckContext, all: TokenWithInfo[]): TokenWithInfo[] {
   const tokens = all.filter((t) => !t.revoked);
   if (tokens.length === 0) throw new TokenAdminError(TOKEN_LOCKED_MESSAGE, 1007);
-  return tokens.filter((t) => !ctx.policies.disabledTokenTypes.includes(t.type)).sort((a, b) =>
+  return tokens.filter((t) =>
+    !ctx.policies.disabledTokenTypes.includes(t.type) &&
+    tokenTypeOf(t.type)?.isCandidate?.(t, ctx.request) !== false
+  ).sort((a, b) =>
     typeOrder(a.type) - typeOrder(b.type) || a.type.charAt(0).localeCompare(b.type.charAt(0))
   );
 }

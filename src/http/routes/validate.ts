@@ -58,6 +58,7 @@ function checkRequestOf(c: C): CheckRequest {
     transactionId: stringParam(p, "transaction_id") || stringParam(p, "state") || undefined,
     otponly: boolParam(p, "otponly"),
     type: stringParam(p, "type") || undefined,
+    serviceId: stringParam(p, "service_id") || undefined,
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
     fido,

@@ -34,4 +34,6 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
   push: "PUSH: Send a push notification to a smartphone.",
   ocra: "OCRA: Challenge Response token as defined in RFC 6287.",
   remote: "REMOTE token: Forward authentication request to another server.",
+  applspec:
+    "Application Specific Password: A token with a fixed password. Can be used for certain applications or services.",
 };

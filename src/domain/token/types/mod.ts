@@ -28,8 +28,10 @@ import { MOTP } from "./motp.ts";
 import { PUSH } from "./push.ts";
 import { OCRA } from "./ocra.ts";
 import { REMOTE } from "./remote.ts";
+import { APPLSPEC } from "./applspec.ts";
 
 export type {
+  CandidateRequest,
   InitParams,
   OtpCheck,
   TokenType,
@@ -68,6 +70,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   PUSH,
   OCRA,
   REMOTE,
+  APPLSPEC,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));

@@ -135,6 +135,12 @@ export interface TypeChallengeFailure {
   failed: string;
 }
 
+/** What of a check request decides whether a token takes part ({@link TokenType.isCandidate}). */
+export interface CandidateRequest {
+  /** The request's `service_id` parameter. */
+  serviceId?: string;
+}
+
 /** A token type module. */
 export interface TokenType {
   /** Lower-case type name (`hotp`). */
@@ -153,6 +159,13 @@ export interface TokenType {
    * type action); absent: always (passkey needs `passkey_trigger_by_pin`).
    */
   mayTrigger?(policy: (action: string) => string | undefined): boolean;
+  /**
+   * Whether the token takes part in a check at all (privacyIDEA's
+   * `use_for_authentication`): false drops it before any PIN or OTP check, as if
+   * the user did not have it (applspec without the request's `service_id`).
+   * Absent: always.
+   */
+  isCandidate?(token: TokenWithInfo, request: CandidateRequest): boolean;
   /** `pass` is the PIN only, no OTP part (spass). */
   readonly pinOnly?: boolean;
   /** The token deletes itself after one successful authentication (registration). */
