@@ -99,7 +99,7 @@ mariaDbTest(
         reports.push(await importPrivacyidea(t.deps, url, { encKey: ENC_KEY }));
       }
       assert.deepEqual(reports[1], reports[0]);
-      assert.equal(reports[0].changed, 20, JSON.stringify(reports[0].summary));
+      assert.equal(reports[0].changed, 21, JSON.stringify(reports[0].summary));
       const [a, b] = [await stateOf(fromSqlite), await stateOf(fromMaria)];
       assert.equal((a.tokens as unknown[]).length, 6);
       assert.deepEqual(b, a);

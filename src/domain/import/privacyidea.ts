@@ -3,8 +3,9 @@
  * (spec 12 §4, §5). Everything is read and every secret decrypted first (a
  * wrong key file stops the import before anything is written); then one
  * transaction writes resolvers, realms, system config, policies, events,
- * machine resolvers, RADIUS and SMTP servers, admins, tokens and machine
- * tokens through the domain functions. Objects that already exist are
+ * machine resolvers, RADIUS and SMTP servers, admins, token groups, service
+ * IDs, tokens with their machine bindings and group memberships through the
+ * domain functions. Objects that already exist are
  * reported and left alone (tokens are replaced with `replace`), so a second
  * run changes nothing.
  *
@@ -25,6 +26,8 @@ import { radiusServerIdentifiers, setRadiusServer } from "../radius_server/mod.t
 import { getDefaultRealmName, realmExistsByName, setDefaultRealm, setRealm } from "../realm/mod.ts";
 import { getResolver, resolverExists, saveResolver } from "../resolver/mod.ts";
 import { saveSmtpServer, smtpServerIds } from "../smtp/mod.ts";
+import { listServiceIds, setServiceId } from "../service_id/mod.ts";
+import { addTokenToGroup, listTokenGroups, setTokenGroup } from "../token_group/mod.ts";
 import { readSystemConfig, setSystemConfig } from "../system_config/mod.ts";
 import {
   findTokenBySerial,
@@ -508,6 +511,49 @@ function smtpItems(t: Tables, secrets: Secrets): Item[] {
   });
 }
 
+// Tessera keeps 255 characters of a group's or service ID's description, privacyIDEA 2000
+const MAX_NAMED_DESCRIPTION = 255;
+
+/**
+ * Token groups or service IDs (privacyIDEA's `tokengroup`, `serviceid`: id, name,
+ * Description); an existing name is left as it is, like every other named object.
+ */
+function namedItems(
+  rows: PiRow[],
+  kind: string,
+  exists: (deps: Deps, name: string) => Promise<boolean>,
+  save: (deps: Deps, name: string, description: string) => Promise<unknown>,
+): Item[] {
+  return rows.map((r) => {
+    const name = str(r.name);
+    const full = String(r.Description ?? "");
+    const description = full.slice(0, MAX_NAMED_DESCRIPTION);
+    return {
+      kind,
+      name,
+      note: description.length < full.length
+        ? `${kind} ${name}: description cut to ${MAX_NAMED_DESCRIPTION} characters`
+        : undefined,
+      exists: (deps) => exists(deps, name),
+      write: async (deps) => void await save(deps, name, description),
+    };
+  });
+}
+
+/** The token groups each token serial is in (privacyIDEA's `tokentokengroup`). */
+function groupsOfTokens(t: Tables, groups: PiRow[], members: PiRow[]): Map<string, string[]> {
+  const serials = new Map(t.token.map((r) => [int(r.id), str(r.serial)]));
+  const names = new Map(groups.map((g) => [int(g.id), str(g.name)]));
+  const out = new Map<string, string[]>();
+  for (const m of members) {
+    const serial = serials.get(int(m.token_id));
+    const group = names.get(int(m.tokengroup_id));
+    if (serial === undefined || group === undefined) continue;
+    out.set(serial, [...(out.get(serial) ?? []), group]);
+  }
+  return out;
+}
+
 function adminItems(t: Tables, pepper: string): Item[] {
   return t.admin.map((a) => {
     const username = str(a.username);
@@ -743,13 +789,11 @@ function machineTokenWork(
 
 const NOT_CARRIED: [PiTable, string][] = [
   ["challenge", "pending challenges (logins waiting for their second step start again)"],
-  ["tokengroup", "token groups"],
   ["tokencontainer", "token containers"],
   ["smsgateway", "SMS gateways"],
   ["subscription", "subscriptions"],
   ["periodictask", "periodic tasks"],
   ["customuserattribute", "custom user attributes"],
-  ["serviceid", "service ids"],
   ["pidea_audit", "audit entries (signed with privacyIDEA's audit key)"],
 ];
 
@@ -798,6 +842,8 @@ export interface PiSnapshot {
   groups: Item[][];
   plans: TokenPlan[];
   machineTokens: ReturnType<typeof machineTokenWork>;
+  /** The token groups of each serial. */
+  tokenGroups: Map<string, string[]>;
   /** Values that could not be decrypted. */
   undecrypted: string[];
   notCarried: string[];
@@ -827,6 +873,9 @@ export async function readPrivacyidea(
   let caConnectors: PiRow[] = [];
   let caConnectorConfig: PiRow[] = [];
   let piServers: PiRow[] = [];
+  let tokenGroups: PiRow[] = [];
+  let tokenGroupMembers: PiRow[] = [];
+  let serviceIds: PiRow[] = [];
   try {
     const missing: PiTable[] = [];
     for (const table of PI_REQUIRED_TABLES) {
@@ -845,6 +894,12 @@ export async function readPrivacyidea(
       caConnectorConfig = await source.rows("caconnectorconfig");
     }
     piServers = await source.rows("privacyideaserver");
+    // privacyIDEA 3.8 added them; a partial database may lack one
+    if (await source.has("tokengroup")) tokenGroups = await source.rows("tokengroup");
+    if (await source.has("tokentokengroup")) {
+      tokenGroupMembers = await source.rows("tokentokengroup");
+    }
+    if (await source.has("serviceid")) serviceIds = await source.rows("serviceid");
     for (const [table, what] of NOT_CARRIED) {
       const n = await source.count(table);
       if (n > 0) notCarried.push(`not imported: ${n} ${what} (table ${table})`);
@@ -866,6 +921,18 @@ export async function readPrivacyidea(
     caConnectorItems(caConnectors, caConnectorConfig, secrets),
     privacyideaServerItems(piServers),
     adminItems(t, options.pepper ?? "missing"),
+    namedItems(
+      tokenGroups,
+      "token groups",
+      async (deps, name) => name in await listTokenGroups(deps, name),
+      setTokenGroup,
+    ),
+    namedItems(
+      serviceIds,
+      "service IDs",
+      async (deps, name) => name in await listServiceIds(deps, name),
+      setServiceId,
+    ),
   ];
   const plans = tokenPlans(t, secrets, piServers);
   if (secrets.failed.length > 0 && secrets.failed.length >= secrets.ok) {
@@ -880,6 +947,7 @@ export async function readPrivacyidea(
     groups,
     plans,
     machineTokens: machineTokenWork(t),
+    tokenGroups: groupsOfTokens(t, tokenGroups, tokenGroupMembers),
     undecrypted: secrets.failed,
     notCarried,
   };
@@ -891,7 +959,7 @@ export async function writePrivacyidea(
   snapshot: PiSnapshot,
   options: Pick<PiImportOptions, "dryRun" | "replace" | "onProgress">,
 ): Promise<PiImportReport> {
-  const { groups, plans, machineTokens, notCarried } = snapshot;
+  const { groups, plans, machineTokens, tokenGroups, notCarried } = snapshot;
   const summary = new Map<string, SummaryRow>();
   const row = (what: string) => {
     let r = summary.get(what);
@@ -1030,6 +1098,24 @@ export async function writePrivacyidea(
             if (!(err instanceof AppError)) throw err;
             bindings.failed++;
             log.push(`failed: machine token ${tk.serial} ${b.application}: ${err.message}`);
+          }
+        }
+        for (const group of tokenGroups.get(tk.serial) ?? []) {
+          // a row only when the source has memberships, so older summaries stay as they were
+          const memberships = row("token group memberships");
+          memberships.found++;
+          if (options.dryRun) {
+            memberships.imported++;
+            continue;
+          }
+          try {
+            await addTokenToGroup(d, tk.serial, group);
+            memberships.imported++;
+            changed++;
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            memberships.failed++;
+            log.push(`failed: token ${tk.serial} in token group ${group}: ${err.message}`);
           }
         }
       }
