@@ -81,6 +81,7 @@ Deno.test({
       const pages = [
         ["Dashboard", "Dashboard"],
         ["Tokens", "Tokens"],
+        ["Token groups", "Token groups"],
         ["Users", "Users"],
         ["Resolvers", "Resolvers"],
         ["Realms", "Realms"],

@@ -122,6 +122,8 @@ async function populate(server: Server, jwt: string): Promise<{ eventId: number 
     ordering: 0,
     options: { total_tokens: "True", assigned_tokens: "True" },
   });
+  await ok(server, jwt, "POST", "/tokengroup/laptops", { description: "Company laptops" });
+  await ok(server, jwt, "POST", "/tokengroup/kiosks", { description: "Shared kiosk terminals" });
   await ok(server, jwt, "POST", "/privacyideaserver/old-server", {
     url: "https://privacyidea.example.com",
     description: "The privacyIDEA being replaced",
@@ -209,6 +211,7 @@ Deno.test({
       ["#/dashboard", "Dashboard", "dashboard"],
       ["#/tokens", "Tokens", "tokens"],
       ["#/tokens/HOTP0001", "Token HOTP0001", "token"],
+      ["#/tokengroups", "Token groups", "tokengroups"],
       ["#/enroll", "Enrol a token", "enroll"],
       ["#/import", "Import tokens", "import"],
       ["#/users", "Users", "users"],

@@ -49,6 +49,7 @@ import { ImportPage } from "./pages/import.tsx";
 import { PeriodicTasksPage } from "./pages/periodic_tasks.tsx";
 import { SmsGatewaysPage } from "./pages/sms.tsx";
 import { StatisticsPage } from "./pages/statistics.tsx";
+import { TokenGroupsPage } from "./pages/token_groups.tsx";
 import { SubscriptionsPage } from "./pages/subscriptions.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { SystemPage } from "./pages/system.tsx";
@@ -65,6 +66,7 @@ interface AdminPage {
 const ADMIN_PAGES: AdminPage[] = [
   { path: "dashboard", label: "Dashboard", rights: [] },
   { path: "tokens", label: "Tokens", rights: ["tokenlist"] },
+  { path: "tokengroups", label: "Token groups", rights: ["tokengroup_list"] },
   { path: "users", label: "Users", rights: ["userlist"] },
   { path: "resolvers", label: "Resolvers", rights: ["resolverread"] },
   { path: "realms", label: "Realms", rights: [] },
@@ -119,6 +121,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
       return parts[1]
         ? <TokenDetailsPage serial={parts[1]} />
         : <TokensPage key={props.route.query.toString()} route={props.route} />;
+    case "tokengroups":
+      return <TokenGroupsPage />;
     case "enroll":
       return <EnrollPage route={props.route} />;
     case "import":

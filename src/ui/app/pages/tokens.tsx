@@ -10,6 +10,7 @@ import { useState } from "preact/hooks";
 import { api, get, seg } from "../api.ts";
 import { canEnrollAny, hasRight, rightValue, useSession } from "../session.ts";
 import { MachineTokens } from "./machines.tsx";
+import { TokenGroupsPanel } from "./token_groups.tsx";
 import {
   announce,
   ConfirmButton,
@@ -50,6 +51,8 @@ export interface Token {
   user_id: string;
   rollout_state: string;
   info: Record<string, string>;
+  /** The names of the token's groups. */
+  tokengroup?: string[];
 }
 
 /** `GET /token/`'s value. */
@@ -888,6 +891,7 @@ export function TokenDetailsPage(props: { serial: string }) {
           <TestToken token={t} onChecked={reload} />
           {can("set") && <TokenSettings key={JSON.stringify(t)} token={t} onChanged={reload} />}
           <TokenInfo token={t} canEdit={can("settokeninfo")} onChanged={reload} />
+          <TokenGroupsPanel serial={t.serial} groups={t.tokengroup ?? []} onChanged={reload} />
           {can("getchallenges") && <TokenChallenges serial={t.serial} version={version} />}
           {can("manage_machine_tokens") && <MachineTokens serial={t.serial} />}
         </>
