@@ -104,7 +104,7 @@ const TABLES_312 = [
     email varchar(255))`,
   `create table config ("Key" varchar(255) primary key, "Value" varchar(2000), "Type" varchar(2000),
     "Description" varchar(2000))`,
-  `create table tokengroup (id integer primary key, name varchar(255), "Description" varchar(255))`,
+  `create table tokengroup (id integer primary key, name varchar(255), "Description" varchar(2000))`,
   `create table pidea_audit (id integer primary key, action varchar(50), signature varchar(620))`,
   `create table alembic_version (version_num varchar(32) not null primary key)`,
 ];

@@ -1,36 +1,51 @@
 /**
  * `tessera import privacyidea` carries token groups with their tokens' memberships and
  * service IDs: a dry run writes none, the import creates them (read back over HTTP), a
- * name that exists is left as it is, and a second run changes nothing.
+ * name that exists is left as it is, and a second run changes nothing. From a SQLite
+ * source (Tessera on SQLite and PostgreSQL) and from MariaDB.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { importPrivacyidea, type PiImportReport } from "../../src/domain/import/mod.ts";
-import { createPiSqlite, ENC_KEY } from "./_pi_fixture.ts";
+import { createPiMysql, createPiSqlite, ENC_KEY } from "./_pi_fixture.ts";
+import { type MariaDb, mariaDbTest } from "../mariadb_server.ts";
 
 const LONG = "x".repeat(300);
 
-/** The fixture (group1 already in it) plus groups, memberships and service IDs. */
-function addGroups(db: DatabaseSync): void {
-  // privacyIDEA 3.12's tables (models/tokengroup.py, models/serviceid.py)
-  db.exec(`create table tokentokengroup (id integer primary key, token_id integer,
-    tokengroup_id integer)`);
-  db.exec(`create table serviceid (id integer primary key, name varchar(255),
-    "Description" varchar(2000))`);
-  const group = db.prepare(`insert into tokengroup (id, name, "Description") values (?, ?, ?)`);
-  group.run(2, "laptops", "Laptops of the admins");
-  group.run(3, "long", LONG);
-  const member = db.prepare(
-    `insert into tokentokengroup (id, token_id, tokengroup_id) values (?, ?, ?)`,
-  );
-  member.run(1, 1, 1); // HOTP0001 in group1
-  member.run(2, 1, 2); // HOTP0001 in laptops
-  member.run(3, 2, 2); // TOTP0001 in laptops
-  member.run(4, 99, 2); // a token that is not there: nothing to carry
-  const service = db.prepare(`insert into serviceid (id, name, "Description") values (?, ?, ?)`);
-  service.run(1, "webservers", "Web tier");
-  service.run(2, "dbservers", "from privacyIDEA");
+/**
+ * The fixture (group1 already in it) plus groups, memberships and service IDs, as SQL both
+ * source engines run (privacyIDEA 3.12's tables: models/tokengroup.py, models/serviceid.py).
+ */
+const GROUP_SQL = [
+  "create table tokentokengroup (id integer primary key, token_id integer, tokengroup_id integer)",
+  "create table serviceid (id integer primary key, name varchar(255), Description varchar(2000))",
+  "insert into tokengroup (id, name, Description) values (2, 'laptops', 'Laptops of the admins')",
+  `insert into tokengroup (id, name, Description) values (3, 'long', '${LONG}')`,
+  // HOTP0001 in group1 and laptops, TOTP0001 in laptops, a token that is not there
+  "insert into tokentokengroup (id, token_id, tokengroup_id) values (1, 1, 1), (2, 1, 2), " +
+  "(3, 2, 2), (4, 99, 2)",
+  "insert into serviceid (id, name, Description) values (1, 'webservers', 'Web tier'), " +
+  "(2, 'dbservers', 'from privacyIDEA')",
+];
+
+/** Builds the fixture's source database with {@link GROUP_SQL} in `dir`. */
+type GroupSource = (dir: string, nowMs: number) => Promise<{ url: string; drop(): Promise<void> }>;
+
+async function sqliteSource(dir: string, nowMs: number) {
+  const made = await createPiSqlite(dir, nowMs);
+  const db = new DatabaseSync(made.url.slice("sqlite:///".length));
+  for (const stmt of GROUP_SQL) db.exec(stmt);
+  db.close();
+  return { url: made.url, drop: async () => {} };
+}
+
+function mariaDbSource(server: MariaDb): GroupSource {
+  return async (dir, nowMs) => {
+    const made = await createPiMysql(server, dir, nowMs);
+    await server.sql(`use \`${made.database}\`; ${GROUP_SQL.join("; ")}`);
+    return made;
+  };
 }
 
 async function value(t: TestApp, path: string, query?: Record<string, string>) {
@@ -49,14 +64,15 @@ function counts(report: PiImportReport, what: string): number[] | undefined {
   return r && [r.found, r.imported, r.existing, r.failed];
 }
 
-Deno.test("import privacyidea: token groups with memberships and service IDs are carried", async () => {
+/**
+ * Dry run, import and second run from `makeSource`: counts, the groups, memberships and
+ * service IDs read back over HTTP, an existing name left alone.
+ */
+async function groupScenario(makeSource: GroupSource): Promise<void> {
   const t = await createTestApp();
   const dir = await Deno.makeTempDir({ prefix: "tessera-pi-groups-" });
+  const made = await makeSource(dir, t.clock.now());
   try {
-    const made = await createPiSqlite(dir, t.clock.now());
-    const db = new DatabaseSync(made.url.slice("sqlite:///".length));
-    addGroups(db);
-    db.close();
     // a service ID of that name exists here already: it stays as it is
     const own = await jsonOf(
       await t.asAdmin("POST", "/serviceid/dbservers", { body: { description: "mine" } }),
@@ -115,10 +131,20 @@ Deno.test("import privacyidea: token groups with memberships and service IDs are
     assert.deepEqual(await groupsOf(t, "TOTP0001"), []);
     assert.deepEqual(await groupsOf(t, "HOTP0001"), ["group1", "laptops"]);
   } finally {
+    await made.drop();
     await t.close();
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+Deno.test("import privacyidea: token groups with memberships and service IDs are carried", async () => {
+  await groupScenario(sqliteSource);
 });
+
+mariaDbTest(
+  "import privacyidea from MariaDB: token groups with memberships and service IDs are carried",
+  async (server) => await groupScenario(mariaDbSource(server)),
+);
 
 Deno.test("import privacyidea: a database without the group tables imports as before", async () => {
   const t = await createTestApp();
