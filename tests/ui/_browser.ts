@@ -158,3 +158,16 @@ export async function settled(page: Page) {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Adds an admin `name` to the server's database with `tessera admin add`, as an operator would. */
+export async function addAdmin(server: Server, name: string, password: string) {
+  const add = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}main.ts`, "admin", "add", name, "--password", password],
+    cwd: server.dir,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.ok(add.success, new TextDecoder().decode(add.stderr));
+}

@@ -88,6 +88,7 @@ Deno.test({
         ["Policies", "Policies"],
         ["Events", "Event handlers"],
         ["Machines", "Machines"],
+        ["Service IDs", "Service IDs"],
         ["RADIUS servers", "RADIUS servers"],
         ["SMTP servers", "SMTP servers"],
         ["SMS gateways", "SMS gateways"],

@@ -124,6 +124,8 @@ async function populate(server: Server, jwt: string): Promise<{ eventId: number 
   });
   await ok(server, jwt, "POST", "/tokengroup/laptops", { description: "Company laptops" });
   await ok(server, jwt, "POST", "/tokengroup/kiosks", { description: "Shared kiosk terminals" });
+  await ok(server, jwt, "POST", "/serviceid/mail", { description: "Mail servers (IMAP, SMTP)" });
+  await ok(server, jwt, "POST", "/serviceid/ssh-jump", { description: "SSH jump hosts" });
   await ok(server, jwt, "POST", "/privacyideaserver/old-server", {
     url: "https://privacyidea.example.com",
     description: "The privacyIDEA being replaced",
@@ -223,6 +225,7 @@ Deno.test({
       ["#/events", "Event handlers", "events"],
       [`#/events/${eventId}`, "Event handler log-enrolments", "event"],
       ["#/machines", "Machines", "machines"],
+      ["#/serviceids", "Service IDs", "serviceids"],
       ["#/radius", "RADIUS servers", "radius"],
       ["#/smtp", "SMTP servers", "smtp"],
       ["#/sms", "SMS gateways", "sms"],

@@ -12,6 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { wcagViolations } from "./_axe.ts";
 import {
+  addAdmin,
   adminJwt,
   call,
   launchChromium,
@@ -22,7 +23,6 @@ import {
   watchErrors,
 } from "./_browser.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
 const READER_PASSWORD = "Reader-Pass-1";
 
 async function ok(
@@ -42,19 +42,6 @@ async function axe(page: Page): Promise<string[]> {
   return (await wcagViolations(page)).map((v) =>
     `${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`
   );
-}
-
-/** Adds an admin `name` on the server's database, as an operator would. */
-export async function addAdmin(server: Server, name: string, password: string) {
-  const add = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}main.ts`, "admin", "add", name, "--password", password],
-    cwd: server.dir,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  assert.ok(add.success, new TextDecoder().decode(add.stderr));
 }
 
 Deno.test({

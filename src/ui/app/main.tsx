@@ -49,6 +49,7 @@ import { ImportPage } from "./pages/import.tsx";
 import { PeriodicTasksPage } from "./pages/periodic_tasks.tsx";
 import { SmsGatewaysPage } from "./pages/sms.tsx";
 import { StatisticsPage } from "./pages/statistics.tsx";
+import { ServiceIdsPage } from "./pages/service_ids.tsx";
 import { TokenGroupsPage } from "./pages/token_groups.tsx";
 import { SubscriptionsPage } from "./pages/subscriptions.tsx";
 import { AuditPage } from "./pages/audit.tsx";
@@ -77,6 +78,7 @@ const ADMIN_PAGES: AdminPage[] = [
     label: "Machines",
     rights: ["mresolverread", "machinelist", "manage_machine_tokens"],
   },
+  { path: "serviceids", label: "Service IDs", rights: ["serviceid_list"] },
   { path: "radius", label: "RADIUS servers", rights: ["radiusserver_read"] },
   { path: "smtp", label: "SMTP servers", rights: ["smtpserver_read"] },
   { path: "sms", label: "SMS gateways", rights: ["smsgateway_read"] },
@@ -145,6 +147,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
         : <EventsPage />;
     case "machines":
       return <MachinesPage />;
+    case "serviceids":
+      return <ServiceIdsPage />;
     case "radius":
       return <RadiusPage />;
     case "smtp":
