@@ -89,6 +89,7 @@ Deno.test({
         ["Events", "Event handlers"],
         ["Machines", "Machines"],
         ["Service IDs", "Service IDs"],
+        ["CA connectors", "CA connectors"],
         ["RADIUS servers", "RADIUS servers"],
         ["SMTP servers", "SMTP servers"],
         ["SMS gateways", "SMS gateways"],

@@ -226,6 +226,7 @@ Deno.test({
       [`#/events/${eventId}`, "Event handler log-enrolments", "event"],
       ["#/machines", "Machines", "machines"],
       ["#/serviceids", "Service IDs", "serviceids"],
+      ["#/caconnectors", "CA connectors", "caconnectors"],
       ["#/radius", "RADIUS servers", "radius"],
       ["#/smtp", "SMTP servers", "smtp"],
       ["#/sms", "SMS gateways", "sms"],

@@ -50,6 +50,7 @@ import { PeriodicTasksPage } from "./pages/periodic_tasks.tsx";
 import { SmsGatewaysPage } from "./pages/sms.tsx";
 import { StatisticsPage } from "./pages/statistics.tsx";
 import { ServiceIdsPage } from "./pages/service_ids.tsx";
+import { CaConnectorsPage } from "./pages/ca_connectors.tsx";
 import { TokenGroupsPage } from "./pages/token_groups.tsx";
 import { SubscriptionsPage } from "./pages/subscriptions.tsx";
 import { AuditPage } from "./pages/audit.tsx";
@@ -79,6 +80,7 @@ const ADMIN_PAGES: AdminPage[] = [
     rights: ["mresolverread", "machinelist", "manage_machine_tokens"],
   },
   { path: "serviceids", label: "Service IDs", rights: ["serviceid_list"] },
+  { path: "caconnectors", label: "CA connectors", rights: ["caconnectorread"] },
   { path: "radius", label: "RADIUS servers", rights: ["radiusserver_read"] },
   { path: "smtp", label: "SMTP servers", rights: ["smtpserver_read"] },
   { path: "sms", label: "SMS gateways", rights: ["smsgateway_read"] },
@@ -149,6 +151,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
       return <MachinesPage />;
     case "serviceids":
       return <ServiceIdsPage />;
+    case "caconnectors":
+      return <CaConnectorsPage />;
     case "radius":
       return <RadiusPage />;
     case "smtp":

@@ -48,6 +48,8 @@ export interface DefinitionKind {
   deleteRight: string;
   /** A stored record as form values (type under "type"). */
   valuesOf?: (record: Record<string, unknown>) => Record<string, string>;
+  /** The list's value as records by identifier, where it is not already that map. */
+  listOf?: (value: unknown) => Record<string, Record<string, unknown>>;
   test?: { label: string; path: string; fields: FieldSpec[] };
 }
 
@@ -194,7 +196,10 @@ function DefinitionForm(
 export function DefinitionsPage(props: { kind: DefinitionKind; children?: ComponentChildren }) {
   const k = props.kind;
   const { session } = useSession();
-  const list = useLoad(() => get<Record<string, Record<string, unknown>>>(k.listPath), []);
+  const list = useLoad(async () => {
+    const value = await get<unknown>(k.listPath);
+    return k.listOf ? k.listOf(value) : value as Record<string, Record<string, unknown>>;
+  }, []);
   const [editing, setEditing] = useState<string | undefined>();
   const act = useAction();
   const ids = Object.keys(list.data ?? {}).sort();
