@@ -29,6 +29,69 @@ type Detail = any;
 
 const SRC_REGEXP = /src="([^"]+)"/;
 
+/**
+ * A push token's enrolment: the QR code and URL of `detail.pushurl` for the
+ * app, and the token's state, which becomes `enrolled` only when the app has
+ * registered at `/ttype/push` (read again with `GET /token/`).
+ */
+function PushEnrolment(
+  props: { detail: Detail; state: string; onState: (state: string) => void },
+) {
+  const d = props.detail;
+  const act = useAction();
+  const url: string | undefined = d.pushurl?.value;
+  const img = typeof d.pushurl?.img === "string" ? d.pushurl.img.match(SRC_REGEXP)?.[1] : "";
+  const waiting = props.state === "clientwait";
+  return (
+    <>
+      {url && (
+        <figure class="qr">
+          {img && (
+            <img
+              src={img}
+              width={220}
+              height={220}
+              alt={`QR code of push token ${d.serial}: scan it with the privacyIDEA Authenticator app`}
+              data-otpauth={url}
+            />
+          )}
+          <figcaption>
+            Scan the QR code with the privacyIDEA Authenticator app.{" "}
+            <a href={url} class="otpauth" data-otpauth={url}>Open in the app</a>
+            <br />
+            Enrolment URL: <code class="secret" data-testid="pushurl">{url}</code>
+          </figcaption>
+        </figure>
+      )}
+      <p class="note" role="status" data-testid="rollout-state">
+        {waiting
+          ? "The token waits for the app (rollout state clientwait): it is enrolled once the app has registered."
+          : props.state === "enrolled"
+          ? "The app has registered: the token is enrolled and ready to use."
+          : `Rollout state: ${props.state || "none"}.`}
+      </p>
+      {waiting && (
+        <button
+          type="button"
+          disabled={act.busy}
+          onClick={() =>
+            act.run(async () => {
+              const r = await get<{ tokens: { rollout_state?: string }[] }>("/token/", {
+                serial: d.serial,
+              });
+              const token = r.tokens?.[0];
+              if (!token) throw new Error(`Token ${d.serial} is not listed any more.`);
+              props.onState(token.rollout_state ?? "");
+            })}
+        >
+          Refresh the token's state
+        </button>
+      )}
+      <Outcome error={act.error} />
+    </>
+  );
+}
+
 /** What `POST /token/init` answered, shown to the person enrolling. */
 function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void }) {
   const { session } = useSession();
@@ -37,6 +100,7 @@ function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void
   const [otp, setOtp] = useState("");
   const [clientPart, setClientPart] = useState("");
   const [state, setState] = useState<string>(d.rollout_state ?? "");
+  const isPush = props.type === "push";
   const url: string | undefined = d.googleurl?.value;
   const img = typeof d.googleurl?.img === "string" ? d.googleurl.img.match(SRC_REGEXP)?.[1] : "";
   const b32: string | undefined = d.otpkey?.value_b32;
@@ -69,6 +133,7 @@ function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void
           </figcaption>
         </figure>
       )}
+      {isPush && <PushEnrolment detail={d} state={state} onState={setState} />}
       {d.registrationcode && (
         <p>
           Registration code: <code class="secret">{d.registrationcode}</code>
@@ -105,7 +170,7 @@ function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void
           <button type="submit" class="primary" disabled={act.busy}>Verify</button>
         </Form>
       )}
-      {state === "clientwait" && (
+      {state === "clientwait" && !isPush && (
         <Form
           label="Finish the two-step enrolment"
           onSubmit={() =>
@@ -124,7 +189,7 @@ function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void
           <button type="submit" class="primary" disabled={act.busy}>Finish enrolment</button>
         </Form>
       )}
-      {state !== "verify" && state !== "clientwait" && !act.note && (
+      {state !== "verify" && state !== "clientwait" && !act.note && !isPush && (
         <p class="note" role="status">The token is enrolled.</p>
       )}
       <Outcome error={act.error} note={act.note} />
@@ -182,6 +247,8 @@ export function EnrollForm(
         if (t === "totp") params.timeStep = Number(timeStep);
         if (twoStep) params["2stepinit"] = 1;
       }
+      // the server makes the push token's keys; the app adds its own at /ttype/push
+      if (t === "push") params.genkey = 1;
       if (t === "pw") params.otpkey = extra.password ?? "";
       if (t === "sshkey") params.sshkey = extra.sshkey ?? "";
       if (t === "radius") {
