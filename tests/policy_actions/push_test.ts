@@ -412,3 +412,64 @@ actionTest(
     }
   },
 );
+
+actionTest(
+  "authentication",
+  "push_wait",
+  "one /validate/check with the PIN waits for the app: accepted in time succeeds, else fails",
+  async () => {
+    const { t, served, app } = await pushSetup();
+    try {
+      const { serial } = await enrolPush(t, app);
+      const plain = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+      assert.equal(plain.body.result.authentication, "CHALLENGE");
+      const [first] = (await app.poll()).body.result.value as Record<string, string>[];
+      // presence needs a button at the client: a waiting request goes without it
+      await savePolicy(t.deps, "a", {
+        scope: "authentication",
+        action: "push_wait=5, push_require_presence",
+      });
+      const started = performance.now();
+      const pending = postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+      let fresh: Record<string, string> | undefined;
+      while (!fresh) {
+        await new Promise((r) => setTimeout(r, 50));
+        const open = (await app.poll()).body.result.value as Record<string, string>[];
+        fresh = open.find((c) => c.nonce !== first.nonce);
+      }
+      assert.equal(fresh.require_presence, undefined);
+      assert.ok(app.isServerSigned(fresh));
+      assert.equal((await app.answer(fresh)).body.result.value, true);
+      const res = await pending;
+      assert.equal(res.status, 200);
+      assert.equal(res.body.result.value, true, JSON.stringify(res.body));
+      assert.equal(res.body.result.authentication, "ACCEPT");
+      assert.equal(res.body.detail.serial, serial);
+      assert.equal(res.body.detail.multi_challenge, undefined);
+      assert.ok(performance.now() - started < 5000, "answered before the wait ran out");
+      // the waited-for transaction is closed: the app has nothing left but the first challenge
+      assert.equal((await app.poll()).body.result.value.length, 1);
+
+      await savePolicy(t.deps, "a", { scope: "authentication", action: "push_wait=1" });
+      const before = (await getTokenBySerial(t.deps, serial)).failcount;
+      const t0 = performance.now();
+      const late = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+      const waited = performance.now() - t0;
+      assert.equal(late.status, 200);
+      assert.equal(late.body.result.value, false);
+      assert.equal(late.body.result.authentication, "REJECT");
+      assert.equal(late.body.detail.message, "wrong otp value");
+      assert.equal(late.body.detail.multi_challenge, undefined);
+      assert.ok(waited >= 1000 && waited < 4000, `waited ${waited} ms`);
+      assert.equal((await getTokenBySerial(t.deps, serial)).failcount, before + 1);
+      // a wrong PIN does not wait
+      const t1 = performance.now();
+      const wrong = await postForm(served, "/validate/check", { user: "alice", pass: "9999" });
+      assert.equal(wrong.body.detail.message, "wrong otp pin");
+      assert.ok(performance.now() - t1 < 900);
+    } finally {
+      await served.close();
+      await t.close();
+    }
+  },
+);

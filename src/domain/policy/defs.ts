@@ -673,6 +673,9 @@ const AUTH_TYPE_DEFS: Record<string, Record<string, ActionDef>> = {
       "The user types the code the app shows after confirming (push_require_presence wins).",
     ),
     push_code_to_phone_message: s("The message shown above the code in the app."),
+    push_wait: n(
+      "Seconds /validate/check waits for the app to confirm (single-shot login).",
+    ),
   },
 };
 

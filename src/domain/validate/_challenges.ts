@@ -21,6 +21,8 @@ export async function triggerChallenges(
     overrides?: Record<string, { message: string; data: string }>;
     /** Per-serial data of the previous round of a multi-round type. */
     rounds?: Record<string, Record<string, unknown>>;
+    /** The request waits for the answer (`push_wait`), see {@link TypeChallengeContext.isWaiting}. */
+    isWaiting?: boolean;
   } = {},
 ): Promise<CheckResult & { count: number }> {
   const { deps, system, policies } = ctx;
@@ -38,6 +40,7 @@ export async function triggerChallenges(
       const made = await module.createChallenge({
         ...challengeContext(ctx, t, options.rounds?.[t.serial]),
         shared,
+        isWaiting: options.isWaiting,
       });
       if ("failed" in made) {
         failures.push(made.failed);

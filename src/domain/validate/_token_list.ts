@@ -42,6 +42,7 @@ import {
 } from "./_generic_challenges.ts";
 import { answerTransaction } from "./_answers.ts";
 import { parseData, triggerChallenges } from "./_challenges.ts";
+import { waitForAnswer } from "./_wait.ts";
 
 /** PIN check under the `otppin` policy. */
 async function pinMatches(ctx: CheckContext, t: TokenWithInfo, pin: string): Promise<boolean> {
@@ -236,7 +237,16 @@ async function classifyPinOtp(
   const canChallenge = module.challenge &&
     (module.challengeOnly || ctx.policies.challengeResponse.includes(t.type));
   if (canChallenge && await pinMatches(ctx, t, pass)) {
-    groups.challengeRequests.push(t);
+    // a WebUI login never waits (privacyIDEA's /auth sets push_wait to false)
+    const wait = ctx.request.isWebuiLogin
+      ? undefined
+      : module.waitSeconds?.(typePolicy(ctx.policies));
+    if (wait === undefined) groups.challengeRequests.push(t);
+    // single-shot (push_wait): only when no token before it succeeded; a PIN match without the
+    // answer in time is a right PIN with a wrong OTP, as in privacyIDEA
+    else if (groups.valid.length === 0 && await waitForAnswer(ctx, t, wait)) {
+      groups.valid.push(t);
+    } else groups.pinMatching.push(t);
     return;
   }
   const split = module.pinOnly

@@ -447,6 +447,7 @@ export const TYPE_AUTH_ACTIONS: Readonly<Record<string, boolean>> = {
   push_presence_custom_options: true,
   push_presence_num_options: false,
   push_allow_polling: false,
+  push_wait: false,
 };
 
 /** Boolean authentication actions of token types (value "true" when a policy sets them). */

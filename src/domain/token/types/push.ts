@@ -305,18 +305,22 @@ export function sslVerifyOf(value: string | undefined): string {
 async function pushChallenge(
   ctx: TypeChallengeContext,
 ): Promise<TypeChallenge | TypeChallengeFailure> {
-  const presenceWanted = ctx.policy("push_require_presence") !== undefined;
+  // a request waiting for the app (push_wait) answers alone: no button to press, no code to
+  // type (privacyIDEA disables presence with push_wait)
+  const presenceWanted = !ctx.isWaiting && ctx.policy("push_require_presence") !== undefined;
   // code to phone (privacyIDEA 3.13): the app confirms, then the user types the code it shows;
   // push_require_presence takes precedence
-  const isCodeToPhone = !presenceWanted && ctx.policy("push_code_to_phone") !== undefined;
+  const isCodeToPhone = !ctx.isWaiting && !presenceWanted &&
+    ctx.policy("push_code_to_phone") !== undefined;
   let message = (ctx.policy("push_challenge_text") ??
     (isCodeToPhone ? CODE_TO_PHONE_TEXT : PUSH_CHALLENGE_TEXT)).replaceAll("\\,", ",");
   const config = infoValue(ctx.token.info, PUSH_INFO.firebaseConfig);
   if (config === "") return { failed: message + PUSH_POLL_HINT };
   const nonce = base32Encode(ctx.deps.random.bytes(20), true);
   // tokens challenged in one request share the presence options of the first
-  const presence = (ctx.shared?.get("push_presence") as ReturnType<typeof presenceOf>) ??
-    presenceOf(ctx);
+  const presence = presenceWanted
+    ? (ctx.shared?.get("push_presence") as ReturnType<typeof presenceOf>) ?? presenceOf(ctx)
+    : undefined;
   if (presence) ctx.shared?.set("push_presence", presence);
   const isSent = config === POLL_ONLY || await sendToFirebase(ctx, config, nonce, presence);
   const polling = ctx.policy("push_allow_polling") ?? "allow";
@@ -395,6 +399,11 @@ export const PUSH: TokenType = {
     return { isValid: false };
   },
   createChallenge: pushChallenge,
+  waitSeconds(policy) {
+    // push_wait=0 (or no number) is off, as in privacyIDEA
+    const seconds = Number.parseInt(policy("push_wait") ?? "", 10);
+    return seconds > 0 ? seconds : undefined;
+  },
   async checkAnswer(ctx, answer, data) {
     if (data.mode === CODE_TO_PHONE) {
       // the code the app showed after it confirmed; before that nothing answers

@@ -114,6 +114,11 @@ export interface TypeChallengeContext extends TypeCheckContext {
    * challenged together share one nonce).
    */
   shared?: Map<string, unknown>;
+  /**
+   * The request waits for this challenge's answer ({@link TokenType.waitSeconds}):
+   * nothing the user would have to type or press at the client.
+   */
+  isWaiting?: boolean;
 }
 
 /** A challenge a type module made (message, data to store, extras for `multi_challenge`). */
@@ -200,6 +205,12 @@ export interface TokenType {
     answer: string,
     data: Record<string, unknown>,
   ): OtpCheck | Promise<OtpCheck>;
+  /**
+   * Single-shot check (`push_wait`): the seconds a `/validate/check` with the
+   * right PIN waits for the answer to the challenge it makes (answered in time:
+   * success), instead of answering with the challenge. Undefined: no waiting.
+   */
+  waitSeconds?(policy: (action: string) => string | undefined): number | undefined;
   /** The tokeninfo as `GET /token/` shows it (hides stored codes, adds counts). */
   listInfo?(info: Record<string, string>): Record<string, unknown>;
   /**
