@@ -7,13 +7,15 @@
  * API key) are stored encrypted and shown as `__CENSORED__`; sending that
  * placeholder back keeps the stored value, unless the module or an option
  * that decides where the secret goes (URL, proxy, SMSC host and port) changes
- * with it.
+ * with it. A password inside a URL option (`https://user:pw@host/`) is shown
+ * as `__CENSORED__` too and kept the same way while the URL's target stays.
  *
  * @module
  */
 import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { censorUrlPassword, keepUrlPassword } from "../secret_targets/url.ts";
 import { smtpServerIds } from "../smtp/mod.ts";
 import { HTTP_PARAMETERS, sendHttpSms, SmsDeliveryError } from "./http_provider.ts";
 import { SCRIPT_NAME_REGEXP, SCRIPT_PARAMETERS, sendScriptSms } from "./script_provider.ts";
@@ -92,7 +94,7 @@ function view(row: store.GatewayRow): SmsGatewayView {
     Object.fromEntries(
       row.options.filter((o) => o.type === type).map((
         o,
-      ) => [o.key, o.isSecret ? CENSORED : o.value]),
+      ) => [o.key, o.isSecret ? CENSORED : censorUrlPassword(o.value)]),
     );
   return {
     id: row.id,
@@ -297,7 +299,12 @@ export async function saveSmsGateway(deps: Deps, params: Record<string, unknown>
       kept.push(param);
       if (type === "option") plain[key] = decryptSecretText(deps.keys.config, old.value);
     } else {
-      if (type === "option") plain[key] = value;
+      if (!isSecret) {
+        // a URL's password shown as __CENSORED__ keeps the stored one while the URL's target stays
+        const old = existing?.options.find((o) => o.type === type && o.key === key && !o.isSecret);
+        stored = keepUrlPassword(param, value, old?.value);
+      }
+      if (type === "option") plain[key] = stored;
       if (isSecret) stored = encryptSecret(deps.keys.config, value, deps.random);
     }
     options.push({ key, value: stored, type, isSecret });
