@@ -6,6 +6,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
+import { censorUrlPassword, keepUrlPassword } from "../secret_targets/url.ts";
 import * as store from "./event_store.ts";
 import type { EventRow } from "./event_store.ts";
 import { AVAILABLE_EVENTS } from "./catalog.ts";
@@ -55,7 +56,10 @@ function view(row: EventRow): EventDefinition {
     handlermodule: row.handlermodule,
     action: row.action,
     condition: "",
-    options: row.options,
+    // a password inside a URL option (a WebHook's URL) is not shown
+    options: Object.fromEntries(
+      Object.entries(row.options).map(([k, v]) => [k, censorUrlPassword(v)]),
+    ),
     conditions: row.conditions,
   };
 }
@@ -210,6 +214,11 @@ export async function saveEventDefinition(
     }
   }
   checkSize("option", options);
+  // a URL sent back with its password as __CENSORED__ keeps the stored one while its target stays
+  const stored = id === undefined ? undefined : (await store.listEvents(deps.db, id))[0]?.options;
+  for (const [k, v] of Object.entries(options)) {
+    options[k] = keepUrlPassword(`option.${k}`, v, stored?.[k]);
+  }
   const abort = bool(params, "abort_on_error");
   return await store.saveEvent(deps.db, id, {
     name,
