@@ -233,3 +233,33 @@ Deno.test("import privacyidea: an applspec token arrives enabled with its passwo
     await t.close();
   }
 });
+
+Deno.test("import privacyidea: a 4eyes token arrives enabled with its realms and separator", async () => {
+  const t = await createTestApp();
+  try {
+    const report = await importWith(t, (db) => {
+      addToken(db, 808, { serial: "PI4E0001", type: "4eyes" }, [
+        ["4eyes", "Admins:1"],
+        ["separator", "|"],
+        ["tokenkind", "virtual"],
+      ]);
+    });
+    assert.ok(
+      !report.log.some((l) => /PI4E0001.*(disabled|failed)/.test(l)),
+      report.log.join("\n"),
+    );
+    const token = await tokenOf(t, "PI4E0001");
+    assert.equal(token.tokentype, "4eyes");
+    assert.equal(token.active, true);
+    assert.equal(token.info.separator, "|");
+    // an admin's token in realm admins authenticates it
+    await createUsers(t.deps, { realm: "admins", users: [{ login: "ann", password: "annpw" }] });
+    await enrollHotp(t, { pin: "a1", user: "ann", realm: "admins" });
+    const ok = await jsonOf(
+      await t.post("/validate/check", { serial: "PI4E0001", pass: `|a1${hotp(0)}` }),
+    );
+    assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  } finally {
+    await t.close();
+  }
+});

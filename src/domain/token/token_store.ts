@@ -759,3 +759,13 @@ export async function recordAuth(
     );
   }
 }
+
+/** The active, assigned tokens of token realm `realm`, with info and realms (4eyes checks). */
+export async function activeAssignedInRealm(db: Db, realm: string): Promise<TokenWithInfo[]> {
+  const { tokens } = await listTokens(
+    db,
+    { tokenrealms: [realm], assigned: true, active: true },
+    { sortby: "serial", desc: false, offset: 0, limit: 100_000 },
+  );
+  return await withInfo(db, tokens);
+}

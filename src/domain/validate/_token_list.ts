@@ -21,7 +21,12 @@ import {
 import { challengesOfTransaction } from "../challenge/mod.ts";
 import { checkUserPassword } from "../token/_users.ts";
 import type { OtpCheck, TokenType, TypeCheckContext } from "../token/types/mod.ts";
-import { advanceCounter, recordAuth, setInfoOnCheck } from "../token/token_store.ts";
+import {
+  activeAssignedInRealm,
+  advanceCounter,
+  recordAuth,
+  setInfoOnCheck,
+} from "../token/token_store.ts";
 import type { RadiusTokenExtras } from "../token/types/radius.ts";
 import { answerAddressChallenge, isAddressChallenge } from "./_enrol_token.ts";
 import { type CheckContext, type CheckResult, typePolicy } from "./_context.ts";
@@ -141,8 +146,54 @@ async function classifyToken(ctx: CheckContext, groups: Groups, t: TokenWithInfo
   const module = tokenTypeOf(t.type);
   if (!module) groups.invalid.push(t);
   else if (groups.tx) await classifyAnswer(ctx, groups, t, module);
+  else if (module.checksOtherTokens) await classifyOtherTokens(ctx, groups, t, module);
   else if (isRemotePin(module, t)) await classifyRemote(ctx, groups, t, module);
   else await classifyPinOtp(ctx, groups, t, module);
+}
+
+/**
+ * A type that authenticates through other users' tokens (4eyes): the whole pass
+ * goes to the type, which asks {@link checkRealmPass} about each part; a failure
+ * counts as a right PIN with a wrong OTP (privacyIDEA's pin_match), no own PIN.
+ */
+async function classifyOtherTokens(
+  ctx: CheckContext,
+  groups: Groups,
+  t: TokenWithInfo,
+  module: TokenType,
+): Promise<void> {
+  const typeCtx: TypeCheckContext = {
+    ...checkContext(ctx.deps, ctx.system, t),
+    checkRealmPass: (realm, pass) => checkRealmPass(ctx, realm, pass, t.type),
+  };
+  const res = await module.checkOtp(typeCtx, ctx.request.pass);
+  if (res.isValid && await applyOtpCheck(ctx, t, res)) groups.valid.push(t);
+  else groups.pinMatching.push(t);
+}
+
+/**
+ * privacyIDEA's `check_realm_pass`: `pass` checked against the active, assigned
+ * tokens of `realm` (not of type `exclude`) as a token-list check of them, with
+ * its writes (counters, fail counters), without `reset_all_user_tokens`; the
+ * serial of the one token it authenticates.
+ */
+async function checkRealmPass(
+  ctx: CheckContext,
+  realm: string,
+  pass: string,
+  exclude: string,
+): Promise<string | undefined> {
+  const tokens = (await activeAssignedInRealm(ctx.deps.db, realm))
+    .filter((x) => x.type !== exclude && !x.revoked);
+  if (tokens.length === 0) return undefined;
+  const sub: CheckContext = {
+    ...ctx,
+    request: { ...ctx.request, pass, transactionId: undefined },
+    user: undefined,
+    token: undefined,
+  };
+  const res = await checkTokens(sub, tokens);
+  return res.value && res.tokens?.length === 1 ? res.tokens[0].serial : undefined;
 }
 
 /** A radius token whose PIN the upstream server checks (the whole pass goes there). */

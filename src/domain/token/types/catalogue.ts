@@ -36,4 +36,5 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
   remote: "REMOTE token: Forward authentication request to another server.",
   applspec:
     "Application Specific Password: A token with a fixed password. Can be used for certain applications or services.",
+  "4eyes": "4Eyes Token: Use tokens of two or more users to authenticate",
 };

@@ -29,6 +29,7 @@ import { PUSH } from "./push.ts";
 import { OCRA } from "./ocra.ts";
 import { REMOTE } from "./remote.ts";
 import { APPLSPEC } from "./applspec.ts";
+import { FOUREYES } from "./foureyes.ts";
 
 export type {
   CandidateRequest,
@@ -71,6 +72,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   OCRA,
   REMOTE,
   APPLSPEC,
+  FOUREYES,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));

@@ -72,6 +72,13 @@ export interface TypeCheckContext {
   /** The decrypted secret (empty when the type has none). */
   secret: Uint8Array;
   nowMs: number;
+  /**
+   * Checks `pass` (PIN+OTP) against the active, assigned tokens of `realm` other
+   * than this token's type, as a check of those tokens (counters, fail counters,
+   * lock) would: the serial of the one token it authenticates, else undefined.
+   * Given by the check only to types with {@link TokenType.checksOtherTokens}.
+   */
+  checkRealmPass?(realm: string, pass: string): Promise<string | undefined>;
 }
 
 /** Result of an OTP check. */
@@ -171,6 +178,11 @@ export interface TokenType {
    * Absent: always.
    */
   isCandidate?(token: TokenWithInfo, request: CandidateRequest): boolean;
+  /**
+   * The type checks the whole `pass` itself against other tokens through
+   * {@link TypeCheckContext.checkRealmPass}, with no PIN of its own (4eyes).
+   */
+  readonly checksOtherTokens?: boolean;
   /** `pass` is the PIN only, no OTP part (spass). */
   readonly pinOnly?: boolean;
   /** The token deletes itself after one successful authentication (registration). */
