@@ -732,3 +732,49 @@ Deno.test("httpresolver: TLS is verified by default; tls_ca_path trusts a CA; ve
     assert.match(badFlag.body.result.error.message, /Invalid value for 'verify_tls'/);
   }, { cert: SELF_SIGNED_CERT, key: SELF_SIGNED_KEY });
 });
+
+Deno.test("httpresolver: a password inside base_url is censored, kept by the censored round trip only while the URL's target stays", async () => {
+  await withApi(async (t, api) => {
+    const withPw = api.base.replace("://", "://urluser:urlPw5secret@");
+    const censoredUrl = api.base.replace("://", "://urluser:__CENSORED__@");
+    await saveOk(t, "api", api.config({ base_url: withPw }), "realm1");
+    const listed = await jsonOf(await t.asAdmin("GET", "/resolver/api"));
+    assert.equal(listed.body.result.value.api.data.base_url, censoredUrl);
+    assert.equal(JSON.stringify(listed.body).includes("urlPw5secret"), false);
+    // the censored view sent back keeps the stored URL, and it still works (Basic auth from it)
+    await saveOk(t, "api", { type: "httpresolver", base_url: censoredUrl });
+    const row = await t.deps.db.selectFrom("resolver").select("config").executeTakeFirstOrThrow();
+    assert.ok(row.config.includes(withPw), "stored URL unchanged");
+    const users = await listUsers(t, { realm: "realm1", username: "hans" });
+    assert.equal(users.length, 1);
+    const sent = api.stub.requests.at(-1)!;
+    assert.equal(sent.headers.authorization?.startsWith("Bearer "), true, "the API's own token");
+    const tokenRequest = api.stub.requests.find((r) => r.path.endsWith("/token"))!;
+    assert.equal(tokenRequest.headers.authorization, `Basic ${btoa("urluser:urlPw5secret")}`);
+    // another host or path with the placeholder: refused, nothing changes
+    for (
+      const moved of [
+        censoredUrl.replace("127.0.0.1", "localhost"),
+        censoredUrl.replace("/api", "/other"),
+      ]
+    ) {
+      const res = await save(t, "api", { type: "httpresolver", base_url: moved });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.match(res.body.result.error.message, /Cannot keep the stored "base_url password"/);
+      const test = await jsonOf(
+        await t.asAdmin("POST", "/resolver/test", {
+          body: { ...api.config(), resolver: "api", base_url: moved },
+          json: true,
+        }),
+      );
+      assert.equal(test.status, 400, JSON.stringify(test.body));
+    }
+    const after = await t.deps.db.selectFrom("resolver").select("config").executeTakeFirstOrThrow();
+    assert.equal(after.config, row.config, "nothing changed");
+    const audit = await jsonOf(
+      await t.asAdmin("GET", "/audit/", { query: { action: "*resolver*" } }),
+    );
+    assert.equal(JSON.stringify(audit.body).includes("urlPw5secret"), false, "not in audit");
+    assert.equal(t.log.lines.join("\n").includes("urlPw5secret"), false, "not in logs");
+  });
+});

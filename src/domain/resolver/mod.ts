@@ -45,6 +45,7 @@ import { SCIM_SECRET_TARGETS, scimResolver } from "./scim.ts";
 import * as store from "./resolver_store.ts";
 import { forgetResolverUsers, userStoreGeneration } from "../user_cache/mod.ts";
 import { refuseMovedSecrets, type SecretTargets } from "../secret_targets/mod.ts";
+import { censorUrlPassword, keepUrlPassword } from "../secret_targets/url.ts";
 import { isTrueText, mapSubSecrets, objectOf, subSecrets } from "./config_secrets.ts";
 import type { ResolverTestResult, UserResolver } from "./types.ts";
 
@@ -173,7 +174,8 @@ function censored(rec: store.ResolverRecord): ResolverListEntry {
   const { secrets, dicts } = knownType(rec.type);
   const data: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(rec.config)) {
-    data[k] = secrets.includes(k) && v !== "" ? CENSORED : v;
+    // a password inside a URL value (base_url=https://user:pw@host/) is censored on its own
+    data[k] = secrets.includes(k) && v !== "" ? CENSORED : censorUrlPassword(v);
     // JSON objects are listed as objects (text that is no JSON object stays text)
     const obj = dicts?.includes(k) || (k === "headers" && dicts && isTrueText(rec.config.advanced))
       ? objectOf(v)
@@ -243,7 +245,7 @@ function mergeConfig(
     if (v === "") delete out[k];
     else if (v === CENSORED && secrets.includes(k)) {
       if (!(k in stored)) delete out[k];
-    } else out[k] = v;
+    } else out[k] = secrets.includes(k) ? v : keepUrlPassword(k, v, stored[k]);
   }
   // "__CENSORED__" inside a JSON object value keeps the stored sub-value too
   return mapSubSecrets(out, secrets, (value, key, sub) => {
@@ -416,7 +418,7 @@ export async function testResolver(
   for (const [k, v] of Object.entries(config)) {
     if (v === CENSORED && secrets.includes(k)) {
       if (k in base) merged[k] = base[k];
-    } else if (v !== "") merged[k] = v;
+    } else if (v !== "") merged[k] = secrets.includes(k) ? v : keepUrlPassword(k, v, base[k]);
   }
   refuseMovedSecrets(TYPES[input.type]?.secretTargets, base, merged, (k) => config[k] === CENSORED);
   const tested = mapSubSecrets(merged, secrets, (value, key, sub) => {
