@@ -175,3 +175,47 @@ Deno.test("/machineresolver/ needs an admin JWT", async () => {
   assert.equal(post.status, 401);
   await t.close();
 });
+
+Deno.test("machine resolver: a password inside LDAPURI is censored; the censored round trip keeps it only for the same target", async () => {
+  const t = await createTestApp();
+  const uri = "ldaps://binder:uriPw4secret@ldap.example.com:636/";
+  const censored = "ldaps://binder:__CENSORED__@ldap.example.com:636/";
+  const body = {
+    type: "ldap",
+    LDAPURI: uri,
+    BINDDN: "cn=admin,dc=example,dc=com",
+    HOSTNAMEATTRIBUTE: "cn",
+    IDATTRIBUTE: "cn",
+  };
+  const post = async (b: Record<string, unknown>) =>
+    await jsonOf(await t.asAdmin("POST", "/machineresolver/ldap_mr", { body: b }));
+  assert.equal((await post(body)).status, 200);
+  const shown = await jsonOf(await t.asAdmin("GET", "/machineresolver/"));
+  assert.equal(shown.body.result.value.ldap_mr.data.LDAPURI, censored);
+  assert.equal(JSON.stringify(shown.body).includes("uriPw4secret"), false);
+  const stored = async () =>
+    (await t.deps.db.selectFrom("machineresolverconfig").select("value")
+      .where("key", "=", "LDAPURI").executeTakeFirstOrThrow()).value;
+  assert.equal((await post({ ...body, LDAPURI: censored })).status, 200);
+  assert.equal(await stored(), uri, "the censored round trip keeps the password");
+  for (
+    const moved of [
+      "ldaps://binder:__CENSORED__@evil.example.com:636/",
+      "ldap://binder:__CENSORED__@ldap.example.com:636/",
+    ]
+  ) {
+    const res = await post({ ...body, LDAPURI: moved });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.match(res.body.result.error.message, /Cannot keep the stored "LDAPURI password"/);
+    assert.equal(await stored(), uri, "nothing changed");
+  }
+  // a new definition has nothing to keep
+  const fresh = await jsonOf(
+    await t.asAdmin("POST", "/machineresolver/other", { body: { ...body, LDAPURI: censored } }),
+  );
+  assert.equal(fresh.status, 400);
+  const audit = await jsonOf(await t.asAdmin("GET", "/audit/"));
+  assert.equal(JSON.stringify(audit.body).includes("uriPw4secret"), false, "not in audit");
+  assert.equal(t.log.lines.join("\n").includes("uriPw4secret"), false, "not in logs");
+  await t.close();
+});

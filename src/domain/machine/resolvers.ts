@@ -6,6 +6,7 @@
 import type { Deps } from "../../deps.ts";
 import { missingParameter, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { censorUrlPassword, keepUrlPassword } from "../secret_targets/url.ts";
 import { refuseMovedSecrets } from "../secret_targets/mod.ts";
 import { machineError } from "./_errors.ts";
 import { HOSTS } from "./hosts.ts";
@@ -126,7 +127,7 @@ export async function saveMachineResolver(
   const rtype = typeOf(typeName);
   const entries = configEntries(rtype, params);
   rtype.validate?.(deps, Object.fromEntries(entries.map((e) => [e.key, e.value])));
-  const stored = entries
+  let stored = entries
     // a censored secret coming back from a GET is not a new value: keep the stored one
     .filter((e) => !(e.type === "password" && e.value === CENSORED))
     .map((e) =>
@@ -149,6 +150,7 @@ export async function saveMachineResolver(
         const before = Object.fromEntries(
           ((await store.configOf(trx, [id])).get(id) ?? []).map((e) => [e.key, e.value]),
         );
+        stored = keepUrlPasswords(stored, before);
         const given = new Map(entries.map((e) => [e.key, e]));
         const after = { ...before, ...Object.fromEntries(stored.map((e) => [e.key, e.value])) };
         refuseMovedSecrets(rtype.secretTargets, before, after, (secret) => {
@@ -156,6 +158,7 @@ export async function saveMachineResolver(
           return e === undefined || e.value === CENSORED;
         });
       } else {
+        stored = keepUrlPasswords(stored, {});
         id = await store.insertResolver(trx, name, typeName);
       }
       await store.upsertConfig(trx, id, stored);
@@ -169,9 +172,22 @@ export async function saveMachineResolver(
   }
 }
 
+/** A URL value sent back with its password as `__CENSORED__` keeps the stored one (same target). */
+function keepUrlPasswords(
+  entries: store.ConfigEntry[],
+  before: Record<string, string>,
+): store.ConfigEntry[] {
+  return entries.map((e) =>
+    e.type === "password" ? e : { ...e, value: keepUrlPassword(e.key, e.value, before[e.key]) }
+  );
+}
+
 function viewOf(row: store.ResolverRow, config: store.ConfigEntry[]): ResolverView {
   const data: Record<string, string> = {};
-  for (const e of config) data[e.key] = e.type === "password" ? CENSORED : e.value;
+  // a password inside a URL value (LDAPURI=ldap://user:pw@host) is censored on its own
+  for (const e of config) {
+    data[e.key] = e.type === "password" ? CENSORED : censorUrlPassword(e.value);
+  }
   return { resolvername: row.name, type: row.type, data };
 }
 
