@@ -139,3 +139,37 @@ Deno.test("4eyes: a reused OTP is refused; a separator of the token's own", asyn
   assert.equal(spaced.body.result.value, false);
   await t.close();
 });
+
+Deno.test("4eyes: the token PIN starts a collection of one PIN+OTP per request", async () => {
+  const { t, ann, ben, serial } = await setup();
+  const start = await check(t, { user: "alice", pass: "own" });
+  assert.equal(start.body.result.value, false, JSON.stringify(start.body));
+  assert.equal(start.body.result.authentication, "CHALLENGE");
+  const message = "Please authenticate with another token from either realm: r2.";
+  assert.equal(start.body.detail.message, message);
+  const tid1 = start.body.detail.transaction_id as string;
+  const first = await check(t, { user: "alice", pass: `a1${hotp(0)}`, transaction_id: tid1 });
+  assert.equal(first.body.result.authentication, "CHALLENGE", JSON.stringify(first.body));
+  assert.equal(first.body.detail.message, message);
+  const tid2 = first.body.detail.transaction_id as string;
+  assert.notEqual(tid2, tid1);
+  assert.equal((await getTokenBySerial(t.deps, ann)).count, 1);
+  // the first transaction is used up
+  const replay = await check(t, {
+    user: "alice",
+    pass: `b2${hotp(0, KEY2)}`,
+    transaction_id: tid1,
+  });
+  assert.equal(replay.body.result.value, false);
+  // the same token again does not count, and is a failed answer of the 4eyes token
+  const failsBefore = await failcount(t, serial);
+  const same = await check(t, { user: "alice", pass: `a1${hotp(1)}`, transaction_id: tid2 });
+  assert.equal(same.body.result.value, false, JSON.stringify(same.body));
+  assert.equal(same.body.detail.message, "Response did not match the challenge.");
+  assert.equal(await failcount(t, serial), failsBefore + 1);
+  const done = await check(t, { user: "alice", pass: `b2${hotp(1, KEY2)}`, transaction_id: tid2 });
+  assert.equal(done.body.result.value, true, JSON.stringify(done.body));
+  assert.equal(done.body.detail.serial, serial);
+  assert.equal((await getTokenBySerial(t.deps, ben)).count, 2);
+  await t.close();
+});

@@ -154,7 +154,8 @@ async function classifyToken(ctx: CheckContext, groups: Groups, t: TokenWithInfo
 /**
  * A type that authenticates through other users' tokens (4eyes): the whole pass
  * goes to the type, which asks {@link checkRealmPass} about each part; a failure
- * counts as a right PIN with a wrong OTP (privacyIDEA's pin_match), no own PIN.
+ * counts as a right PIN with a wrong OTP (privacyIDEA's pin_match). The token's
+ * own PIN alone asks for a challenge (the collection, one part per request).
  */
 async function classifyOtherTokens(
   ctx: CheckContext,
@@ -162,13 +163,22 @@ async function classifyOtherTokens(
   t: TokenWithInfo,
   module: TokenType,
 ): Promise<void> {
-  const typeCtx: TypeCheckContext = {
+  if (module.challenge && await pinMatches(ctx, t, ctx.request.pass)) {
+    // its own PIN starts the collection of one PIN+OTP per request
+    groups.challengeRequests.push(t);
+    return;
+  }
+  const res = await module.checkOtp(otherTokensContext(ctx, t), ctx.request.pass);
+  if (res.isValid && await applyOtpCheck(ctx, t, res)) groups.valid.push(t);
+  else groups.pinMatching.push(t);
+}
+
+/** The check context of a type that checks other tokens: with {@link checkRealmPass}. */
+function otherTokensContext(ctx: CheckContext, t: TokenWithInfo): TypeCheckContext {
+  return {
     ...checkContext(ctx.deps, ctx.system, t),
     checkRealmPass: (realm, pass) => checkRealmPass(ctx, realm, pass, t.type),
   };
-  const res = await module.checkOtp(typeCtx, ctx.request.pass);
-  if (res.isValid && await applyOtpCheck(ctx, t, res)) groups.valid.push(t);
-  else groups.pinMatching.push(t);
 }
 
 /**
@@ -221,7 +231,9 @@ async function classifyAnswer(
   groups.responded.push(t);
   const challenge = tx.stored.find((c) => c.serial === t.serial && c.expiresAt >= ctx.now);
   if (!challenge) return;
-  const typeCtx = checkContext(ctx.deps, ctx.system, t);
+  const typeCtx = module.checksOtherTokens
+    ? otherTokensContext(ctx, t)
+    : checkContext(ctx.deps, ctx.system, t);
   let check: OtpCheck;
   if (isAddressChallenge(parseData(challenge.data))) {
     // the first answer of an email or SMS enrolment via multichallenge is the new address

@@ -4,8 +4,9 @@
  * one of realm2). `pass` is their `PIN+OTP` values joined by the token's
  * separator; each part is checked by the engine as a check of those tokens
  * (counters, fail counters), through {@link TypeCheckContext.checkRealmPass}.
- * Only the one-request form: the challenge-response collection of privacyIDEA
- * is not built (the type offers no challenge).
+ * Or collected one per request: the token's own PIN makes a challenge naming the
+ * realms that still need tokens, each answer (one PIN+OTP) is recorded in the
+ * next challenge's data `{realm: [serials]}` until every count is met.
  *
  * @module
  */
@@ -93,13 +94,63 @@ async function checkParts(ctx: TypeCheckContext, pass: string) {
   return { isValid: true };
 }
 
+type Used = Record<string, string[]>;
+
+function usedOf(data: Record<string, unknown> | undefined): Used {
+  const out: Used = {};
+  for (const [realm, v] of Object.entries(data ?? {})) {
+    if (Array.isArray(v)) out[realm] = v.filter((x): x is string => typeof x === "string");
+  }
+  return out;
+}
+
+/** The required realms that still need tokens, in tokeninfo order. */
+function remainingRealms(ctx: TypeCheckContext, used: Used): string[] {
+  return parseRequirement(infoValue(ctx.token.info, REQUIREMENT))
+    .filter(([realm, count]) => (used[realm]?.length ?? 0) < count)
+    .map(([realm]) => realm);
+}
+
+/**
+ * One answer of the collection: a token of a remaining realm not used before in
+ * this transaction; the next round follows while realms remain.
+ */
+async function checkCollected(
+  ctx: TypeCheckContext,
+  answer: string,
+  data: Record<string, unknown>,
+) {
+  const check = ctx.checkRealmPass;
+  const used = usedOf(data);
+  if (!check || answer === "") return { isValid: false };
+  for (const realm of remainingRealms(ctx, used)) {
+    const serial = await check(realm, answer);
+    if (serial === undefined || used[realm]?.includes(serial)) continue;
+    used[realm] = [...(used[realm] ?? []), serial];
+    const done = remainingRealms(ctx, used).length === 0;
+    return done ? { isValid: true } : { isValid: true, nextRound: used };
+  }
+  return { isValid: false };
+}
+
 /** The `4eyes` type. */
 export const FOUREYES: TokenType = {
   type: "4eyes",
   prefix: "PI4E",
   authenticates: true,
-  challenge: false,
+  challenge: true,
+  // the token's PIN alone starts the collection without a challenge_response policy
+  challengeOnly: true,
   checksOtherTokens: true,
   init: initFourEyes,
   checkOtp: checkParts,
+  createChallenge(ctx) {
+    const used = usedOf(ctx.round);
+    const realms = remainingRealms(ctx, used);
+    return Promise.resolve({
+      message: `Please authenticate with another token from either realm: ${realms.join(", ")}.`,
+      data: used,
+    });
+  },
+  checkAnswer: checkCollected,
 };
