@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { createTestApp, jsonOf } from "../test_app.ts";
 import {
+  FIREBASE_PROVIDER,
   HTTP_PROVIDER,
   SCRIPT_PROVIDER,
   SIPGATE_PROVIDER,
@@ -36,7 +37,7 @@ const SMPP = {
   "option.S_ADDR": "Tessera",
 };
 
-Deno.test("GET /smsgateway/providers lists HTTP, Sipgate, SMTP, SMPP and Script; SMPP with privacyIDEA's parameters", async () => {
+Deno.test("GET /smsgateway/providers lists HTTP, Sipgate, SMTP, SMPP, Script and Firebase; SMPP with privacyIDEA's parameters", async () => {
   const t = await createTestApp();
   const res = await jsonOf(await t.asAdmin("GET", "/smsgateway/providers"));
   assert.equal(res.status, 200);
@@ -47,6 +48,7 @@ Deno.test("GET /smsgateway/providers lists HTTP, Sipgate, SMTP, SMPP and Script;
     SMTP_PROVIDER,
     SMPP_PROVIDER,
     SCRIPT_PROVIDER,
+    FIREBASE_PROVIDER,
   ]);
   const smpp = providers[SMPP_PROVIDER];
   assert.equal(smpp.options_allowed, false);
