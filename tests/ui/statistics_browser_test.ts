@@ -87,6 +87,8 @@ Deno.test({
       .getByRole("link", { name: "Statistics" }).click();
     await page.getByRole("heading", { level: 1, name: "Statistics" }).waitFor();
     const select = page.getByLabel("Statistics key");
+    // the keys arrive after the heading: wait for them before reading the list
+    await select.locator("option", { hasText: "total_tokens" }).waitFor({ state: "attached" });
     assert.deepEqual(await select.locator("option").allTextContents(), [
       "assigned_tokens",
       "total_tokens",
