@@ -6,6 +6,7 @@
  * @module
  */
 import { createHash, createHmac } from "node:crypto";
+import { truncateOtp } from "./otp.ts";
 
 /** A parsed OCRA suite. */
 export interface OcraSuite {
@@ -181,10 +182,7 @@ export function ocraResponse(
   inputs: OcraInputs = {},
 ): string {
   const mac = createHmac(suite.hash, key).update(ocraDataInput(suite, question, inputs)).digest();
-  const off = mac[mac.length - 1] & 0x0f;
-  const bin = ((mac[off] & 0x7f) * 2 ** 24) + (mac[off + 1] << 16) + (mac[off + 2] << 8) +
-    mac[off + 3];
-  return String(bin % 10 ** suite.digits).padStart(suite.digits, "0");
+  return truncateOtp(mac, suite.digits);
 }
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

@@ -25,7 +25,8 @@ export function keySizeOf(hash: OtpHash): number {
   return hash === "sha512" ? 64 : hash === "sha256" ? 32 : 20;
 }
 
-const POW10 = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000];
+// 10^0 … 10^10: digits of an OTP (OCRA allows up to 10)
+const POW10 = Array.from({ length: 11 }, (_, i) => 10 ** i);
 
 /** The HOTP value of `key` at `counter` with `digits` digits (RFC 4226 §5.3). */
 export function hotpAt(
@@ -46,11 +47,7 @@ export function hotpAt(
   msg[5] = (lo >>> 16) & 0xff;
   msg[6] = (lo >>> 8) & 0xff;
   msg[7] = lo & 0xff;
-  const mac = createHmac(hash, key).update(msg).digest();
-  const off = mac[mac.length - 1] & 0x0f;
-  const bin = ((mac[off] & 0x7f) << 24) | (mac[off + 1] << 16) | (mac[off + 2] << 8) |
-    mac[off + 3];
-  return String(bin % POW10[digits]).padStart(digits, "0");
+  return truncateOtp(createHmac(hash, key).update(msg).digest(), digits);
 }
 
 /** The TOTP time step of `unixSeconds` for `step` seconds per step (RFC 6238 §4). */
@@ -103,7 +100,8 @@ export function findHotpCounter(
 
 const WEB_HASH: Record<OtpHash, string> = { sha1: "SHA-1", sha256: "SHA-256", sha512: "SHA-512" };
 
-function truncate(mac: Uint8Array, digits: number): string {
+/** RFC 4226 §5.3's dynamic truncation of `mac` to `digits` (at most 10) decimal digits. */
+export function truncateOtp(mac: Uint8Array, digits: number): string {
   const off = mac[mac.length - 1] & 0x0f;
   const bin = ((mac[off] & 0x7f) << 24) | (mac[off + 1] << 16) | (mac[off + 2] << 8) |
     mac[off + 3];
@@ -313,7 +311,7 @@ export async function hotpRange(
   if (hash === "sha1" || hash === "sha256") {
     const h = new CounterHmac(key, hash);
     const out: string[] = new Array(end - start);
-    for (let c = start; c < end; c++) out[c - start] = truncate(h.mac(c), digits);
+    for (let c = start; c < end; c++) out[c - start] = truncateOtp(h.mac(c), digits);
     return out;
   }
   const k = await crypto.subtle.importKey(
@@ -329,7 +327,7 @@ export async function hotpRange(
       (_, i) => crypto.subtle.sign("HMAC", k, counterBytes(start + i)),
     ),
   );
-  return macs.map((m) => truncate(new Uint8Array(m), digits));
+  return macs.map((m) => truncateOtp(new Uint8Array(m), digits));
 }
 
 /**
@@ -352,7 +350,7 @@ export async function searchHotp(
     // already tells; a wrong OTP is compared against the whole window
     const h = new CounterHmac(key, hash);
     for (let c = start; c < end; c++) {
-      if (otpEqual(truncate(h.mac(c), digits), otp)) return c;
+      if (otpEqual(truncateOtp(h.mac(c), digits), otp)) return c;
     }
     return -1;
   }
