@@ -18,6 +18,7 @@ import {
 } from "./_soft_authenticator.ts";
 import { findTokenBySerial, getTokensOfUser } from "../../src/domain/token/mod.ts";
 import { resolveUser } from "../../src/domain/user/mod.ts";
+import { completePasskeyEnrolment } from "../../src/domain/validate/_enrol_passkey.ts";
 
 const RP_ID = "example.com";
 const ORIGIN = "https://example.com";
@@ -334,6 +335,34 @@ Deno.test("enroll_via_multichallenge=passkey: two registrations sent at once for
   );
   const hex = Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
   assert.equal(token?.info.credential_id_hash?.value, hex);
+  await t.close();
+});
+
+Deno.test("enroll_via_multichallenge=passkey: a registration that lost the race (its view of the token still waiting, the token already enrolled) is a failed login, not an error", async () => {
+  const t = await setup();
+  const { tid, entry } = await firstFactor(t);
+  const stale = await findTokenBySerial(t.deps, entry.serial);
+  assert.equal(stale?.rolloutState, "clientwait");
+  const register = async () =>
+    await (await SoftAuthenticator.create(PI_PASSKEY)).register({
+      challenge: entry.passkey_registration.challenge,
+      origin: ORIGIN,
+      rpId: RP_ID,
+    });
+  const winner = await checkAs(t, completion(entry.serial, tid, await register()));
+  assert.equal(winner.body.result.value, true, JSON.stringify(winner.body));
+  const loser = await register();
+  const value = await completePasskeyEnrolment(t.deps, stale!, {
+    transactionId: tid,
+    registration: {
+      credentialId: loser.credentialId,
+      clientDataJSON: loser.clientDataJSON,
+      attestationObject: loser.attestationObject,
+      origin: ORIGIN,
+    },
+  });
+  assert.equal(value, false);
+  assert.equal((await findTokenBySerial(t.deps, entry.serial))?.rolloutState, "enrolled");
   await t.close();
 });
 

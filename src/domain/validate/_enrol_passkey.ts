@@ -118,11 +118,16 @@ export async function completePasskeyEnrolment(
   try {
     await initToken(deps, params, { user: token.owner, origin: r.origin });
   } catch (err) {
-    // a refused registration is a failed authentication, not a fault
-    if (!(err instanceof EnrollmentError)) throw err;
+    // a refused registration is a failed authentication, not a fault; so is
+    // a registration that lost the race to a concurrent one for this token
+    // (the token left clientwait between our check and our write)
+    if (
+      !(err instanceof EnrollmentError) &&
+      isPendingEnrolment(await findTokenBySerial(deps, token.serial, { withRealms: false }))
+    ) throw err;
     deps.log.info("A passkey registration via multichallenge was refused", {
       serial: token.serial,
-      reason: err.message,
+      reason: err instanceof Error ? err.message : String(err),
     });
     return false;
   }
