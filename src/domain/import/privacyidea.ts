@@ -54,6 +54,8 @@ import {
   type PiTable,
 } from "./privacyidea_store.ts";
 import { inOneTransaction } from "./_transaction.ts";
+import { bool, groupBy, int, type PiItem, str } from "./_pi_items.ts";
+import { periodicTaskItems, smsGatewayItems } from "./_pi_gateways_tasks.ts";
 
 /** Options of {@link importPrivacyidea}. */
 export interface PiImportOptions {
@@ -100,24 +102,6 @@ const WRONG_KEY =
 // types whose key string is the secret itself, not hex (spec 12 §2.2)
 const TEXT_KEY_TYPES = new Set(["pw", "registration", "applspec", "passkey", "motp"]);
 
-const str = (v: unknown) => v === null || v === undefined ? "" : String(v).trim();
-const int = (v: unknown, dflt = 0) => {
-  const n = Number(v);
-  return Number.isFinite(n) ? Math.trunc(n) : dflt;
-};
-const bool = (v: unknown) => v === true || v === 1 || v === "1" || v === "t" || v === "true";
-
-function groupBy(rows: PiRow[], key: string): Map<number, PiRow[]> {
-  const out = new Map<number, PiRow[]>();
-  for (const r of rows) {
-    const id = int(r[key]);
-    const list = out.get(id) ?? [];
-    list.push(r);
-    out.set(id, list);
-  }
-  return out;
-}
-
 type Tables = Record<PiTable, PiRow[]>;
 
 async function readAll(source: PiSource): Promise<Tables> {
@@ -149,21 +133,7 @@ class Secrets {
   }
 }
 
-/** A prepared object: how to tell it exists and how to write it. */
-interface Item {
-  kind: string;
-  name: string;
-  exists(deps: Deps): Promise<boolean>;
-  /** Why it cannot be imported at all (checked on dry runs too), or undefined. */
-  refusal?(): string | undefined;
-  write(deps: Deps): Promise<void>;
-  /** Policies: their scope and whether they are active (see the safety note of the import). */
-  policy?: { scope: string; isActive: boolean };
-  /** Replaced instead of skipped when it exists and `replace` is set. */
-  isReplaceable?: boolean;
-  /** A note for the log even when imported. */
-  note?: string;
-}
+type Item = PiItem;
 
 function configOf(
   secrets: Secrets,
@@ -790,9 +760,7 @@ function machineTokenWork(
 const NOT_CARRIED: [PiTable, string][] = [
   ["challenge", "pending challenges (logins waiting for their second step start again)"],
   ["tokencontainer", "token containers"],
-  ["smsgateway", "SMS gateways"],
   ["subscription", "subscriptions"],
-  ["periodictask", "periodic tasks"],
   ["customuserattribute", "custom user attributes"],
   ["pidea_audit", "audit entries (signed with privacyIDEA's audit key)"],
 ];
@@ -876,6 +844,10 @@ export async function readPrivacyidea(
   let tokenGroups: PiRow[] = [];
   let tokenGroupMembers: PiRow[] = [];
   let serviceIds: PiRow[] = [];
+  let smsGateways: PiRow[] = [];
+  let smsGatewayOptions: PiRow[] = [];
+  let periodicTasks: PiRow[] = [];
+  let periodicTaskOptions: PiRow[] = [];
   try {
     const missing: PiTable[] = [];
     for (const table of PI_REQUIRED_TABLES) {
@@ -900,6 +872,10 @@ export async function readPrivacyidea(
       tokenGroupMembers = await source.rows("tokentokengroup");
     }
     if (await source.has("serviceid")) serviceIds = await source.rows("serviceid");
+    smsGateways = await source.rows("smsgateway");
+    smsGatewayOptions = await source.rows("smsgatewayoption");
+    periodicTasks = await source.rows("periodictask");
+    periodicTaskOptions = await source.rows("periodictaskoption");
     for (const [table, what] of NOT_CARRIED) {
       const n = await source.count(table);
       if (n > 0) notCarried.push(`not imported: ${n} ${what} (table ${table})`);
@@ -918,6 +894,8 @@ export async function readPrivacyidea(
     machineResolverItems(t, secrets),
     radiusItems(t, secrets),
     smtpItems(t, secrets),
+    smsGatewayItems(smsGateways, smsGatewayOptions),
+    periodicTaskItems(periodicTasks, periodicTaskOptions),
     caConnectorItems(caConnectors, caConnectorConfig, secrets),
     privacyideaServerItems(piServers),
     adminItems(t, options.pepper ?? "missing"),
@@ -1008,10 +986,11 @@ export async function writePrivacyidea(
           continue;
         }
         try {
-          await item.write(d);
+          const written = await item.write(d);
           r.imported++;
           changed++;
           if (item.note) log.push(item.note);
+          if (written) log.push(written);
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
           r.failed++;
