@@ -323,3 +323,33 @@ Deno.test("container crypto: the registration URL has privacyIDEA's parameter or
   );
   assert.ok(extra.includes("&ttl=3&"));
 });
+
+Deno.test("container crypto: the app double's signatures verify and it decrypts what the server seals", async () => {
+  const { ContainerApp } = await import("../http/_container_app.ts");
+  const app = new ContainerApp(() => Date.UTC(2026, 0, 1));
+  const key = parseEcPublicKeyPem(app.publicKeyPem())!;
+  assert.equal(key.asymmetricKeyDetails?.namedCurve, "secp384r1");
+  const text = `${REG_NONCE}|${REG_TIME}|${SERIAL}|${BASE}container/register/finalize`;
+  assert.equal(verifyEcdsaDer(key, text, decodeBase64Any(app.signText(text))!), true);
+  assert.equal(verifyEcdsaDer(key, `${text}|x`, decodeBase64Any(app.signText(text))!), false);
+
+  const appPrivate = fromHex("0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20");
+  const { createPrivateKey } = await import("node:crypto");
+  const appKey = createPrivateKey({
+    key: Buffer.concat([Buffer.from("302e020100300506032b656e04220420", "hex"), appPrivate]),
+    format: "der",
+    type: "pkcs8",
+  });
+  const sealed = sealForApp(
+    APP_ENC_KEY,
+    '{"a": 1}',
+    new Uint8Array(32).fill(9),
+    new Uint8Array(16),
+  )!;
+  const plain = app.decrypt(appKey, {
+    public_server_key: sealed.publicServerKey,
+    container_dict_server: sealed.ciphertext,
+    encryption_params: { init_vector: sealed.initVector, tag: sealed.tag },
+  });
+  assert.equal(plain, '{"a": 1}');
+});
