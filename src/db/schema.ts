@@ -94,6 +94,13 @@ export interface Database {
   tokengroup: TokenGroupTable;
   tokentokengroup: TokenTokenGroupTable;
   serviceid: ServiceIdTable;
+  tokencontainer: TokenContainerTable;
+  tokencontainertoken: TokenContainerTokenTable;
+  tokencontainerowner: TokenContainerOwnerTable;
+  tokencontainerrealm: TokenContainerRealmTable;
+  tokencontainerstates: TokenContainerStateTable;
+  tokencontainerinfo: TokenContainerInfoTable;
+  tokencontainertemplate: TokenContainerTemplateTable;
 }
 
 /** Periodic task definitions (`/periodictask/`, migration 0021). */
@@ -520,4 +527,66 @@ export interface ServiceIdTable {
   id: Generated<number>;
   name: string;
   description: string;
+}
+
+/** Token containers (`/container/`, migration 0025); times in ms, null = never. */
+export interface TokenContainerTable {
+  id: Generated<number>;
+  serial: string;
+  /** Lower case. */
+  type: string;
+  description: string;
+  /** Last authentication with one of its tokens. */
+  last_seen: number | null;
+  /** Last synchronisation with the app. */
+  last_updated: number | null;
+  template_id: number | null;
+  created_at: number;
+}
+
+/** The container a token is in (a token is in at most one). */
+export interface TokenContainerTokenTable {
+  token_id: number;
+  container_id: number;
+}
+
+/** The owner of a container (at most one). */
+export interface TokenContainerOwnerTable {
+  container_id: number;
+  user_id: string;
+  resolver: string;
+  realm: string;
+  login: string;
+}
+
+/** The realms of a container. */
+export interface TokenContainerRealmTable {
+  container_id: number;
+  realm: string;
+}
+
+/** The states of a container. */
+export interface TokenContainerStateTable {
+  container_id: number;
+  state: string;
+}
+
+/** Container info; type `pi_internal` marks keys the server manages. */
+export interface TokenContainerInfoTable {
+  id: Generated<number>;
+  container_id: number;
+  key: string;
+  value: string;
+  type: string;
+  description: string;
+}
+
+/** Container templates: token init parameters to enrol with a new container. */
+export interface TokenContainerTemplateTable {
+  id: Generated<number>;
+  name: string;
+  container_type: string;
+  /** JSON text `{"tokens": [...]}`. */
+  options: string;
+  is_default: number;
 }

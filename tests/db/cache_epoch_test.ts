@@ -16,6 +16,7 @@ import { CACHE_EPOCH_TABLES as CACHED_0021 } from "../../src/db/migrations/0021_
 import { CACHE_EPOCH_TABLES as CACHED_0022 } from "../../src/db/migrations/0022_caconnector.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0023 } from "../../src/db/migrations/0023_token_groups.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0024 } from "../../src/db/migrations/0024_service_ids.ts";
+import { CACHE_EPOCH_TABLES as CACHED_0025 } from "../../src/db/migrations/0025_token_containers.ts";
 import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
 
 const onPostgres = { ignore: TEST_ENGINE !== "postgres" };
@@ -29,6 +30,7 @@ const CACHED_TABLES = [
   ...CACHED_0022,
   ...CACHED_0023,
   ...CACHED_0024,
+  ...CACHED_0025,
 ];
 const HOT = [
   "token",
@@ -42,6 +44,8 @@ const HOT = [
   "periodictasklastrun",
   "periodictasklease",
   "monitoringstats",
+  // last_seen is written by successful checks (0025)
+  "tokencontainer",
 ];
 
 Deno.test({
