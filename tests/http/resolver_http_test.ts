@@ -778,3 +778,45 @@ Deno.test("httpresolver: a password inside base_url is censored, kept by the cen
     assert.equal(t.log.lines.join("\n").includes("urlPw5secret"), false, "not in logs");
   });
 });
+
+Deno.test("httpresolver: a password inside an endpoint URL of a config_* object is censored in the list and kept by the censored round trip only while its target stays", async () => {
+  await withApi(async (t, api) => {
+    const full = `${api.base.replace("://", "://epuser:epPw7secret@")}/users/{userid}`;
+    const shownUrl = `${api.base.replace("://", "://epuser:__CENSORED__@")}/users/{userid}`;
+    await saveOk(
+      t,
+      "api",
+      api.config({ config_get_user_by_id: { method: "GET", endpoint: full } }),
+      "realm1",
+    );
+    const listed = await jsonOf(await t.asAdmin("GET", "/resolver/api"));
+    assert.equal(listed.body.result.value.api.data.config_get_user_by_id.endpoint, shownUrl);
+    assert.equal(JSON.stringify(listed.body).includes("epPw7secret"), false);
+    const before = await t.deps.db.selectFrom("resolver").select("config")
+      .executeTakeFirstOrThrow();
+    assert.ok(before.config.includes("epPw7secret"));
+    // the list as the UI sends it back: the stored password stays
+    await saveOk(t, "api", {
+      type: "httpresolver",
+      config_get_user_by_id: listed.body.result.value.api.data.config_get_user_by_id,
+    });
+    const kept = await t.deps.db.selectFrom("resolver").select("config").executeTakeFirstOrThrow();
+    assert.ok(kept.config.includes("epPw7secret"), "stored endpoint password kept");
+    assert.equal(kept.config.includes("__CENSORED__"), false);
+    // moved to another host with the placeholder: refused, nothing changes
+    const moved = await save(t, "api", {
+      type: "httpresolver",
+      config_get_user_by_id: {
+        method: "GET",
+        endpoint: shownUrl.replace("127.0.0.1", "localhost"),
+      },
+    });
+    assert.equal(moved.status, 400, JSON.stringify(moved.body));
+    assert.match(
+      moved.body.result.error.message,
+      /Cannot keep the stored "config_get_user_by_id\.endpoint password"/,
+    );
+    const after = await t.deps.db.selectFrom("resolver").select("config").executeTakeFirstOrThrow();
+    assert.equal(after.config, kept.config, "nothing changed");
+  });
+});

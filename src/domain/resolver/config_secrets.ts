@@ -4,8 +4,15 @@
  * encrypted and listed as `__CENSORED__` on their own). The rule that a stored
  * secret is not kept when the place it is sent to changes is domain/secret_targets'.
  *
+ * A password inside a URL in such an object (an endpoint
+ * `https://user:pw@host/users`) is censored and kept as a top-level URL's is
+ * ({@link censorObjectUrls}, {@link keepObjectUrlPasswords}).
+ *
  * @module
  */
+import { CENSORED } from "../../lib/crypto.ts";
+import { censorUrlPassword, keepUrlPassword } from "../secret_targets/url.ts";
+
 /** Whether a stored flag reads as true. */
 export function isTrueText(value: string | undefined): boolean {
   return ["1", "true", "yes", "on"].includes((value ?? "").trim().toLowerCase());
@@ -50,4 +57,39 @@ export function mapSubSecrets(
     out = { ...out, [key]: JSON.stringify(obj) };
   }
   return out;
+}
+
+/** `value` with the password of every URL among its strings, at any depth, censored. */
+export function censorObjectUrls(value: unknown): unknown {
+  if (typeof value === "string") return censorUrlPassword(value);
+  if (Array.isArray(value)) return value.map(censorObjectUrls);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, censorObjectUrls(v)]));
+}
+
+/**
+ * The JSON object text `sent` of key `name` with each URL whose password is
+ * `__CENSORED__` given the stored one at the same place in `stored`, by the
+ * rule of {@link keepUrlPassword} (refused when none is stored there or the
+ * URL's target moved). Text that is no JSON object, or holds no placeholder,
+ * is returned as it is.
+ */
+export function keepObjectUrlPasswords(name: string, sent: string, stored: string | undefined) {
+  if (!sent.includes(CENSORED)) return sent;
+  const obj = objectOf(sent);
+  if (!obj) return sent;
+  const keep = (path: string, v: unknown, old: unknown): unknown => {
+    if (typeof v === "string") {
+      return keepUrlPassword(path, v, typeof old === "string" ? old : undefined);
+    }
+    if (Array.isArray(v)) {
+      return v.map((x, i) => keep(`${path}.${i}`, x, Array.isArray(old) ? old[i] : undefined));
+    }
+    if (v === null || typeof v !== "object") return v;
+    const before = old !== null && typeof old === "object" ? old as Record<string, unknown> : {};
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => [k, keep(`${path}.${k}`, x, before[k])]),
+    );
+  };
+  return JSON.stringify(keep(name, obj, objectOf(stored)));
 }

@@ -46,7 +46,14 @@ import * as store from "./resolver_store.ts";
 import { forgetResolverUsers, userStoreGeneration } from "../user_cache/mod.ts";
 import { refuseMovedSecrets, type SecretTargets } from "../secret_targets/mod.ts";
 import { censorUrlPassword, keepUrlPassword } from "../secret_targets/url.ts";
-import { isTrueText, mapSubSecrets, objectOf, subSecrets } from "./config_secrets.ts";
+import {
+  censorObjectUrls,
+  isTrueText,
+  keepObjectUrlPasswords,
+  mapSubSecrets,
+  objectOf,
+  subSecrets,
+} from "./config_secrets.ts";
 import type { ResolverTestResult, UserResolver } from "./types.ts";
 
 export type { ResolverTestResult, UserInfo, UserListEntry, UserResolver } from "./types.ts";
@@ -180,7 +187,13 @@ function censored(rec: store.ResolverRecord): ResolverListEntry {
     const obj = dicts?.includes(k) || (k === "headers" && dicts && isTrueText(rec.config.advanced))
       ? objectOf(v)
       : undefined;
-    if (obj) data[k] = obj;
+    if (obj) data[k] = censorObjectUrls(obj);
+    else if (data[k] === v && v.includes("@")) {
+      // JSON object text listed as text: its URLs' passwords are censored inside it
+      const text = objectOf(v);
+      const shown = text && JSON.stringify(censorObjectUrls(text));
+      if (shown && shown !== JSON.stringify(text)) data[k] = shown;
+    }
   }
   for (const [key, sub] of subSecrets(secrets)) {
     const obj = objectOf(rec.config[key]);
@@ -234,6 +247,11 @@ export function configFromParams(params: Record<string, unknown>): {
   return { config, meta };
 }
 
+/** A URL's or a JSON object's URLs' `__CENSORED__` passwords given their stored ones. */
+function keepUrlPasswords(key: string, sent: string, stored: string | undefined): string {
+  return keepObjectUrlPasswords(key, keepUrlPassword(key, sent, stored), stored);
+}
+
 /** Merges `incoming` over `stored`: "" deletes a key, `__CENSORED__` keeps the stored secret. */
 function mergeConfig(
   stored: Record<string, string>,
@@ -245,7 +263,7 @@ function mergeConfig(
     if (v === "") delete out[k];
     else if (v === CENSORED && secrets.includes(k)) {
       if (!(k in stored)) delete out[k];
-    } else out[k] = secrets.includes(k) ? v : keepUrlPassword(k, v, stored[k]);
+    } else out[k] = secrets.includes(k) ? v : keepUrlPasswords(k, v, stored[k]);
   }
   // "__CENSORED__" inside a JSON object value keeps the stored sub-value too
   return mapSubSecrets(out, secrets, (value, key, sub) => {
@@ -418,7 +436,7 @@ export async function testResolver(
   for (const [k, v] of Object.entries(config)) {
     if (v === CENSORED && secrets.includes(k)) {
       if (k in base) merged[k] = base[k];
-    } else if (v !== "") merged[k] = secrets.includes(k) ? v : keepUrlPassword(k, v, base[k]);
+    } else if (v !== "") merged[k] = secrets.includes(k) ? v : keepUrlPasswords(k, v, base[k]);
   }
   refuseMovedSecrets(TYPES[input.type]?.secretTargets, base, merged, (k) => config[k] === CENSORED);
   const tested = mapSubSecrets(merged, secrets, (value, key, sub) => {
