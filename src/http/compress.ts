@@ -58,18 +58,21 @@ export const compressAnswers: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (length === undefined) {
     const declared = headers.get("content-length");
     if (declared !== null && Number(declared) < COMPRESS_MIN_BYTES) return;
-    // unknown length (openapi.json, metrics, an answer an event handler rebuilt): read to decide
-    body = new Uint8Array(await res.arrayBuffer());
-    if (body.length < COMPRESS_MIN_BYTES) {
-      replace(c, new Response(body, res));
+    // unknown length (openapi.json, metrics, a streamed CSV download, an answer an event
+    // handler rebuilt): its first bytes decide, the rest streams on as it comes
+    const start = await readStart(res.body, COMPRESS_MIN_BYTES);
+    if (start.isWhole && start.bytes.length < COMPRESS_MIN_BYTES) {
+      replace(c, new Response(start.bytes, res));
       return;
     }
+    body = start.isWhole ? start.bytes : start.stream;
   }
   // from here on the answer differs by Accept-Encoding, compressed or not
   const vary = headers.get("vary");
   headers.set("vary", vary ? `${vary}, Accept-Encoding` : "Accept-Encoding");
   if (!acceptsGzip(c.req.header("accept-encoding"))) {
-    if (body instanceof Uint8Array) replace(c, new Response(body, res));
+    // the original body was read (in part) to decide: the answer carries what was read
+    if (body !== res.body) replace(c, new Response(body, res));
     return;
   }
   const out = new Headers(headers);
@@ -90,6 +93,49 @@ export const compressAnswers: MiddlewareHandler<AppEnv> = async (c, next) => {
     }),
   );
 };
+
+/**
+ * Reads `stream` until `min` bytes or its end: the whole body when it ended
+ * (`isWhole`), else a stream that gives the bytes read and then the rest.
+ */
+async function readStart(
+  stream: ReadableStream<Uint8Array>,
+  min: number,
+): Promise<
+  | { isWhole: true; bytes: Uint8Array<ArrayBuffer> }
+  | { isWhole: false; stream: ReadableStream<Uint8Array> }
+> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < min) {
+    const { done, value } = await reader.read();
+    if (done) {
+      const bytes = new Uint8Array(size);
+      let at = 0;
+      for (const chunk of chunks) {
+        bytes.set(chunk, at);
+        at += chunk.length;
+      }
+      return { isWhole: true, bytes };
+    }
+    chunks.push(value);
+    size += value.length;
+  }
+  return {
+    isWhole: false,
+    stream: new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        const head = chunks.shift();
+        if (head !== undefined) return controller.enqueue(head);
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    }),
+  };
+}
 
 /** Sets the answer without Hono copying the old answer's headers onto it again. */
 function replace(c: Context<AppEnv>, res: Response): void {

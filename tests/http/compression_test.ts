@@ -99,3 +99,57 @@ Deno.test("acceptsGzip reads Accept-Encoding with q values and the wildcard", ()
     assert.equal(acceptsGzip(header), expected, String(header));
   }
 });
+
+Deno.test("a streamed answer of unknown length is compressed as it streams: its first kilobyte decides, the rest is not awaited", async () => {
+  const { Hono } = await import("hono");
+  const { compressAnswers } = await import("../../src/http/compress.ts");
+  let release = () => {};
+  const released = new Promise<void>((resolve) => release = resolve);
+  const first = "a,b,c\n".repeat(400); // 2,400 bytes, then the stream waits
+  const app = new Hono();
+  app.use("*", compressAnswers as never);
+  app.get("/stream", (c) =>
+    c.body(
+      new ReadableStream<Uint8Array>({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode(first));
+          await released;
+          controller.enqueue(new TextEncoder().encode("last\n"));
+          controller.close();
+        },
+      }),
+      200,
+      { "content-type": "text/csv" },
+    ));
+  // before the stream's end: the answer is there already (buffering would wait for `released`)
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const res = await Promise.race([
+    app.request("/stream", { headers: { "accept-encoding": "gzip" } }),
+    new Promise<"waited">((resolve) => timer = setTimeout(() => resolve("waited"), 2_000)),
+  ]);
+  clearTimeout(timer);
+  release();
+  assert.notEqual(res, "waited", "the middleware waited for the whole stream");
+  const answer = res as Response;
+  assert.equal(answer.headers.get("content-encoding"), "gzip");
+  const text = new TextDecoder().decode(gunzipSync(await bytesOf(answer)));
+  assert.equal(text, first + "last\n");
+
+  // a short stream of unknown length is sent as it is
+  const small = new Hono();
+  small.use("*", compressAnswers as never);
+  small.get("/s", (c) =>
+    c.body(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("x,y\n"));
+          controller.close();
+        },
+      }),
+      200,
+      { "content-type": "text/csv" },
+    ));
+  const plain = await small.request("/s", { headers: { "accept-encoding": "gzip" } });
+  assert.equal(plain.headers.get("content-encoding"), null);
+  assert.equal(await plain.text(), "x,y\n");
+});
