@@ -10,7 +10,7 @@ import { createUsers } from "../fixtures/users.ts";
 import { enrollHotp } from "../fixtures/tokens.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
 import { getTokenBySerial } from "../../src/domain/token/mod.ts";
-import { TOKEN_TYPES } from "../../src/domain/token/types/mod.ts";
+import { ADMIN_ENROLLED_TYPES, TOKEN_TYPES } from "../../src/domain/token/types/mod.ts";
 import { actionTest } from "./_registry.ts";
 
 interface Row {
@@ -104,7 +104,7 @@ actionTest(
   "enroll{TYPE}",
   "POST /token/init of each type needs the user right",
   async () => {
-    for (const type of Object.keys(TOKEN_TYPES)) {
+    for (const type of Object.keys(TOKEN_TYPES).filter((x) => !ADMIN_ENROLLED_TYPES.has(x))) {
       await checkUserRight({
         method: "POST",
         path: "/token/init",
@@ -154,3 +154,29 @@ actionTest(
     await t.close();
   },
 );
+
+Deno.test("types only administrators enroll (pw, registration, remote, ocra, 4eyes) have no user enroll action: a user policy cannot name one, and a user with every listed enroll right cannot enroll them", async () => {
+  const { t, token } = await setup();
+  const defs = await jsonOf(await t.asAdmin("GET", "/policy/defs/user"));
+  const userActions = Object.keys(defs.body.result.value);
+  for (const type of ADMIN_ENROLLED_TYPES) {
+    assert.equal(userActions.includes(`enroll${type.toUpperCase()}`), false, type);
+    const refused = await jsonOf(
+      await t.asAdmin("POST", "/policy/u-admin-type", {
+        body: { scope: "user", action: `enroll${type.toUpperCase()}`, realm: "realm1" },
+      }),
+    );
+    assert.equal(refused.status, 400, `${type}: ${JSON.stringify(refused.body)}`);
+  }
+  assert.ok(userActions.includes("enrollHOTP"));
+  const every = userActions.filter((a) => a.startsWith("enroll")).join(", ");
+  await savePolicy(t.deps, "u", { scope: "user", action: every, realm: "realm1" });
+  const before = (await jsonOf(await t.asAdmin("GET", "/token/"))).body.result.value.count;
+  for (const type of ADMIN_ENROLLED_TYPES) {
+    const res = await jsonOf(await t.post("/token/init", { type, genkey: 1 }, { token }));
+    assert.equal(res.status, 403, `${type}: ${JSON.stringify(res.body)}`);
+  }
+  const after = (await jsonOf(await t.asAdmin("GET", "/token/"))).body.result.value.count;
+  assert.equal(after, before, "no token was made");
+  await t.close();
+});

@@ -8,7 +8,7 @@ import type { Deps } from "../../deps.ts";
 import { realmNames } from "../realm/mod.ts";
 import { listResolvers } from "../resolver/mod.ts";
 // the catalogue, not the type modules: those use the policy engine
-import { TOKEN_TYPES } from "../token/types/catalogue.ts";
+import { ADMIN_ENROLLED_TYPES, TOKEN_TYPES } from "../token/types/catalogue.ts";
 import type { DefsContext } from "./defs.ts";
 
 /** Every realm name (lower case). */
@@ -28,5 +28,9 @@ export function knownNodes(deps: Deps): string[] {
 
 /** Token types for `enroll<TYPE>` and type value lists. */
 export function knownTokenTypes(): DefsContext["tokenTypes"] {
-  return Object.entries(TOKEN_TYPES).map(([type, description]) => ({ type, description }));
+  return Object.entries(TOKEN_TYPES).map(([type, description]) => ({
+    type,
+    description,
+    userEnroll: !ADMIN_ENROLLED_TYPES.has(type),
+  }));
 }

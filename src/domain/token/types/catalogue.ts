@@ -38,3 +38,16 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
     "Application Specific Password: A token with a fixed password. Can be used for certain applications or services.",
   "4eyes": "4Eyes Token: Use tokens of two or more users to authenticate",
 };
+
+/**
+ * Types only administrators enroll: privacyIDEA's token classes give them no
+ * user `enroll` right (class info `user: []`, ocra's commented out), so the
+ * user scope lists no `enroll<TYPE>` action for them.
+ */
+export const ADMIN_ENROLLED_TYPES: ReadonlySet<string> = new Set([
+  "pw",
+  "registration",
+  "remote",
+  "ocra",
+  "4eyes",
+]);

@@ -44,7 +44,7 @@ export type {
   TypeInitResult,
 } from "./token_type.ts";
 export { infoValue } from "./token_type.ts";
-export { TOKEN_TYPES } from "./catalogue.ts";
+export { ADMIN_ENROLLED_TYPES, TOKEN_TYPES } from "./catalogue.ts";
 
 /** Every registered token type module. */
 export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
