@@ -200,6 +200,27 @@ const VALUE_FLAGS = new Set([
   "days",
 ]);
 const BOOL_FLAGS = new Set(["help", "version", "dry-run", "replace"]);
+/** Options every command takes. */
+const GLOBAL_FLAGS = ["config", "data-dir", "help", "version"];
+/** The options of each command besides the global ones. */
+const COMMAND_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  serve: ["listen", "workers", "worker", "metrics-dir"],
+  hello: ["listen"],
+  admin: ["password", "email"],
+  migrate: [],
+  backup: [],
+  subscription: ["vendor", "bits", "out", "key", "format"],
+  import: [
+    "database",
+    "database-file",
+    "enckey",
+    "enckey-password-file",
+    "pepper-file",
+    "dry-run",
+    "replace",
+  ],
+  api: ["username", "realm", "role", "days"],
+};
 /** The options a mistyped one may be suggested as (not the internal ones). */
 const PUBLIC_FLAGS = [...VALUE_FLAGS, ...BOOL_FLAGS].filter((f) =>
   f !== "worker" && f !== "metrics-dir"
@@ -751,15 +772,17 @@ async function main(args: string[]): Promise<number> {
     console.log(parsed.command.length === 0 ? HELP.main : HELP[command]);
     return 0;
   }
-  if (parsed.flags.has("listen") && command !== "serve" && command !== "hello") {
-    console.error("--listen is only valid for serve");
+  // an option of another command is refused, not ignored
+  const foreign = [...parsed.flags.keys()].find((f) =>
+    !GLOBAL_FLAGS.includes(f) && !(COMMAND_FLAGS[command] ?? []).includes(f)
+  );
+  if (foreign !== undefined) {
+    const owners = Object.keys(COMMAND_FLAGS).filter((c) => COMMAND_FLAGS[c].includes(foreign));
+    console.error(
+      `--${foreign} is only valid for ${owners.join(" and ")}, not for ${command}\n\n` +
+        HELP[command],
+    );
     return 2;
-  }
-  for (const flag of ["workers", "worker", "metrics-dir"]) {
-    if (parsed.flags.has(flag) && command !== "serve") {
-      console.error(`--${flag} is only valid for serve`);
-      return 2;
-    }
   }
   if (command === "hello") return await serveHello(parsed);
   if (command === "subscription") {

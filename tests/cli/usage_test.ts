@@ -75,6 +75,16 @@ Deno.test({
         ]),
       ],
       [
+        ["migrate", "--email", "a@example.com"],
+        "--email is only valid for admin, not for migrate",
+        await helpOf(["migrate"]),
+      ],
+      [
+        ["backup", "x.sqlite", "--listen", "127.0.0.1:0"],
+        "--listen is only valid for serve and hello, not for backup",
+        await helpOf(["backup"]),
+      ],
+      [
         ["subscription", "sing", "draft.yaml"],
         'Unknown subscription command "sing"; did you mean "sign"?',
         await helpOf(["subscription"]),

@@ -229,7 +229,10 @@ Deno.test(
       { args: ["serve", "--workers", "257"], message: /Cannot parse --workers "257"/ },
       { args: ["serve", "--workers", "1.5"], message: /Cannot parse --workers "1.5"/ },
       { args: ["serve", "--workers"], message: /Option --workers needs a value/ },
-      { args: ["migrate", "--workers", "2"], message: /--workers is only valid for serve/ },
+      {
+        args: ["migrate", "--workers", "2"],
+        message: /--workers is only valid for serve, not for migrate/,
+      },
       {
         args: ["serve"],
         env: { TESSERA_SERVER_WORKERS: "0" },
