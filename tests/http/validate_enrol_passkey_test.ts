@@ -397,3 +397,21 @@ Deno.test("enroll_via_multichallenge=passkey: after the user is deleted from the
     await t.close();
   }
 });
+
+Deno.test("enroll_via_multichallenge=passkey over a token limit: the login succeeds as it is, no passkey is made, the audit says why", async () => {
+  const t = await setup();
+  await addPolicy(t, "limit", { scope: "enrollment", action: { max_token_per_user: 1 } });
+  const res = await checkAs(t, { user: "alice", pass: PIN });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.result.value, true);
+  assert.equal(res.body.result.authentication, "ACCEPT");
+  assert.equal(res.body.detail.multi_challenge, undefined);
+  assert.equal((await passkeysOfAlice(t)).length, 0);
+  const audit = await jsonOf(
+    await t.asAdmin("GET", "/audit/", { query: { action: "*validate/check*", user: "alice" } }),
+  );
+  const row = audit.body.result.value.auditdata[0];
+  assert.equal(row.success, 1, JSON.stringify(row));
+  assert.match(row.info, /\(.*(limit|maximum|number of tokens).*\)/i, JSON.stringify(row));
+  await t.close();
+});

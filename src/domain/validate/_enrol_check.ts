@@ -17,6 +17,7 @@ import {
   type PasskeyRegistration,
   pendingEnrolmentOf,
   startPasskeyEnrolment,
+  TokenLimitError,
 } from "./_enrol_passkey.ts";
 import { enrolTokenViaMultichallenge, optionalTokenEnrolmentOf } from "./_enrol_token.ts";
 import type { CheckContext, CheckRequest, CheckResult } from "./_context.ts";
@@ -45,10 +46,18 @@ export async function enrolAfterSuccess(
       isOptional: p.isEnrollViaMultichallengeOptional,
     });
   }
-  const started = await startPasskeyEnrolment(ctx.deps, user, {
-    text: p.enrollViaMultichallengeText,
-    isOptional: p.isEnrollViaMultichallengeOptional,
-  });
+  let started;
+  try {
+    started = await startPasskeyEnrolment(ctx.deps, user, {
+      text: p.enrollViaMultichallengeText,
+      isOptional: p.isEnrollViaMultichallengeOptional,
+    });
+  } catch (err) {
+    if (!(err instanceof TokenLimitError)) throw err;
+    // privacyIDEA writes the reason to the audit and keeps the success (as for the OTP types)
+    const info = `${result.auditInfo ?? String(result.detail.message ?? "")} (${err.message})`;
+    return { ...result, auditInfo: info };
+  }
   if (!started) return result;
   return {
     ...result,

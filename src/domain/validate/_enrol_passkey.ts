@@ -13,7 +13,8 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
-import { EnrollmentError } from "../../errors.ts";
+import { EnrollmentError, PolicyError } from "../../errors.ts";
+import { checkTokenLimits } from "../token/token_limits.ts";
 import {
   deleteTokenInfo,
   findTokenBySerial,
@@ -27,6 +28,9 @@ import { deleteTokens, setInfoOnCheck } from "../token/token_store.ts";
 import { challengesOfTransaction, consumeTransaction } from "../challenge/mod.ts";
 import { PASSKEY_ENROLL_TEXT } from "../token/types/passkey.ts";
 import { infoValue } from "../token/types/mod.ts";
+
+/** {@link startPasskeyEnrolment} refused: a token limit allows the user no further passkey. */
+export class TokenLimitError extends Error {}
 
 /** Tokeninfo marking a passkey enrolled via multichallenge until it is complete. */
 export const ENROLL_VIA_MULTICHALLENGE = "enroll_via_multichallenge";
@@ -61,6 +65,15 @@ export async function startPasskeyEnrolment(
   const passkeys = (await getTokensOfUser(deps, user, { withRealms: false }))
     .filter((t) => t.type === "passkey");
   if (passkeys.some((t) => !isPendingEnrolment(t))) return undefined;
+  if (passkeys.length === 0) {
+    // one more token must be allowed by the token limits; a refusal is the caller's to report
+    try {
+      await checkTokenLimits(deps, { user, type: "passkey" });
+    } catch (err) {
+      if (err instanceof PolicyError) throw new TokenLimitError(err.message);
+      throw err;
+    }
+  }
   const init = await initToken(deps, {
     type: "passkey",
     ...(passkeys.length > 0 ? { serial: passkeys[0].serial } : {}),
