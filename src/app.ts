@@ -55,6 +55,7 @@ import { tokengroupRoutes } from "./http/routes/tokengroup.ts";
 import { serviceidRoutes } from "./http/routes/serviceid.ts";
 import { clientRoutes } from "./http/routes/client.ts";
 import { infoRoutes } from "./http/routes/info.ts";
+import { recoverRoutes, registerRoutes } from "./http/routes/register.ts";
 
 const MAX_INFO = 900;
 /** Audit info of a request that failed because a statement's answer never came. */
@@ -184,6 +185,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/serviceid", serviceidRoutes);
   app.route("/client", clientRoutes);
   app.route("/info", infoRoutes);
+  app.route("/register", registerRoutes);
+  app.route("/recover", recoverRoutes);
   app.get("/metrics", metricsHandler(metrics));
   // generated from the route table above (and the rights table), never written by hand
   let openApi: string | undefined;

@@ -115,6 +115,13 @@ export class UserError extends AppError {
   }
 }
 
+/** Self-registration refused (402 → HTTP 400). */
+export class RegistrationError extends AppError {
+  constructor(message: string, code = 402, detail?: Record<string, unknown>) {
+    super(message, code, detail);
+  }
+}
+
 /** Resolver error (907 → HTTP 400). */
 export class ResolverError extends AppError {
   constructor(message: string, code = 907, detail?: Record<string, unknown>) {

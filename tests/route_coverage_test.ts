@@ -40,11 +40,6 @@ const PARTIAL: Readonly<Record<string, { why: string; prefix: string }>> = {
 /** Missing routes by path prefix, and why. */
 const MISSING: readonly { prefix: string; why: string }[] = [
   { prefix: "/container", why: "token containers are not built yet" },
-  {
-    prefix: "/register",
-    why: "self-registration of users by email is not built yet",
-  },
-  { prefix: "/recover", why: "password recovery by email is not built yet" },
 ];
 
 const norm = (path: string) => path.replace(/\/:[^/]+/g, "/:").replace(/\/+$/, "") || "/";

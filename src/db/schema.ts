@@ -68,6 +68,7 @@ export interface Database {
   token_realm: TokenRealmTable;
   challenge: ChallengeTable;
   auth_cache: AuthCacheTable;
+  passwordreset: PasswordResetTable;
   policy: PolicyTable;
   policy_version: PolicyVersionTable;
   eventhandler: EventHandlerTable;
@@ -363,6 +364,17 @@ export interface AuthCacheTable {
   first_auth: number;
   last_auth: number;
   auth_count: number;
+}
+
+/** Outstanding password recovery codes (`/recover`, migration 0026); times in ms. */
+export interface PasswordResetTable {
+  id: Generated<number>;
+  /** Keyed, salted hash of the code (as token PINs are hashed). */
+  code_hash: string;
+  username: string;
+  realm: string;
+  created_at: number;
+  expires_at: number;
 }
 
 /** RADIUS server definitions (`/radiusserver/`); `secret` is encrypted, `options` JSON or null. */

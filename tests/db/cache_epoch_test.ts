@@ -44,6 +44,8 @@ const HOT = [
   "periodictasklastrun",
   "periodictasklease",
   "monitoringstats",
+  // written by anonymous /recover requests: they must not empty every cache (0026)
+  "passwordreset",
   // last_seen is written by successful checks (0025)
   "tokencontainer",
 ];

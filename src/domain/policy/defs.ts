@@ -543,10 +543,15 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   registration: {
     description: "self-registration of users (/register) and password recovery (/recover)",
-    isBuilt: false,
+    isBuilt: true,
     actions: (ctx) => ({
       register: registerDefs(ctx),
-      user: bools("token", ["password_reset"]),
+      user: {
+        password_reset: b(
+          "The user may set a forgotten password with a code mailed to them (/recover).",
+          "token",
+        ),
+      },
     }),
   },
   statistics: {

@@ -18,6 +18,7 @@ import { getUserAttributes, resolveUser, splitUser, type UserRef } from "../user
 import { getTokensOfUser } from "../token/mod.ts";
 import { subscriptionStatus, webuiSubscriptionStatus } from "../subscription/mod.ts";
 import { realmNames } from "../realm/mod.ts";
+import { isPasswordResetOffered } from "../register/mod.ts";
 
 /** Who logged in: the `/auth` answer's user (a local admin has realm `""`). */
 export interface WebuiCaller {
@@ -367,8 +368,7 @@ export async function loginPageConfig(
     force_remote_user: mode === "force",
     theme: "",
     translation_warning: false,
-    // Tessera has no password reset (privacyIDEA's register and recover)
-    password_reset: false,
+    password_reset: await isPasswordResetOffered(deps, req),
     hsm_ready: true,
     has_job_queue: "False",
     customization: "",

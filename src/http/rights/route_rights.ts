@@ -116,6 +116,11 @@ const PUSH_PROTOCOL = "the privacyIDEA Authenticator app has no login (privacyID
 const CRL_PUBLIC = "a CRL is public by design (RFC 5280 distribution points are fetched without " +
   "credentials); it names revoked serials only";
 
+const REGISTER_PUBLIC = "a new user has no login: nothing happens unless a register policy " +
+  "names the resolver, realm and SMTP server; the code goes to the address given";
+const RECOVER_PUBLIC = "a user who forgot the password has no login: the user-scope right " +
+  "password_reset of the user named gates it; the code goes only to the user's own address";
+
 /** Route key: `METHOD /path` as registered (path without a trailing slash). */
 export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   // --- authentication and health: public
@@ -168,6 +173,12 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
   "POST /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
   "GET /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
+  // self-registration and password recovery: public as in privacyIDEA (nobody is logged in
+  // yet); the register policies and the user right password_reset decide (src/domain/register)
+  "GET /register": { ...PUBLIC, why: REGISTER_PUBLIC },
+  "POST /register": { ...PUBLIC, why: REGISTER_PUBLIC },
+  "POST /recover": { ...PUBLIC, why: RECOVER_PUBLIC },
+  "POST /recover/reset": { ...PUBLIC, why: RECOVER_PUBLIC },
   "POST /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
   // --- tokens
   "POST /token/init": {
