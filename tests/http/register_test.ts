@@ -164,6 +164,24 @@ Deno.test("POST /register refusals answer privacyIDEA's errors and create nothin
   }
 });
 
+Deno.test("POST /register of one name twice at once: one user, one token, one mail", async () => {
+  const { t, sink, close } = await registerApp();
+  try {
+    await registerPolicy(t);
+    const answers = await Promise.all([1, 2, 3].map(() => anon(t, "/register", NEWBIE)));
+    assert.equal(answers.filter((a) => a.status === 200).length, 1);
+    for (const a of answers.filter((a) => a.status !== 200)) {
+      assert.equal(a.status, 400);
+      assert.equal(a.body.result.error.message, "ERR402: The username is already registered!");
+    }
+    assert.ok((await usersOf(t)).newbie);
+    assert.equal((await tokens(t)).filter((x) => x.username === "newbie").length, 1);
+    assert.equal(sink.mails.length, 1);
+  } finally {
+    await close();
+  }
+});
+
 Deno.test("POST /register takes the user and the token back when the mail cannot be sent", async () => {
   const { t, sink, close } = await registerApp();
   try {

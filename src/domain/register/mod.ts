@@ -252,12 +252,21 @@ async function createRegistered(
   };
   if (input.phone) attributes.phone = input.phone;
   if (input.mobile) attributes.mobile = input.mobile;
-  const uid = await createUser(deps, {
-    login: input.username,
-    resolver: r.resolver,
-    password: input.password,
-    attributes,
-  });
+  let uid: string;
+  try {
+    uid = await createUser(deps, {
+      login: input.username,
+      resolver: r.resolver,
+      password: input.password,
+      attributes,
+    });
+  } catch (err) {
+    // a registration of the same name that won the race: the same answer as one before it
+    if (err instanceof UserError) {
+      throw new RegistrationError("The username is already registered!");
+    }
+    throw err;
+  }
   const user: UserRef = { login: input.username, realm: r.realm, resolver: r.resolver, uid };
   let serial: string | undefined;
   try {
