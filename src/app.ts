@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { AppEnv, RequestAudit } from "./http/context.ts";
 import type { Deps } from "./deps.ts";
 import { errorEnvelope } from "./http/envelope.ts";
@@ -12,7 +12,7 @@ import { readParams } from "./http/params.ts";
 import { AppError, AuthError, DatabaseUnavailableError, HttpError } from "./errors.ts";
 import { hiddenAuthError } from "./http/auth.ts";
 import { newAuditEntry } from "./domain/audit/mod.ts";
-import { beginRequest } from "./db/direct.ts";
+import { beginRequest, PendingCommits } from "./db/direct.ts";
 import { isLostAnswer, isTransientDbError } from "./db/transient_error.ts";
 import { clientAddress, inAnyNetwork, type Network, parseIp, parseNetwork } from "./lib/ip.ts";
 import { withRequestId } from "./lib/logger.ts";
@@ -119,6 +119,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
       : crypto.randomUUID();
     audit.requestId = requestId;
     c.set("audit", audit);
+    const writes = new PendingCommits();
+    c.set("writes", writes);
     c.set("params", {});
     try {
       // every log line written until the answer is ready carries the id
@@ -134,15 +136,39 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
       delete audit.outcome;
       // the web interface's static files and its /config are not audited (isUnaudited)
       if (!audit.isUnaudited) {
-        // the row is committed before the answer leaves (with the request's writes where they
-        // share the commit); a database that cannot take it holds the answer at most this long.
-        // A 503 (the database is unavailable) leaves at once: its row is queued and written when
-        // the database is back, and waiting for it would only hold the refusal
+        // the row is committed before the answer leaves, with the request's writes (in one
+        // commit where they still wait in the write group); a database that cannot take it
+        // holds the answer at most this long. A 503 (the database is unavailable) leaves at
+        // once: its row is queued and written when the database is back, and waiting for it
+        // would only hold the refusal
         const waitMs = c.res?.status === 503 ? 0 : deps.config.storage.statementTimeout;
-        await deps.audit.commit(audit, { timeoutMs: waitMs });
+        try {
+          await deps.audit.commit(audit, { timeoutMs: waitMs, after: writes });
+        } catch (err) {
+          // the request's writes did not commit (nor did the row that shared their commit):
+          // the answer is the error, and the row says so
+          await answerWritesFailed(c, err);
+          await deps.audit.commit(audit, { timeoutMs: waitMs });
+        }
+      } else {
+        try {
+          await writes.settle();
+        } catch (err) {
+          await answerWritesFailed(c, err);
+        }
       }
     }
   });
+
+  async function answerWritesFailed(c: Context<AppEnv>, err: unknown): Promise<void> {
+    const audit = c.get("audit");
+    audit.info = "";
+    c.res = undefined;
+    c.res = await answerError(err as Error, c);
+    c.header("X-Request-ID", audit.requestId);
+    audit.success = false;
+    audit.info = audit.info.slice(0, MAX_INFO);
+  }
 
   // gzip for JSON and text answers of 1 KB or more when the client accepts it (compress.ts)
   app.use("*", compressAnswers);
@@ -198,7 +224,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   // the web interface: static files only; it calls the API above with its session's JWT
   app.route("/", uiRoutes);
 
-  app.onError(async (err, c) => {
+  app.onError(answerError);
+
+  async function answerError(err: Error, c: Context<AppEnv>): Promise<Response> {
     if (!(err instanceof AppError) && isTransientDbError(err)) {
       // the database is down, restarting or busy: the client may retry (here or on another
       // node), so a 503 with a clear message, not a 500; the cause goes to the log
@@ -215,7 +243,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
     }
     if (err instanceof AuthError) err = await hiddenAuthError(c, err);
     return await errorEnvelope(c, err);
-  });
+  }
 
   const routeTable = app.routes
     .filter((r) => r.method !== "ALL")

@@ -64,6 +64,8 @@ export interface DirectAccess {
   execute(sql: string, params: readonly unknown[], options?: ExecuteOptions): DirectResult;
   /** True while a transaction other than the write group is open. */
   inTransaction(): boolean;
+  /** The `committed` promise of the write group open now; undefined when none is open. */
+  openGroup(): Promise<void> | undefined;
   /** Moves whenever cacheable data may have changed (see module doc). */
   epoch(): number;
   /**
@@ -172,6 +174,14 @@ export function executeDirect<R>(
 }
 
 /**
+ * The write group open on `db`'s connection now (its `committed` promise);
+ * undefined when none is open or `db` has no direct access.
+ */
+export function openWriteGroup(db: object): Promise<void> | undefined {
+  return attached.get(db)?.openGroup();
+}
+
+/**
  * The write-group commits a request's writes are waiting on. Hot-path code
  * that makes several writes collects them here instead of waiting after
  * each one (so they share one commit), then settles it before it answers.
@@ -181,6 +191,14 @@ export class PendingCommits {
   /** Adds a write's `committed` promise. */
   add(committed: Promise<void>): void {
     if (this.#list[this.#list.length - 1] !== committed) this.#list.push(committed);
+  }
+  /** True when no commit is collected. */
+  get isEmpty(): boolean {
+    return this.#list.length === 0;
+  }
+  /** True when every collected commit is `committed` (one write group holds them all). */
+  isAllIn(committed: Promise<void>): boolean {
+    return this.#list.every((c) => c === committed);
   }
   /** Waits for every collected commit; rejects when one of them failed. */
   async settle(): Promise<void> {

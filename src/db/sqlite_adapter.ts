@@ -173,6 +173,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.#commit = this.#prepared("commit");
     this.direct = {
       inTransaction: () => this.raw.isTransaction && this.#group === undefined,
+      openGroup: () => this.#group?.committed,
       epoch: () => this.epoch(),
       tokenEpoch: () => this.#tokenGeneration,
       beginRequest: () => {

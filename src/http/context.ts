@@ -7,6 +7,7 @@ import type { Deps } from "../deps.ts";
 import type { AuditEntry } from "../domain/audit/mod.ts";
 import type { TokenWithInfo } from "../domain/token/mod.ts";
 import type { RequestContext } from "../domain/request/context.ts";
+import type { PendingCommits } from "../db/direct.ts";
 
 /** Who called: from a verified JWT. */
 export interface Identity {
@@ -65,5 +66,10 @@ export type AppEnv = {
     target: RequestTarget;
     /** Set by /validate and /auth: envelope id 2 with result.authentication. */
     authStyle: boolean;
+    /**
+     * The request's hot-path writes a handler leaves uncommitted (SQLite's write group): the
+     * audit step commits them with the request's audit row before the answer leaves.
+     */
+    writes: PendingCommits;
   };
 };

@@ -169,6 +169,15 @@ export const eventMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
   // an error envelope (e.g. an unknown path) is not a normal response either
   const result = read.body?.result as Record<string, unknown> | undefined;
   if (result?.status === false) return;
+  // the request's writes are committed before a handler acts on its answer (a notification
+  // must not announce a check that a failed commit undid)
+  try {
+    await c.get("writes").settle();
+  } catch (err) {
+    // the answer becomes the error (onError): the audit row follows its status
+    delete c.get("audit").outcome;
+    throw err;
+  }
   const ctx = contextFor(c, ev, "post");
   ctx.response = { status: read.res.status, body: read.body, changed: false };
   await runDefinitions(deps, plan.post, ctx, c.get("audit"));

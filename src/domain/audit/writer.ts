@@ -8,6 +8,7 @@
 import type { Db } from "../../db/schema.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
+import { openWriteGroup, type PendingCommits } from "../../db/direct.ts";
 import * as store from "./audit_store.ts";
 import type { AuditEntry } from "./model.ts";
 
@@ -148,8 +149,29 @@ export class AuditWriter {
    * true when it is, false when the wait ended first (the row stays queued
    * and is written when the database takes rows again; a warning is logged).
    * With `timeoutMs` 0 it does not wait at all.
+   *
+   * `after`: the request's own writes, not committed yet (SQLite's write
+   * group). The row is never committed before them: it shares their commit
+   * when they all wait in the connection's open write group and the row can
+   * join it now (one commit for a lone request), otherwise they are settled
+   * first. When their commit fails this rejects with its error and the row
+   * is not written: the caller answers the error and commits the row again,
+   * amended to say so.
    */
-  async commit(entry: AuditEntry, options: { timeoutMs: number }): Promise<boolean> {
+  async commit(
+    entry: AuditEntry,
+    options: { timeoutMs: number; after?: PendingCommits },
+  ): Promise<boolean> {
+    const after = options.after;
+    if (after !== undefined && !after.isEmpty) {
+      const joined = this.#joinWrites(entry, after);
+      // the writes' commit decides the answer; a row that joined them shares its fate
+      await after.settle();
+      if (joined !== undefined) {
+        await joined;
+        return true;
+      }
+    }
     if (options.timeoutMs <= 0) {
       // nobody waits (a refusal while the database is down): the row is queued and written a
       // moment later, so the answer does not first wait out a SQLite lock synchronously
@@ -175,8 +197,36 @@ export class AuditWriter {
     return isCommitted;
   }
 
+  // The row into the open write group that holds all of `after`'s writes, when the row can
+  // go in now (nothing queued before it); undefined when it cannot (the caller settles the
+  // writes first, then writes the row). The promise settles with the group; a rolled-back
+  // row is not queued again: the caller learns of the rollback from the writes.
+  #joinWrites(entry: AuditEntry, after: PendingCommits): Promise<void> | undefined {
+    if (this.#isStopped || this.#queue.length !== this.#head || this.#running !== undefined) {
+      return undefined;
+    }
+    const group = openWriteGroup(this.#db);
+    if (group === undefined || !after.isAllIn(group)) return undefined;
+    let written: ReturnType<typeof store.insertEntryNow>;
+    try {
+      written = store.insertEntryNow(this.#db, entry);
+    } catch (err) {
+      if (isTransientDbError(err)) return undefined;
+      this.#skip(entry, err);
+      return RESOLVED;
+    }
+    if (written === undefined) return undefined;
+    // the group is open and the insert is a hot-path write: it joined that group
+    return this.#track(entry, written.committed, { isRequeued: false });
+  }
+
   // a row in the write group: done when the group commits, queued again when it rolls back
-  #track(entry: AuditEntry, committed: Promise<void> | undefined): Promise<void> {
+  // (unless the caller writes it again itself: isRequeued false)
+  #track(
+    entry: AuditEntry,
+    committed: Promise<void> | undefined,
+    options: { isRequeued: boolean } = { isRequeued: true },
+  ): Promise<void> {
     if (committed === undefined) return RESOLVED;
     const done: Promise<void> = committed.then(
       () => {
@@ -184,6 +234,7 @@ export class AuditWriter {
       },
       (err) => {
         this.#direct.delete(done);
+        if (!options.isRequeued) return;
         this.#log.warn("An audit row's commit failed; writing it again", { error: err as Error });
         return this.#enqueue(entry);
       },

@@ -502,11 +502,31 @@ export async function incrementFailcount(
   return rows.filter((r) => Number(r.failcount) >= Number(r.maxfail)).map((r) => Number(r.id));
 }
 
-/** Sets the fail counter of the tokens to 0. */
-export async function resetFailcount(db: Db, ids: number[]): Promise<void> {
+/**
+ * Sets the fail counter of the tokens to 0. With `pending` (the check path) the write joins
+ * the check's commit (see {@link runCached}).
+ */
+export async function resetFailcount(
+  db: Db,
+  ids: number[],
+  pending?: PendingCommits,
+): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable("token").set({ failcount: 0 }).where("id", "in", ids)
-    .where("failcount", "!=", 0).execute();
+  await runCached(
+    db,
+    `resetFailcount:${ids.length}`,
+    (...list) =>
+      db.updateTable("token").set({ failcount: sql<number>`0` })
+        .where("id", "in", list as number[]).where(sql<SqlBool>`failcount != 0`),
+    ids,
+    pending,
+    {
+      keepsTokenCache: true,
+      onDirect: () => {
+        for (const id of ids) patchCachedToken(db, id, { failcount: 0 });
+      },
+    },
+  );
 }
 
 /** Token list filter (spec 02 §5.1); every string may contain `*`. */

@@ -75,15 +75,21 @@ export async function validateCheck(deps: Deps, req: CheckRequest): Promise<Chec
   const resolved = await resolveCheck(deps, req);
   // the last pre-step: before the user chain (and the auth cache) looks at anything
   await requireApiKey(resolved.policies, req.apiKey);
-  const ctx = newCheckContext(deps, { system, request: req, ...resolved });
+  const ctx = newCheckContext(deps, { system, request: req, ...resolved }, req.writes);
   let result: CheckResult;
   try {
     result = await checkAndPost(ctx);
     if (mangled.policies.length > 0) {
       result.policies = [...new Set([...mangled.policies, ...(result.policies ?? [])])];
     }
-  } finally {
-    // the counter, fail counter and auth-count writes share one commit; none is answered before it
+  } catch (err) {
+    await ctx.pending.settle();
+    throw err;
+  }
+  // the counter, fail counter and auth-count writes share one commit; none is answered before
+  // it. A caller that gave its own pending commits settles them (with its audit row); an
+  // enrolment after the success needs them committed first
+  if (req.writes === undefined || ctx.policies.enrollViaMultichallenge !== undefined) {
     await ctx.pending.settle();
   }
   try {

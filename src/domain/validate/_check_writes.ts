@@ -89,7 +89,11 @@ export async function raiseFailcounters(ctx: CheckContext, tokens: TokenWithInfo
 
 /** Resets the fail counters of the tokens that have one (a success, or its timeout passed). */
 async function clearFailcounters(ctx: CheckContext, tokens: TokenWithInfo[]): Promise<void> {
-  await resetFailcount(ctx.deps.db, tokens.filter((t) => t.failcount !== 0).map((t) => t.id));
+  await resetFailcount(
+    ctx.deps.db,
+    tokens.filter((t) => t.failcount !== 0).map((t) => t.id),
+    ctx.pending,
+  );
 }
 
 /**

@@ -58,6 +58,12 @@ export interface CheckRequest {
    * HTTP routes; the policies add the user and the token the request is about.
    */
   conditions?: ConditionData;
+  /**
+   * The caller's pending commits (the HTTP request's): a check of a user or serial adds its
+   * writes there and leaves them for the caller, who settles them before it answers (with the
+   * request's audit row, in one commit). Without it the check settles them itself.
+   */
+  writes?: PendingCommits;
 }
 
 /** What the request's API key is: a valid validate JWT, another valid JWT, or nothing valid. */
@@ -118,9 +124,13 @@ export interface CheckContext {
 /** The resolved parts of a {@link CheckContext} (the rest is made by {@link newCheckContext}). */
 export type CheckObjects = Omit<CheckContext, "deps" | "now" | "pending">;
 
-/** A check's context: its objects, the clock read now, and no pending commits yet. */
-export function newCheckContext(deps: Deps, objects: CheckObjects): CheckContext {
-  return { deps, ...objects, now: deps.clock.now(), pending: new PendingCommits() };
+/** A check's context: its objects, the clock read now, and its pending commits (none yet). */
+export function newCheckContext(
+  deps: Deps,
+  objects: CheckObjects,
+  pending: PendingCommits = new PendingCommits(),
+): CheckContext {
+  return { deps, ...objects, now: deps.clock.now(), pending };
 }
 
 /** A success with only a message (the pass-on and passthru policies). */

@@ -91,6 +91,8 @@ async function check(c: C): Promise<Response> {
   audit.user = req.user ?? "";
   let about: string[] = [];
   req.onTokens = (serials) => about = serials;
+  // the check's writes commit with the request's audit row (app.ts), before the answer leaves
+  req.writes = c.get("writes");
   let result: CheckResult;
   try {
     result = await validateCheck(c.get("deps"), req);
@@ -110,8 +112,9 @@ async function check(c: C): Promise<Response> {
         tokenType: result.tokenType,
       });
     } catch (err) {
-      // the check is committed: its result is the answer, without fresh offline values, rather
-      // than a 503 that would make the client retry an OTP that is used up
+      // the check's writes stand (they commit with the audit row): its result is the answer,
+      // without fresh offline values, rather than a 503 that would make the client retry an OTP
+      // that is used up
       if (!isTransientDbError(err)) throw err;
       c.get("deps").log.warn("Cannot refresh the offline values; answering the check", {
         serial: result.serial,
