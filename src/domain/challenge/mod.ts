@@ -56,9 +56,14 @@ export async function createChallenges(
   deps: Deps,
   system: SystemConfig,
   challenges: NewChallenge[],
-  options: { preferredClientMode?: string; extras?: Record<string, Record<string, unknown>> } = {},
+  options: {
+    preferredClientMode?: string;
+    extras?: Record<string, Record<string, unknown>>;
+    /** The transaction id drawn beforehand (the types' challenges name it); default: a new one. */
+    transactionId?: string;
+  } = {},
 ): Promise<{ transactionId: string; detail: Record<string, unknown> }> {
-  const transactionId = newTransactionId(deps);
+  const transactionId = options.transactionId ?? newTransactionId(deps);
   const now = deps.clock.now();
   // expired challenges of these tokens are of no use any more
   await store.deleteExpired(deps.db, now, challenges.map((c) => c.serial));

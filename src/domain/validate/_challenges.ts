@@ -5,7 +5,7 @@
  * @module
  */
 import { checkContext, tokenTypeOf, type TokenWithInfo } from "../token/mod.ts";
-import { createChallenges, DEFAULT_CHALLENGE_TEXT } from "../challenge/mod.ts";
+import { createChallenges, DEFAULT_CHALLENGE_TEXT, newTransactionId } from "../challenge/mod.ts";
 import type { TypeChallenge, TypeChallengeContext } from "../token/types/mod.ts";
 import { type CheckContext, type CheckResult, typePolicy } from "./_context.ts";
 import { raiseFailcounters } from "./_check_writes.ts";
@@ -33,6 +33,8 @@ export async function triggerChallenges(
   const challenged: TokenWithInfo[] = [];
   // values the challenges of this request share (one WebAuthn nonce)
   const shared = new Map<string, unknown>();
+  // drawn before the types' challenges, which may name it (the tiqr app's URL)
+  const transactionId = newTransactionId(deps);
   for (const t of tokens) {
     const module = tokenTypeOf(t.type);
     if (module?.createChallenge && !options.overrides?.[t.serial]) {
@@ -40,6 +42,7 @@ export async function triggerChallenges(
       const made = await module.createChallenge({
         ...challengeContext(ctx, t, options.rounds?.[t.serial]),
         shared,
+        transactionId,
         isWaiting: options.isWaiting,
       });
       if ("failed" in made) {
@@ -78,7 +81,7 @@ export async function triggerChallenges(
       challenge: typed[t.serial]?.challenge,
       validity: typed[t.serial]?.validity,
     })),
-    { extras, preferredClientMode: preferred },
+    { extras, preferredClientMode: preferred, transactionId },
   );
   if (options.increaseFailcount) await raiseFailcounters(ctx, challenged);
   return { value: false, detail, count: challenged.length, ...one(challenged) };

@@ -104,6 +104,22 @@ export interface OtpCheck {
   nextRound?: Record<string, unknown>;
 }
 
+/** A security key's signed answer to a challenge (U2F `clientdata`, `signaturedata`, as sent). */
+export interface SignedAnswer {
+  clientData?: string;
+  signatureData?: string;
+}
+
+/** What a type module gets to check an answer to one of its challenges. */
+export interface TypeAnswerContext extends TypeCheckContext {
+  /** The challenge value stored in its own column (a U2F nonce, hex); "" when none. */
+  challenge?: string;
+  /** The signed answer the request carries besides `pass`, if any. */
+  signedAnswer?: SignedAnswer;
+  /** The authorization values of a type action for this request (`u2f_req`); none: empty. */
+  authzValues?(action: string): readonly string[];
+}
+
 /** What a type module gets to create a challenge of its own. */
 export interface TypeChallengeContext extends TypeCheckContext {
   /**
@@ -121,6 +137,11 @@ export interface TypeChallengeContext extends TypeCheckContext {
    * challenged together share one nonce).
    */
   shared?: Map<string, unknown>;
+  /**
+   * The transaction id the challenge is stored under (a type that names it in
+   * its challenge, e.g. the tiqr app's URL); absent outside a challenge trigger.
+   */
+  transactionId?: string;
   /**
    * The request waits for this challenge's answer ({@link TokenType.waitSeconds}):
    * nothing the user would have to type or press at the client.
@@ -213,7 +234,7 @@ export interface TokenType {
    * with it; replaces {@link checkOtp} for answers.
    */
   checkAnswer?(
-    ctx: TypeCheckContext,
+    ctx: TypeAnswerContext,
     answer: string,
     data: Record<string, unknown>,
   ): OtpCheck | Promise<OtpCheck>;
