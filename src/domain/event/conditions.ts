@@ -28,6 +28,8 @@ import {
 } from "./facts.ts";
 import { readCounter } from "./event_store.ts";
 import { findChallenges, findUser } from "./ports.ts";
+import { containerCountOfUser, containerOfToken, contextContainer } from "./container_facts.ts";
+import { CONTAINER_TYPES, STATE_TYPES } from "../container/mod.ts";
 
 /** Definition of one condition. */
 export interface ConditionDef {
@@ -91,16 +93,47 @@ export const CONDITIONS: Record<string, ConditionDef> = {
   counter: def("str", "counter", "'<counter name> <comparator> <integer>' on an event counter"),
   challenge_session: def("regexp", "challenge", "A regex matched on the challenge session"),
   challenge_expired: def("str", "challenge", "The challenge has expired", BOOL),
-  container_state: def("str", "container", "The container has all these states (CSV)"),
-  container_exact_state: def("str", "container", "The container has exactly these states (CSV)"),
+  container_state: def(
+    "multi",
+    "container",
+    "The container has all these states (it may have others too)",
+    Object.keys(STATE_TYPES).map((name) => ({ name })),
+  ),
+  container_exact_state: def(
+    "multi",
+    "container",
+    "The container has exactly these states",
+    Object.keys(STATE_TYPES).map((name) => ({ name })),
+  ),
   container_has_owner: def("str", "container", "The container has an owner", BOOL),
-  container_has_token: def("str", "container", "The container holds tokens", BOOL),
-  container_type: def("str", "container", "The container type"),
-  container_realm: def("str", "container", "A container realm is one of these (CSV)"),
-  container_resolver: def("str", "container", "The container owner's resolver is one of these"),
+  container_has_token: def("str", "container", "The container holds at least one token", BOOL),
+  container_type: def(
+    "str",
+    "container",
+    "The container is of this type",
+    Object.keys(CONTAINER_TYPES),
+  ),
+  container_realm: def(
+    "multi",
+    "container",
+    "A container realm is one of these (CSV); not checked when the container has no realm",
+  ),
+  container_resolver: def(
+    "multi",
+    "container",
+    "The owner's resolver is one of these (CSV); not checked when the container has no owner",
+  ),
   container_info: def("str", "container", "'<key> <comparator> <value>' on the container info"),
-  container_last_authentication: def("str", "container", "Last authentication within a duration"),
-  container_last_synchronization: def("str", "container", "Last synchronization within a duration"),
+  container_last_authentication: def(
+    "str",
+    "container",
+    "The last authentication with the container was within this time (8h, 7d, 1y…)",
+  ),
+  container_last_synchronization: def(
+    "str",
+    "container",
+    "The last synchronization of the container was within this time (8h, 7d, 1y…)",
+  ),
 };
 
 function csv(value: string): string[] {
@@ -205,8 +238,10 @@ async function holds(deps: Deps, name: string, value: string, ctx: EventContext)
       if (!user) return true;
       return compareInt((await contextTokensOfUser(deps, ctx)).length, value);
     }
-    case "user_container_number":
-      return (await contextUser(deps, ctx)) ? compareInt(0, value) : true;
+    case "user_container_number": {
+      const user = await contextUser(deps, ctx);
+      return user ? compareInt(await containerCountOfUser(deps, user), value) : true;
+    }
     case "serial": {
       const serial = contextSerial(ctx) || (await contextToken(deps, ctx))?.serial || "";
       if (!serial) return true;
@@ -241,7 +276,7 @@ async function holds(deps: Deps, name: string, value: string, ctx: EventContext)
       return regexp(`^(?:${value})`)?.test(challenge.session) ?? false;
     }
   }
-  if (name.startsWith("container_")) return true; // no containers in Tessera: skipped
+  if (name.startsWith("container_")) return await containerHolds(deps, name, value, ctx, now);
   if (!(name in CONDITIONS)) return true; // unknown names are stored and ignored
   return await tokenHolds(deps, name, value, ctx, now);
 }
@@ -299,7 +334,7 @@ async function tokenHolds(
       return boolMatches(value, within);
     }
     case "token_is_in_container":
-      return boolMatches(value, false);
+      return boolMatches(value, (await containerOfToken(deps, token.serial)) !== undefined);
     case "otp_counter":
       return compareInt(token.otpCounter, value);
     case "count_auth":
@@ -323,6 +358,54 @@ async function tokenHolds(
     case "rollout_state": {
       const norm = (s: string) => s === "enrolled" ? "" : s;
       return norm(token.rolloutState) === norm(value);
+    }
+  }
+  return true;
+}
+
+/** Container-only conditions: skipped without a container (spec 05 §6.2). */
+async function containerHolds(
+  deps: Deps,
+  name: string,
+  value: string,
+  ctx: EventContext,
+  now: number,
+): Promise<boolean> {
+  const c = await contextContainer(deps, ctx);
+  if (!c) return true;
+  switch (name) {
+    case "container_state":
+      return csv(value).every((s) => c.states.includes(s));
+    case "container_exact_state": {
+      const want = csv(value);
+      return want.length === c.states.length && want.every((s) => c.states.includes(s));
+    }
+    case "container_has_owner":
+      return boolMatches(value, c.owner !== undefined);
+    case "container_has_token":
+      return boolMatches(value, c.tokens.length > 0);
+    case "container_type":
+      return c.type === value;
+    case "container_realm": {
+      // realms are stored in lower case
+      if (c.realms.length === 0) return true;
+      const want = csv(value).map((r) => r.toLowerCase());
+      return c.realms.some((r) => want.includes(r));
+    }
+    case "container_resolver":
+      return c.owner === undefined || csv(value).includes(c.owner.resolver);
+    case "container_info": {
+      const cmp = parseKeyComparison(value);
+      const entry = cmp ? c.info.find((i) => i.key === cmp.key) : undefined;
+      if (!cmp || !entry) return false;
+      return compareValues(entry.value, cmp.cmp, replaceNow(cmp.value, now), now);
+    }
+    case "container_last_authentication":
+    case "container_last_synchronization": {
+      const at = name === "container_last_authentication" ? c.lastSeen : c.lastUpdated;
+      const dur = parseDuration(value);
+      if (at === null || dur === undefined) return false;
+      return now - at <= dur;
     }
   }
   return true;

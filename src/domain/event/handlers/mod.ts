@@ -14,8 +14,9 @@ import { responseManglerHandler } from "./response_mangler.ts";
 import { loggingHandler } from "./logging.ts";
 import { customUserAttributesHandler } from "./custom_user_attributes.ts";
 import { webhookHandler } from "./webhook.ts";
+import { containerHandler } from "./container.ts";
 
-/** Container is not implemented and therefore not listed. */
+/** The modules, in privacyIDEA's order (`GET /event/handlermodules`). */
 export const HANDLER_MODULES: readonly HandlerModule[] = [
   userNotificationHandler,
   tokenHandler,
@@ -27,6 +28,7 @@ export const HANDLER_MODULES: readonly HandlerModule[] = [
   loggingHandler,
   customUserAttributesHandler,
   webhookHandler,
+  containerHandler,
 ];
 
 const BY_ID = new Map(HANDLER_MODULES.map((m) => [m.id, m]));
