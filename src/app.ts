@@ -44,6 +44,7 @@ import { smsgatewayRoutes } from "./http/routes/smsgateway.ts";
 import { caconnectorRoutes, caRoutes } from "./http/routes/caconnector.ts";
 import { privacyideaserverRoutes } from "./http/routes/privacyideaserver.ts";
 import { ttypeRoutes } from "./http/routes/ttype.ts";
+import { containerRoutes } from "./http/routes/container.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createMetrics, metricsHandler, type MetricsPeers } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
@@ -204,6 +205,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/ca", caRoutes);
   app.route("/privacyideaserver", privacyideaserverRoutes);
   app.route("/ttype", ttypeRoutes);
+  app.route("/container", containerRoutes);
   app.route("/config", configRoutes);
   app.route("/periodictask", periodictaskRoutes);
   app.route("/monitoring", monitoringRoutes);

@@ -39,7 +39,10 @@ const PARTIAL: Readonly<Record<string, { why: string; prefix: string }>> = {
 
 /** Missing routes by path prefix, and why. */
 const MISSING: readonly { prefix: string; why: string }[] = [
-  { prefix: "/container", why: "token containers are not built yet" },
+  {
+    prefix: "/container",
+    why: "registration and synchronisation of smartphone containers are not built yet",
+  },
 ];
 
 const norm = (path: string) => path.replace(/\/:[^/]+/g, "/:").replace(/\/+$/, "") || "/";

@@ -41,9 +41,9 @@ import type { UserRef } from "../user/model.ts";
 import * as store from "./container_store.ts";
 
 export type { InfoRow, TemplateRow } from "./container_store.ts";
-
-/** Info type of keys the server manages (users and admins cannot change them). */
-export const PI_INTERNAL = "pi_internal";
+export { type Container, containerTimestamp, PI_INTERNAL, type Template } from "./model.ts";
+import { type Container, PI_INTERNAL, type Template } from "./model.ts";
+export { compareWithTemplate, type ContainerViewOptions, containerViews } from "./view.ts";
 
 /** Longest container serial (column width). */
 const MAX_SERIAL = 40;
@@ -142,30 +142,6 @@ export function containerTypesView(): Record<
   );
 }
 
-/** A container with what belongs to it. */
-export interface Container {
-  id: number;
-  serial: string;
-  /** Lower case, a key of {@link CONTAINER_TYPES}. */
-  type: string;
-  description: string;
-  /** Last authentication with one of its tokens (ms), null = never. */
-  lastSeen: number | null;
-  /** Last synchronisation with the app (ms), null = never. */
-  lastUpdated: number | null;
-  createdAt: number;
-  /** Name of the template it was made from ("" = none or deleted). */
-  templateName: string;
-  /** The owner as stored (login as at assignment), undefined = none. */
-  owner: UserRef | undefined;
-  /** Its realms (lower case, sorted; the owner's realm is one of them). */
-  realms: string[];
-  states: string[];
-  info: store.InfoRow[];
-  /** Its tokens, sorted by serial. */
-  tokens: { id: number; serial: string }[];
-}
-
 /** The 404 of an unknown container serial. */
 export function containerNotFound(serial: string): ResourceNotFoundError {
   return new ResourceNotFoundError(`Unable to find container with serial ${serial}.`);
@@ -227,18 +203,6 @@ export async function containerOfTokens(
 /** `YYYY-MM-DDThh:mm:ss+00:00` (the format of `creation_date`). */
 function isoSeconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "+00:00");
-}
-
-/**
- * Python's `datetime.isoformat()` of a UTC time: microseconds when not zero
- * (`…T12:00:00.123000+00:00`), none otherwise. The format of the last authentication and
- * synchronisation.
- */
-export function containerTimestamp(ms: number | null): string | null {
-  if (ms === null) return null;
-  const iso = new Date(ms).toISOString();
-  const fraction = iso.slice(20, 23);
-  return `${iso.slice(0, 19)}${fraction === "000" ? "" : `.${fraction}000`}+00:00`;
 }
 
 async function generateContainerSerial(deps: Deps, type: ContainerType): Promise<string> {
@@ -457,15 +421,20 @@ export async function addTokenToContainer(
   c: { id: number; type: string },
   token: { id: number; type: string },
 ): Promise<boolean> {
+  checkContainerTokenType(c, token.type);
+  return await store.addToken(deps.db, c.id, token.id);
+}
+
+/** Throws ERR905 unless a container of `c`'s type holds tokens of `tokenType`. */
+export function checkContainerTokenType(c: { type: string }, tokenType: string): void {
   const type = containerTypeOf(c.type) ?? CONTAINER_TYPES.generic;
   const supported = type.tokenTypes();
-  if (!supported.includes(token.type.toLowerCase())) {
+  if (!supported.includes(tokenType.toLowerCase())) {
     throw new ParameterError(
-      `Token type ${token.type} not supported for container type ${type.type}. ` +
+      `Token type ${tokenType} not supported for container type ${type.type}. ` +
         `Supported types are [${supported.map((t) => `'${t}'`).join(", ")}].`,
     );
   }
-  return await store.addToken(deps.db, c.id, token.id);
 }
 
 /** Takes a token out of the container; false when it was not in it. */
@@ -685,14 +654,6 @@ export async function markContainerSynchronized(deps: Deps, c: { id: number }): 
 export async function resetContainerTimestamps(deps: Deps, c: { id: number }): Promise<void> {
   await store.touch(deps.db, c.id, "last_seen", null);
   await store.touch(deps.db, c.id, "last_updated", null);
-}
-
-/** A template as the API shows it. */
-export interface Template {
-  name: string;
-  container_type: string;
-  template_options: { tokens: Record<string, unknown>[] };
-  default: boolean;
 }
 
 function templateView(r: store.TemplateRow): Template {

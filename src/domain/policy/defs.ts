@@ -95,12 +95,16 @@ const CONTAINER_BOOLS = [
   "container_unassign_user",
   "container_realms",
   "container_list",
-  "container_register",
-  "container_unregister",
-  "container_rollover",
   "container_template_create",
   "container_template_delete",
   "container_template_list",
+];
+
+/** Container actions of the smartphone registration (feature `containerregistration`). */
+const CONTAINER_REGISTRATION_BOOLS = [
+  "container_register",
+  "container_unregister",
+  "container_rollover",
 ];
 
 function pinDefs(group: string): Record<string, ActionDef> {
@@ -471,8 +475,8 @@ export interface FeatureDefs {
  */
 export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   containers: {
-    description: "token containers (and container templates, the container wizard)",
-    isBuilt: false,
+    description: "token containers: create, list, tokens, owners, realms, states, info, templates",
+    isBuilt: true,
     actions: () => ({
       admin: {
         ...bools("container", CONTAINER_BOOLS, ["tokens"]),
@@ -489,10 +493,25 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
           group: "container",
         }),
       },
+    }),
+  },
+  containerregistration: {
+    description: "registration and synchronisation of smartphone containers with the " +
+      "privacyIDEA Authenticator app",
+    isBuilt: false,
+    actions: () => ({
+      admin: bools("container", CONTAINER_REGISTRATION_BOOLS),
+      user: bools("container", CONTAINER_REGISTRATION_BOOLS),
       container: containerDefs(),
       authentication: {
         enroll_via_multichallenge_template: s("Container template used for enrollment."),
       },
+    }),
+  },
+  containerwebui: {
+    description: "the web interface's container pages (container wizard, default container type)",
+    isBuilt: false,
+    actions: () => ({
       webui: {
         container_wizard_registration: b('WebUI setting "container_wizard_registration".'),
         container_wizard_type: s("Container type of the container wizard."),

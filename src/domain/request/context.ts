@@ -9,6 +9,7 @@
  */
 import type { TokenWithInfo, UserRef } from "../token/model.ts";
 import type { PolicySet } from "../policy/match.ts";
+import type { Container } from "../container/mod.ts";
 
 /** How the request named its objects: the parameters the rights step resolved. */
 export interface RequestNames {
@@ -20,6 +21,8 @@ export interface RequestNames {
   realm?: string;
   /** The `resolver` parameter as given. */
   resolver?: string;
+  /** The container serial: the path's, else the `container_serial` parameter. */
+  containerSerial?: string;
 }
 
 /** The request's objects, resolved and checked (see the module doc). */
@@ -51,6 +54,8 @@ export interface RequestContext {
   placeRealm?: string;
   /** The `realm` a list is filtered by (`GET /token/`, `GET /user/`). */
   filterRealm?: string;
+  /** The container of `container_serial`, as checked (container routes). */
+  container?: Container;
   /**
    * The policy set the rights step decided with; the request's later policy reads use it
    * too (absent on public endpoints).
@@ -65,5 +70,17 @@ export interface RequestContext {
 export function tokenRealms(token: TokenWithInfo): string[] {
   const realms = [...token.realms];
   if (token.owner?.realm && !realms.includes(token.owner.realm)) realms.push(token.owner.realm);
+  return realms;
+}
+
+/**
+ * The realms an action on a container is decided in: its realms plus its owner's realm
+ * (privacyIDEA matches the owner or one of the container's realms).
+ */
+export function containerRealms(container: Container): string[] {
+  const realms = [...container.realms];
+  if (container.owner?.realm && !realms.includes(container.owner.realm)) {
+    realms.push(container.owner.realm);
+  }
   return realms;
 }

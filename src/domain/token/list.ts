@@ -9,6 +9,7 @@ import { ParameterError } from "../../errors.ts";
 import type { TokenWithInfo } from "./model.ts";
 import { tokenTypeOf } from "./types/mod.ts";
 import * as store from "./token_store.ts";
+import { containerIdsOfTokens } from "../container/container_store.ts";
 
 /** Query of {@link listTokens} (spec 02 §5.1). */
 export interface TokenListQuery extends store.TokenListFilter {
@@ -114,9 +115,11 @@ export async function listTokens(
   });
   const full = await store.withInfo(deps.db, tokens);
   const groups = await store.groupNamesOf(deps.db, full.map((t) => t.id));
+  const containers = await containerIdsOfTokens(deps.db, full.map((t) => t.id));
   return {
     tokens: full.map((t) => ({
       ...tokenView(t, query.hiddenInfo),
+      container_serial: containers.get(t.id)?.serial ?? "",
       tokengroup: groups.get(t.id) ?? [],
     })),
     count: total,

@@ -554,6 +554,8 @@ export interface TokenListFilter {
   state?: TokenState;
   /** Only tokens in the token group of this name. */
   tokengroup?: string;
+  /** Only tokens in the container with this id; null: tokens in no container. */
+  containerId?: number | null;
 }
 
 /**
@@ -662,6 +664,14 @@ export async function listTokens(
           .whereRef("tokentokengroup.token_id", "=", "token.id")
           .where("tokengroup.name", "=", f.tokengroup),
       ));
+    }
+    if (f.containerId !== undefined) {
+      let member = eb.selectFrom("tokencontainertoken").select("tokencontainertoken.token_id")
+        .whereRef("tokencontainertoken.token_id", "=", "token.id");
+      if (f.containerId !== null) {
+        member = member.where("tokencontainertoken.container_id", "=", f.containerId);
+      }
+      conds.push(f.containerId === null ? eb.not(eb.exists(member)) : eb.exists(member));
     }
     if (f.allowedRealms) {
       const realms = f.allowedRealms.length ? f.allowedRealms : [""];

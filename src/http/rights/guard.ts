@@ -25,11 +25,23 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv, Identity, RequestTarget } from "../context.ts";
-import { AuthError, PolicyError, ResourceNotFoundError, UserError } from "../../errors.ts";
+import {
+  AuthError,
+  missingParameter,
+  PolicyError,
+  ResourceNotFoundError,
+  UserError,
+} from "../../errors.ts";
 import { ROUTE_RIGHTS, routeKey, type RouteRule } from "./route_rights.ts";
 import { authenticate, forceCallerParams } from "../auth.ts";
 import { pathParam, stringParam } from "../params.ts";
-import { addAuditPolicies, requestConditionData, tokenRightContext } from "./rights.ts";
+import {
+  addAuditPolicies,
+  containerRightContext,
+  requestConditionData,
+  tokenRightContext,
+} from "./rights.ts";
+import { containerNotFound, findContainer } from "../../domain/container/mod.ts";
 import {
   adminRealmScope,
   checkRight,
@@ -116,6 +128,15 @@ async function resolveTarget(
   const target = emptyTarget(path);
   const objects = rule.objects ?? "none";
   if (objects === "none") return target;
+  if (objects === "container" && !rule.createsContainer) {
+    const raw = path.container_serial ?? p.container_serial;
+    const cserial = typeof raw === "string" && raw !== "" ? raw : undefined;
+    if (cserial === undefined) throw missingParameter("container_serial");
+    target.names.containerSerial = cserial;
+    // an unknown container is a 404 before any right is decided (as privacyIDEA)
+    target.container = await findContainer(deps, cserial);
+    if (!target.container) throw containerNotFound(cserial);
+  }
   if (objects === "token" && rule.serialParams) {
     // the request names its tokens by these parameters (e.g. `from` and `to` of a copy)
     for (const name of rule.serialParams) {
@@ -123,7 +144,7 @@ async function resolveTarget(
       const t = serial ? await findTokenBySerial(deps, serial) : undefined;
       if (t && !target.tokens.some((x) => x.id === t.id)) target.tokens.push(t);
     }
-  } else if (objects === "token") {
+  } else if (objects === "token" || rule.containerTokens) {
     const serial = requestSerial(p, path);
     // a serial in the path names one token: a `serials` parameter cannot widen it
     const list = path.serial ? undefined : bulkSerials(p, serial);
@@ -160,7 +181,7 @@ async function resolveTarget(
       target.login = split.login;
       target.userRealms = split.realm === "" ? [] : [split.realm];
     }
-  } else if (realmParam !== "" && objects === "token") {
+  } else if (realmParam !== "" && (objects === "token" || rule.createsContainer)) {
     target.placeRealm = realmParam.toLowerCase();
   }
   // a list filtered by a named realm: that realm must be allowed
@@ -177,7 +198,8 @@ async function resolveTarget(
  */
 function auditObjectOwner(c: Context<AppEnv>, target: RequestTarget): void {
   const audit = c.get("audit");
-  const owner = target.user ?? (target.serials ? undefined : target.tokens[0]?.owner);
+  const owner = target.user ?? target.container?.owner ??
+    (target.serials ? undefined : target.tokens[0]?.owner);
   if (owner) {
     audit.user = owner.login;
     audit.realm = owner.realm;
@@ -203,6 +225,16 @@ function adminContexts(rule: RouteRule, target: RequestTarget, params: Record<st
   if (target.placeRealm !== undefined) out.push({ realm: target.placeRealm });
   if (target.filterRealm !== undefined) out.push({ realm: target.filterRealm });
   for (const realm of rule.movesTo?.(params) ?? []) out.push({ realm });
+  if (target.container) {
+    const ctx = containerRightContext(target.container);
+    // assigning an owner-less container: the owner condition is not asked (helpdesk admins
+    // may give their users containers nobody owns); its realms still are
+    out.push(rule.isContainerAssign && !target.container.owner ? { ...ctx, user: null } : ctx);
+  }
+  if (rule.createsContainer && out.length === 0) {
+    // a container that lands in no realm: only admins whose policies are not realm-bound
+    out.push({ realm: [] });
+  }
   if (rule.createsToken && out.length === 0 && target.tokens.length === 0) {
     // a token that lands in no realm: only admins whose policies are not realm-bound
     out.push({ realm: [] });
@@ -317,6 +349,21 @@ async function authorizeUser(
       policies: target.policies,
     });
     if (granted.length > 0) addAuditPolicies(c, granted);
+  }
+  const container = target.container;
+  if (container) {
+    const owner = container.owner;
+    const me = target.user;
+    const isOwned = owner !== undefined && me !== undefined && owner.realm === me.realm &&
+      (owner.uid && me.uid
+        ? owner.uid === me.uid && owner.resolver === me.resolver
+        : owner.login === me.login);
+    // a user acts only on their own container (assign: also on one nobody owns)
+    if (!isOwned && !(rule.isContainerAssign && owner === undefined)) {
+      throw new PolicyError(
+        `User actions are defined, but the action ${action ?? "requested"} is not allowed!`,
+      );
+    }
   }
   target.authorizeToken = (t) =>
     Promise.resolve(target.user !== undefined && isOwner(t, target.user));

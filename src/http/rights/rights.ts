@@ -10,6 +10,7 @@ import type { AppEnv, RequestTarget } from "../context.ts";
 import {
   adminRealmScope,
   allowedRealms,
+  checkRight,
   type ConditionData,
   type RightContext,
   rightValue,
@@ -17,7 +18,9 @@ import {
 } from "../../domain/policy/mod.ts";
 import { getUserAttributes } from "../../domain/user/mod.ts";
 import { tokenConditionData, type TokenWithInfo } from "../../domain/token/mod.ts";
-import { tokenRealms } from "../../domain/request/context.ts";
+import { containerRealms, tokenRealms } from "../../domain/request/context.ts";
+import type { Container } from "../../domain/container/mod.ts";
+import { PolicyError } from "../../errors.ts";
 
 /**
  * The request's own condition data: headers, environment and parameters (the
@@ -63,8 +66,21 @@ export function tokenRightContext(token: TokenWithInfo): RightContext {
   };
 }
 
-/** The policy context of the request's main object: its token, else its user. */
+/**
+ * The policy context of an action on a container: its realms plus its owner's realm, and its
+ * owner (`ownerless`: no owner is "any user", as privacyIDEA's container_assign_user).
+ */
+export function containerRightContext(container: Container): RightContext {
+  return {
+    realm: containerRealms(container),
+    user: container.owner?.login ?? null,
+    resolver: container.owner?.resolver ?? null,
+  };
+}
+
+/** The policy context of the request's main object: its container, token, else its user. */
 function objectContext(target: RequestTarget): RightContext {
+  if (target.container) return containerRightContext(target.container);
   const t = target.tokens[0];
   if (t) return tokenRightContext(t);
   if (target.login !== undefined) {
@@ -155,4 +171,40 @@ export async function requestRightValues(c: Context<AppEnv>, action: string): Pr
   const identity = c.get("identity");
   if (!identity) return [];
   return await rightValues(c.get("deps"), identity, action, rightContextOf(c));
+}
+
+/**
+ * Whether the caller may do `action` on a container the handler found itself (`/token/init`
+ * with `container_serial`): the rule of the rights step for container routes (an admin's right
+ * must reach its owner or one of its realms; a user must own it and hold the user right).
+ */
+export async function mayActOnContainer(
+  c: Context<AppEnv>,
+  container: Container,
+  action: string,
+): Promise<boolean> {
+  const identity = c.get("identity");
+  if (!identity) return false;
+  if (identity.role === "user") {
+    const owner = container.owner;
+    const me = c.get("target")?.user;
+    const isOwned = owner !== undefined && me !== undefined && owner.realm === me.realm &&
+      (owner.uid && me.uid
+        ? owner.uid === me.uid && owner.resolver === me.resolver
+        : owner.login === me.login);
+    if (!isOwned) return false;
+  }
+  try {
+    const granted = await checkRight(c.get("deps"), identity, action, {
+      ...(identity.role === "admin" ? containerRightContext(container) : {}),
+      client: c.get("clientIp"),
+      userAgent: c.get("userAgent"),
+      policies: c.get("target")?.policies,
+    });
+    if (granted.length > 0) addAuditPolicies(c, granted);
+    return true;
+  } catch (err) {
+    if (err instanceof PolicyError) return false;
+    throw err;
+  }
 }

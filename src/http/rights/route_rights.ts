@@ -16,7 +16,12 @@ export type RouteObjects =
   /** Tokens: the serial(s) of the request (path first), the user, the `realm` tokens go to. */
   | "token"
   /** A user of a realm: `user` (+ `realm`, `resolver`), or a user of `resolver`. */
-  | "user";
+  | "user"
+  /**
+   * A token container: the path's `container_serial`, else the parameter (404 when unknown);
+   * an admin's right must reach its owner or one of its realms, a user must own it.
+   */
+  | "container";
 
 /** How one route is guarded. */
 export interface RouteRule {
@@ -55,6 +60,15 @@ export interface RouteRule {
   movesTo?: (params: Params) => string[];
   /** Replaces the default denial message. */
   message?: (role: "admin" | "user") => string;
+  /** A container route whose `serial` names tokens too: each must be allowed as well. */
+  containerTokens?: boolean;
+  /** The request creates a container: none is named; the `user`/`realm` given decide. */
+  createsContainer?: boolean;
+  /**
+   * Assigning a container: a user may take one without owner, and an admin's right is matched
+   * with the current owner only when there is one (privacyIDEA's container_assign_user).
+   */
+  isContainerAssign?: boolean;
   /** Why a non-public route checks no policy action. */
   why?: string;
 }
@@ -79,6 +93,11 @@ const TOKEN_ANY = { roles: "any", objects: "token" } as const;
 const TOKENS_ANY = { ...TOKEN_ANY, actsOnUserTokens: true } as const;
 const ADMIN = { roles: "admin" } as const;
 const PUBLIC = { roles: "public" } as const;
+const CONTAINER = { roles: "any", objects: "container" } as const;
+// a container route whose `serial` names tokens: each is checked with the same action
+const CONTAINER_TOKENS = { ...CONTAINER, containerTokens: true } as const;
+const CONTAINER_TYPE_LISTS = "the container types, their token types and states: fixed lists, " +
+  "no configuration";
 // `user` on the machine endpoints is the login on the machine, not a Tessera user
 const MACHINE_TOKEN = {
   ...ADMIN,
@@ -461,6 +480,77 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /monitoring/:key": { ...ADMIN, action: "statistics_read" },
   "GET /monitoring/:key/last": { ...ADMIN, action: "statistics_read" },
   "DELETE /monitoring/:key": { ...ADMIN, action: "statistics_delete" },
+  // token containers (spec 13 §2.3-2.5): an admin's right must reach the container's owner or
+  // one of its realms (and each token named); a user acts only on their own container
+  "GET /container": {
+    roles: "any",
+    objects: "user",
+    isUserFilter: true,
+    action: "container_list",
+  },
+  "GET /container/types": { roles: "any", why: CONTAINER_TYPE_LISTS },
+  "GET /container/tokentypes": { roles: "any", why: CONTAINER_TYPE_LISTS },
+  "GET /container/statetypes": { roles: "any", why: CONTAINER_TYPE_LISTS },
+  "GET /container/template/tokentypes": { roles: "any", why: CONTAINER_TYPE_LISTS },
+  "POST /container/init": { ...CONTAINER, createsContainer: true, action: "container_create" },
+  "DELETE /container/:container_serial": { ...CONTAINER, action: "container_delete" },
+  "POST /container/:container_serial/assign": {
+    ...CONTAINER,
+    isContainerAssign: true,
+    action: "container_assign_user",
+  },
+  "POST /container/:container_serial/unassign": {
+    ...CONTAINER,
+    action: "container_unassign_user",
+  },
+  "POST /container/:container_serial/add": { ...CONTAINER_TOKENS, action: "container_add_token" },
+  "POST /container/:container_serial/addall": {
+    ...CONTAINER_TOKENS,
+    action: "container_add_token",
+  },
+  "POST /container/:container_serial/remove": {
+    ...CONTAINER_TOKENS,
+    action: "container_remove_token",
+  },
+  "POST /container/:container_serial/removeall": {
+    ...CONTAINER_TOKENS,
+    action: "container_remove_token",
+  },
+  "POST /container/:container_serial/description": {
+    ...CONTAINER,
+    action: "container_description",
+  },
+  "POST /container/:container_serial/states": { ...CONTAINER, action: "container_state" },
+  "POST /container/:container_serial/realms": {
+    ...ADMIN,
+    objects: "container",
+    action: "container_realms",
+  },
+  "POST /container/:container_serial/info/:key": {
+    ...ADMIN,
+    objects: "container",
+    action: "container_info",
+  },
+  "DELETE /container/:container_serial/info/delete/:key": {
+    ...ADMIN,
+    objects: "container",
+    action: "container_info",
+  },
+  "GET /container/templates": { roles: "any", action: "container_template_list" },
+  "POST /container/:container_type/template/:template_name": {
+    roles: "any",
+    action: "container_template_create",
+  },
+  "DELETE /container/template/:template_name": {
+    roles: "any",
+    action: "container_template_delete",
+  },
+  "GET /container/template/:template_name/compare": {
+    roles: "any",
+    objects: "user",
+    isUserFilter: true,
+    action: "container_template_list",
+  },
 };
 
 /** The table key of a registered route (`method`, `path` as in `app.routes`). */

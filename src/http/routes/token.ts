@@ -3,13 +3,19 @@ import type { AppEnv, RequestTarget } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, requireString, stringParam } from "../params.ts";
 import {
+  mayActOnContainer,
   requestConditionData,
   requestRightValue,
   requestRightValues,
   rightContextOf,
   visibleRealms,
 } from "../rights/rights.ts";
-import { missingParameter, ResourceNotFoundError, UserError } from "../../errors.ts";
+import { AppError, missingParameter, ResourceNotFoundError, UserError } from "../../errors.ts";
+import {
+  addTokenToContainer,
+  checkContainerTokenType,
+  findContainer,
+} from "../../domain/container/mod.ts";
 import {
   assignToken,
   deleteTokenInfo,
@@ -18,6 +24,7 @@ import {
   enableTokens,
   forEachToken,
   getSerialByOtp,
+  getTokenBySerial,
   initToken,
   isOwner,
   listTokens,
@@ -115,7 +122,16 @@ tokenRoutes.post("/init", async (c) => {
   const p = c.get("params");
   const identity = c.get("identity");
   const target = targetOf(c);
-  const res = await initToken(c.get("deps"), p, {
+  const deps = c.get("deps");
+  // container_serial: the new token goes into that container (spec 13 §2.14); a type the
+  // container cannot hold is refused before anything is created (privacyIDEA creates the token
+  // first and then fails)
+  const containerSerial = stringParam(p, "container_serial");
+  const container = containerSerial ? await findContainer(deps, containerSerial) : undefined;
+  if (container) {
+    checkContainerTokenType(container, (stringParam(p, "type") || "hotp").toLowerCase());
+  }
+  const res = await initToken(deps, p, {
     user: target.user,
     realm: target.user ? undefined : target.placeRealm,
     caller: identity
@@ -130,6 +146,13 @@ tokenRoutes.post("/init", async (c) => {
   const audit = c.get("audit");
   audit.serial = res.serial;
   audit.tokenType = res.type;
+  // without container_add_token on the container the token is created but not put in (as
+  // privacyIDEA); an unknown container is ignored
+  if (container && await mayActOnContainer(c, container, "container_add_token")) {
+    const token = await getTokenBySerial(deps, res.serial);
+    await addTokenToContainer(deps, container, token);
+    res.detail.container_serial = container.serial;
+  }
   return ok(c, true, { detail: res.detail });
 });
 
@@ -176,8 +199,15 @@ tokenRoutes.get("/", async (c) => {
   if (!owner && target.names.user !== undefined) throw new UserError(USER_NOT_FOUND_MESSAGE);
   if (owner) q.owner = owner;
   else if (target.filterRealm !== undefined) q.userRealm = target.filterRealm;
-  const container = stringParam(p, "container_serial");
-  if (container !== undefined && container !== "") q.serials = []; // no containers in Tessera
+  const containerSerial = stringParam(p, "container_serial");
+  if (containerSerial === "") q.containerId = null;
+  else if (containerSerial !== undefined) {
+    const container = await findContainer(c.get("deps"), containerSerial);
+    if (!container) {
+      throw new AppError(`No container with the serial ${containerSerial} exists.`, 10);
+    }
+    q.containerId = container.id;
+  }
   // admins with realm-limited tokenlist policies see only the tokens of those realms (also as CSV)
   const visible = await visibleRealms(c, "tokenlist", {
     realm: q.tokenrealm,
