@@ -164,6 +164,26 @@ Deno.test("POST /register refusals answer privacyIDEA's errors and create nothin
   }
 });
 
+Deno.test("POST /register refuses a superuser realm: nobody registers an admin", async () => {
+  const { t, sink, close } = await registerApp();
+  try {
+    await registerPolicy(t);
+    t.deps.config.auth.superuserRealms = ["realm1"];
+    const res = await anon(t, "/register", NEWBIE);
+    assert.equal(res.status, 400);
+    assert.equal(
+      res.body.result.error.message,
+      'ERR402: Cannot register in realm "realm1": it is a superuser realm',
+    );
+    assert.equal((await usersOf(t)).newbie, undefined);
+    assert.deepEqual(await tokens(t), []);
+    assert.equal(sink.mails.length, 0);
+    assert.equal(await logsIn(t, "newbie", NEWBIE.password), false);
+  } finally {
+    await close();
+  }
+});
+
 Deno.test("POST /register of one name twice at once: one user, one token, one mail", async () => {
   const { t, sink, close } = await registerApp();
   try {

@@ -211,6 +211,10 @@ export async function registerUser(
       `Cannot register in realm "${realm}": resolver "${resolver}" is not in it`,
     );
   }
+  // a user of a superuser realm logs in as an admin: nobody may make themselves one
+  if (deps.config.auth.superuserRealms.includes(realm)) {
+    throw new RegistrationError(`Cannot register in realm "${realm}": it is a superuser realm`);
+  }
   const userStore = await getResolver(deps, resolver);
   if (!userStore?.editable) {
     throw new RegistrationError(`Cannot register in resolver "${resolver}": it is not editable`);
