@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { jsonOf } from "../test_app.ts";
+import { createUsers } from "../fixtures/users.ts";
 import {
   ALICE,
   anon,
@@ -179,6 +180,37 @@ Deno.test("POST /register refuses a superuser realm: nobody registers an admin",
     assert.deepEqual(await tokens(t), []);
     assert.equal(sink.mails.length, 0);
     assert.equal(await logsIn(t, "newbie", NEWBIE.password), false);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("POST /register refuses a name another resolver of the realm has: no user is shadowed", async () => {
+  const { t, sink, close } = await registerApp();
+  try {
+    // sql0 comes after sql1 in realm1 and has bob; registering bob in sql1 would put a new bob
+    // first in the realm
+    await createUsers(t.deps, {
+      realm: "realm1",
+      resolver: "sql0",
+      users: [{ login: "bob", password: "bob-pass", email: "bob@example.com" }],
+    });
+    const prio = await jsonOf(
+      await t.asAdmin("POST", "/realm/realm1", {
+        body: { resolvers: "sql1,sql0", "priority.sql1": "1", "priority.sql0": "2" },
+      }),
+    );
+    assert.equal(prio.status, 200, JSON.stringify(prio.body));
+    await registerPolicy(t);
+    const before = await usersOf(t);
+    assert.equal(before.bob.resolver, "sql0");
+    const res = await anon(t, "/register", { ...NEWBIE, username: "bob" });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.result.error.message, "ERR402: The username is already registered!");
+    assert.deepEqual(await usersOf(t), before);
+    assert.deepEqual(await tokens(t), []);
+    assert.equal(sink.mails.length, 0);
+    assert.ok(await logsIn(t, "bob", "bob-pass"), "bob@realm1 is still sql0's bob");
   } finally {
     await close();
   }

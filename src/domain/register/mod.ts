@@ -27,7 +27,7 @@ import {
   unescapeText,
   userAgentName,
 } from "../policy/mod.ts";
-import { listRealms } from "../realm/mod.ts";
+import { listRealms, realmsOfResolver } from "../realm/mod.ts";
 import { getResolver, listResolvers } from "../resolver/mod.ts";
 import { sendMail } from "../smtp/mod.ts";
 import { loadSystemConfig } from "../system_config/mod.ts";
@@ -246,8 +246,13 @@ async function createRegistered(
   r: { input: Registration; realm: string; resolver: string; smtp: string; template: string },
 ): Promise<UserRef> {
   const { input } = r;
-  if (await resolveUser(deps, input.username, r.realm, r.resolver)) {
-    throw new RegistrationError("The username is already registered!");
+  // the name must be free in every realm the new user will be part of, not only in its resolver
+  // (privacyIDEA's check): a new user in a resolver of higher priority would take over the name
+  // of another resolver's user there
+  for (const realm of new Set([r.realm, ...await realmsOfResolver(deps, r.resolver)])) {
+    if (await resolveUser(deps, input.username, realm)) {
+      throw new RegistrationError("The username is already registered!");
+    }
   }
   const attributes: Record<string, string> = {
     email: input.email,
