@@ -107,7 +107,7 @@ Deno.test("audit: a refused token request records whom it concerned", async () =
   await t.close();
 });
 
-Deno.test("audit: the web interface's static files write no audit rows; other requests do", async () => {
+Deno.test("audit: the web interface's static files and the health probes write no audit rows; other requests do", async () => {
   const t = await createTestApp();
   const before = (await rows(t)).length;
   for (const path of ["/", "/ui/app.js", "/ui/app.css"]) {
@@ -115,16 +115,26 @@ Deno.test("audit: the web interface's static files write no audit rows; other re
     assert.equal(res.status, 200, path);
     await res.body?.cancel();
   }
-  const health = await t.get("/healthz/");
-  await health.body?.cancel();
+  for (const path of ["/healthz/", "/healthz/livez", "/healthz/readyz", "/healthz/startupz"]) {
+    const res = await t.get(path);
+    assert.equal(res.status, 200, path);
+    await res.body?.cancel();
+  }
+  // a path under /healthz that is no probe is audited
+  const noProbe = await t.get("/healthz/nope");
+  await noProbe.body?.cancel();
+  const system = await t.get("/system/");
+  await system.body?.cancel();
   const missing = await t.get("/ui/nope.js");
   await missing.body?.cancel();
   assert.equal(missing.status, 404);
   const after = (await rows(t)).slice(before);
-  // the search itself (one row), the health check, the unknown file; no page, script or style
+  // the search itself (one row), the unknown probe, the refused call, the unknown file; no page,
+  // script, style or health probe
   assert.deepEqual(after.map((r) => r.action), [
     "GET /audit",
-    "GET /healthz",
+    "GET /healthz/nope",
+    "GET /system",
     "GET /ui/nope.js",
   ]);
   await t.close();

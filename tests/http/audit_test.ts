@@ -79,7 +79,7 @@ Deno.test("request ids: each answer carries X-Request-ID, its audit row and its 
   assert.ok(line?.endsWith(` request_id=${id}`), String(line));
 
   // without server.trusted_proxies nobody names a request: a client's id is replaced
-  const sent = await t.get("/healthz/", { headers: { "x-request-id": "lb-7f3a.42:eu@node_1" } });
+  const sent = await t.get("/system/", { headers: { "x-request-id": "lb-7f3a.42:eu@node_1" } });
   await sent.body?.cancel();
   assert.match(sent.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
 
@@ -110,7 +110,7 @@ Deno.test("request ids: X-Request-ID is taken only from a proxy of server.truste
   const t = await createTestApp({ configText: '[server]\ntrusted_proxies = ["10.0.0.0/8"]\n' });
   const id = "lb-7f3a.42:eu@node_1";
   const fromProxy = async (value: string) => {
-    const res = await t.get("/healthz/", {
+    const res = await t.get("/system/", {
       headers: { "x-request-id": value },
       remoteAddr: "10.1.2.3",
     });
@@ -123,7 +123,7 @@ Deno.test("request ids: X-Request-ID is taken only from a proxy of server.truste
   assert.match(await fromProxy("x".repeat(129)), /^[0-9a-f-]{36}$/);
   // any other peer (also one that claims to be forwarded by the proxy) gets a new one
   for (const headers of [{}, { "x-forwarded-for": "10.1.2.3" }] as Record<string, string>[]) {
-    const res = await t.get("/healthz/", {
+    const res = await t.get("/system/", {
       headers: { ...headers, "x-request-id": "spoofed-1" },
       remoteAddr: "192.0.2.7",
     });
@@ -135,7 +135,7 @@ Deno.test("request ids: X-Request-ID is taken only from a proxy of server.truste
       .result.value;
   const kept = await byId(id);
   assert.equal(kept.count, 1);
-  assert.match(kept.auditdata[0].action, /^GET \/healthz/);
+  assert.match(kept.auditdata[0].action, /^GET \/system/);
   assert.equal(kept.auditdata[0].request_id, id);
   assert.equal((await byId("spoofed-1")).count, 0);
   await t.close();

@@ -32,7 +32,7 @@ Deno.test("GET /client/: callers of the check endpoints by user agent, each addr
   await check(t, "/validate/samlcheck", "10.0.0.6", "simpleSAMLphp");
   await check(t, "/validate/check", "10.0.0.7", "");
   // not an authentication endpoint: not listed
-  (await t.get("/healthz/", { remoteAddr: "10.0.0.9", headers: { "user-agent": "probe" } })).body
+  (await t.get("/system/", { remoteAddr: "10.0.0.9", headers: { "user-agent": "probe" } })).body
     ?.cancel();
   const res = await jsonOf(await t.asAdmin("GET", "/client/"));
   assert.equal(res.status, 200);

@@ -33,7 +33,7 @@ Deno.test({
         ["POST", "/validate/check", { headers, params: { serial, pass: "000000" } }],
         ["POST", "/validate/check", { headers, params: { serial, pass: hotp(HOTP_KEY_HEX, 0) } }],
         ["GET", "/token/", { headers, jwt }],
-        ["GET", "/healthz/", { headers }],
+        ["GET", "/system/", { headers }],
       ];
       let next = 0;
       const statuses = new Map<number, number>();
