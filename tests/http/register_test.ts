@@ -180,6 +180,18 @@ Deno.test("POST /register refuses a superuser realm: nobody registers an admin",
     assert.deepEqual(await tokens(t), []);
     assert.equal(sink.mails.length, 0);
     assert.equal(await logsIn(t, "newbie", NEWBIE.password), false);
+    // nor through another realm that holds the register resolver
+    t.deps.config.auth.superuserRealms = ["admins"];
+    const admins = await jsonOf(
+      await t.asAdmin("POST", "/realm/admins", { body: { resolvers: "sql1" } }),
+    );
+    assert.equal(admins.status, 200);
+    const other = await anon(t, "/register", NEWBIE);
+    assert.equal(
+      other.body.result.error.message,
+      'ERR402: Cannot register in realm "admins": it is a superuser realm',
+    );
+    assert.equal((await usersOf(t)).newbie, undefined);
   } finally {
     await close();
   }

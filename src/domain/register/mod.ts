@@ -211,9 +211,12 @@ export async function registerUser(
       `Cannot register in realm "${realm}": resolver "${resolver}" is not in it`,
     );
   }
-  // a user of a superuser realm logs in as an admin: nobody may make themselves one
-  if (deps.config.auth.superuserRealms.includes(realm)) {
-    throw new RegistrationError(`Cannot register in realm "${realm}": it is a superuser realm`);
+  // a user of a superuser realm logs in as an admin: nobody may make themselves one, in the
+  // realm registered in or in another realm that holds the resolver
+  for (const r of new Set([realm, ...await realmsOfResolver(deps, resolver)])) {
+    if (deps.config.auth.superuserRealms.includes(r.toLowerCase())) {
+      throw new RegistrationError(`Cannot register in realm "${r}": it is a superuser realm`);
+    }
   }
   const userStore = await getResolver(deps, resolver);
   if (!userStore?.editable) {
