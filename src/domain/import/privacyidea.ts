@@ -56,6 +56,15 @@ import {
 import { inOneTransaction } from "./_transaction.ts";
 import { bool, groupBy, int, type PiItem, str } from "./_pi_items.ts";
 import { periodicTaskItems, smsGatewayItems } from "./_pi_gateways_tasks.ts";
+import {
+  containerExists,
+  type ContainerPlan,
+  containerPlans,
+  PI_CONTAINER_TABLES,
+  type PiContainerRows,
+  templateItems,
+  writeContainer,
+} from "./_pi_containers.ts";
 
 /** Options of {@link importPrivacyidea}. */
 export interface PiImportOptions {
@@ -651,6 +660,13 @@ function tokenPlans(t: Tables, secrets: Secrets, piServers: PiRow[]): TokenPlan[
       active = false;
       notes.push("its OCRA suite needs a counter, PIN, session or time input: imported disabled");
     }
+    if (type === "u2f" && active && !u2fRegistrationComplete(secret, info)) {
+      // such a token can never answer its challenge: say so rather than carry a dead token
+      active = false;
+      notes.push(
+        "its U2F registration (key handle, pubKey, appId) is incomplete: imported disabled",
+      );
+    }
     let remoteServer: string | undefined;
     if (type === "remote") {
       // privacyIDEA names the definition by its id, which differs here: map it by identifier
@@ -696,6 +712,15 @@ function tokenPlans(t: Tables, secrets: Secrets, piServers: PiRow[]): TokenPlan[
       leftOut,
     };
   });
+}
+
+/** A u2f token with what its check needs: a key handle, a 65-byte `pubKey` and an `appId`. */
+function u2fRegistrationComplete(
+  keyHandle: Uint8Array | undefined,
+  info: Record<string, InfoEntry>,
+): boolean {
+  return (keyHandle?.length ?? 0) > 0 && /^04[0-9a-fA-F]{128}$/.test(info.pubKey?.value ?? "") &&
+    (info.appId?.value ?? "") !== "";
 }
 
 /** An OCRA suite `/validate/check` can answer: valid, with the question as its only input. */
@@ -759,7 +784,6 @@ function machineTokenWork(
 
 const NOT_CARRIED: [PiTable, string][] = [
   ["challenge", "pending challenges (logins waiting for their second step start again)"],
-  ["tokencontainer", "token containers"],
   ["subscription", "subscriptions"],
   ["customuserattribute", "custom user attributes"],
   ["pidea_audit", "audit entries (signed with privacyIDEA's audit key)"],
@@ -812,6 +836,8 @@ export interface PiSnapshot {
   machineTokens: ReturnType<typeof machineTokenWork>;
   /** The token groups of each serial. */
   tokenGroups: Map<string, string[]>;
+  /** The token containers, written after the tokens they hold. */
+  containers: ContainerPlan[];
   /** Values that could not be decrypted. */
   undecrypted: string[];
   notCarried: string[];
@@ -848,6 +874,7 @@ export async function readPrivacyidea(
   let smsGatewayOptions: PiRow[] = [];
   let periodicTasks: PiRow[] = [];
   let periodicTaskOptions: PiRow[] = [];
+  const containerRows: Record<string, PiRow[]> = {};
   try {
     const missing: PiTable[] = [];
     for (const table of PI_REQUIRED_TABLES) {
@@ -876,6 +903,8 @@ export async function readPrivacyidea(
     smsGatewayOptions = await source.rows("smsgatewayoption");
     periodicTasks = await source.rows("periodictask");
     periodicTaskOptions = await source.rows("periodictaskoption");
+    // privacyIDEA 3.10 added them (a table it lacks reads as empty)
+    for (const table of PI_CONTAINER_TABLES) containerRows[table] = await source.rows(table);
     for (const [table, what] of NOT_CARRIED) {
       const n = await source.count(table);
       if (n > 0) notCarried.push(`not imported: ${n} ${what} (table ${table})`);
@@ -898,6 +927,7 @@ export async function readPrivacyidea(
     periodicTaskItems(periodicTasks, periodicTaskOptions),
     caConnectorItems(caConnectors, caConnectorConfig, secrets),
     privacyideaServerItems(piServers),
+    templateItems(containerRows.tokencontainertemplate),
     adminItems(t, options.pepper ?? "missing"),
     namedItems(
       tokenGroups,
@@ -926,6 +956,19 @@ export async function readPrivacyidea(
     plans,
     machineTokens: machineTokenWork(t),
     tokenGroups: groupsOfTokens(t, tokenGroups, tokenGroupMembers),
+    containers: containerPlans(
+      {
+        containers: containerRows.tokencontainer,
+        owners: containerRows.tokencontainerowner,
+        realms: containerRows.tokencontainerrealm,
+        states: containerRows.tokencontainerstates,
+        info: containerRows.tokencontainerinfo,
+        tokens: containerRows.tokencontainertoken,
+        templates: containerRows.tokencontainertemplate,
+      } satisfies PiContainerRows,
+      new Map(t.realm.map((r) => [int(r.id), str(r.name)])),
+      new Map(t.token.map((r) => [int(r.id), str(r.serial)])),
+    ),
     undecrypted: secrets.failed,
     notCarried,
   };
@@ -1099,6 +1142,40 @@ export async function writePrivacyidea(
         }
       }
       options.onProgress?.(++done, plans.length);
+    }
+    // containers after the tokens they hold
+    for (const plan of snapshot.containers) {
+      const r = row("token containers");
+      r.found++;
+      if (await containerExists(d, plan)) {
+        r.existing++;
+        log.push(`exists, skipped: token container ${plan.serial}`);
+        continue;
+      }
+      if (plan.refusal !== undefined) {
+        r.failed++;
+        log.push(
+          `${
+            options.dryRun ? "would not import" : "not imported"
+          }: token container ${plan.serial} (${plan.refusal})`,
+        );
+        continue;
+      }
+      if (options.dryRun) {
+        r.imported++;
+        log.push(`would import: token container ${plan.serial}`);
+        continue;
+      }
+      try {
+        const notes = await writeContainer(d, plan, ownerLogin);
+        r.imported++;
+        changed++;
+        for (const n of notes) log.push(`token container ${plan.serial}: ${n}`);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        r.failed++;
+        log.push(`failed: token container ${plan.serial}: ${err.message}`);
+      }
     }
   };
   if (options.dryRun) await run(deps);

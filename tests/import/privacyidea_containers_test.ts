@@ -1,0 +1,164 @@
+/**
+ * `tessera import privacyidea` carries token containers (privacyIDEA 3.12's
+ * `tokencontainer*` tables): serial, type, description, template, owner, realms, states,
+ * info (server-managed entries stay server-managed), tokens, last authentication and
+ * synchronisation; and the container templates. A container type Tessera lacks is refused,
+ * a token its type cannot hold is left out with a note, a second run changes nothing.
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { createTestApp, type TestApp } from "../test_app.ts";
+import { importPrivacyidea, type PiImportReport } from "../../src/domain/import/mod.ts";
+import { findContainer, getTemplate, PI_INTERNAL } from "../../src/domain/container/mod.ts";
+import { createPiSqlite, ENC_KEY } from "./_pi_fixture.ts";
+
+const PUBLIC_KEY = "-----BEGIN PUBLIC KEY-----\nMHYwEAYHKoZIzj0CAQYFK4EEACIDYgAE\n" +
+  "-----END PUBLIC KEY-----";
+
+/** privacyIDEA 3.12's container tables (models/tokencontainer.py) and rows. */
+const SQL = [
+  "create table tokencontainertemplate (id integer primary key, options varchar(2000), " +
+  'name varchar(200), container_type varchar(100), "default" boolean)',
+  "create table tokencontainer (id integer primary key, type varchar(100), " +
+  "description varchar(1024), serial varchar(40) unique, last_seen timestamp, " +
+  "last_updated timestamp, template_id integer)",
+  "create table tokencontainerowner (id integer primary key, container_id integer, " +
+  "resolver varchar(120), user_id varchar(320), realm_id integer)",
+  "create table tokencontainerrealm (container_id integer, realm_id integer, " +
+  "primary key (container_id, realm_id))",
+  "create table tokencontainerstates (id integer primary key, container_id integer, " +
+  "state varchar(100))",
+  "create table tokencontainerinfo (id integer primary key, key varchar(255), value text, " +
+  "type varchar(100), description varchar(2000), container_id integer)",
+  "create table tokencontainertoken (token_id integer, container_id integer, " +
+  "primary key (token_id, container_id))",
+  `insert into tokencontainertemplate values ` +
+  `(1, '{"tokens": [{"type": "hotp", "genkey": true}]}', 'office', 'generic', 1), ` +
+  `(2, '{"tokens": []}', 'phones', 'smartphone', 0), ` +
+  `(3, '{"tokens": [{"type": "nope"}]}', 'broken', 'generic', 0)`,
+  `insert into tokencontainer values ` +
+  `(1, 'generic', 'office box', 'CONT00001', '2026-01-02 03:04:05.678000', null, 1), ` +
+  `(2, 'smartphone', 'phone of bob', 'SMPH00002', null, '2026-01-03 00:00:00', null), ` +
+  `(3, 'hardwarebox', '', 'HW0001', null, null, null), ` +
+  `(4, 'yubikey', null, 'YUBI0004', null, null, null)`,
+  `insert into tokencontainerowner values (1, 1, 'users1', '1000', 1), ` +
+  `(2, 2, 'users1', '1001', 1)`,
+  `insert into tokencontainerrealm values (1, 1), (1, 2), (2, 1)`,
+  `insert into tokencontainerstates values (1, 1, 'active'), (2, 1, 'lost'), ` +
+  `(3, 2, 'disabled'), (4, 2, 'damaged')`,
+  `insert into tokencontainerinfo values ` +
+  `(1, 'creation_date', '2025-12-01T10:00:00+00:00', 'pi_internal', '', 1), ` +
+  `(2, 'note', 'front desk', '', '', 1), ` +
+  `(3, 'registration_state', 'registered', 'pi_internal', '', 2), ` +
+  `(4, 'public_key_client', '${PUBLIC_KEY}', 'pi_internal', '', 2), ` +
+  `(5, 'server_url', 'https://pi.example.com/', 'pi_internal', '', 2)`,
+  `insert into tokencontainertoken values (1, 1), (2, 4), (99, 1)`,
+];
+
+function counts(report: PiImportReport, what: string): number[] | undefined {
+  const r = report.summary.find((s) => s.what === what);
+  return r && [r.found, r.imported, r.existing, r.failed];
+}
+
+async function source(t: TestApp, dir: string): Promise<string> {
+  const made = await createPiSqlite(dir, t.clock.now());
+  const db = new DatabaseSync(made.url.slice("sqlite:///".length));
+  for (const stmt of SQL) db.exec(stmt);
+  db.close();
+  return made.url;
+}
+
+Deno.test("import privacyidea: token containers and their templates are carried", async () => {
+  const t = await createTestApp();
+  const dir = await Deno.makeTempDir({ prefix: "tessera-pi-cont-" });
+  try {
+    const url = await source(t, dir);
+    const dry = await importPrivacyidea(t.deps, url, { encKey: ENC_KEY, dryRun: true });
+    assert.equal(dry.changed, 0);
+    assert.deepEqual(counts(dry, "token containers"), [4, 3, 0, 1]);
+    assert.ok(
+      dry.log.includes(
+        'would not import: token container HW0001 (container type "hardwarebox", which ' +
+          "Tessera does not have)",
+      ),
+      dry.log.join("\n"),
+    );
+    assert.equal(await findContainer(t.deps, "CONT00001"), undefined);
+
+    const real = await importPrivacyidea(t.deps, url, { encKey: ENC_KEY });
+    const log = real.log.join("\n");
+    assert.deepEqual(counts(real, "token containers"), [4, 3, 0, 1], log);
+    assert.deepEqual(counts(real, "container templates"), [3, 2, 0, 1], log);
+    assert.doesNotMatch(log, /not imported: \d+ token containers/);
+    assert.match(log, /failed: container templates broken: Unsupported token type nope/);
+    assert.match(log, /token container YUBI0004: token TOTP0001 not put in: Token type totp/);
+
+    const office = (await findContainer(t.deps, "cont00001"))!;
+    assert.equal(office.serial, "CONT00001");
+    assert.equal(office.type, "generic");
+    assert.equal(office.description, "office box");
+    assert.equal(office.templateName, "office");
+    assert.equal(office.owner?.login, "alice");
+    assert.equal(office.owner?.uid, "1000");
+    assert.equal(office.owner?.resolver, "users1");
+    assert.deepEqual(office.realms, ["realm1", "realm2"]);
+    assert.deepEqual([...office.states].sort(), ["active", "lost"]);
+    assert.deepEqual(office.tokens.map((x) => x.serial), ["HOTP0001"]);
+    assert.equal(office.lastSeen, Date.UTC(2026, 0, 2, 3, 4, 5, 678));
+    assert.equal(office.lastUpdated, null);
+    const info = new Map(office.info.map((i) => [i.key, i]));
+    assert.equal(info.get("creation_date")?.value, "2025-12-01T10:00:00+00:00");
+    assert.equal(info.get("creation_date")?.type, PI_INTERNAL);
+    assert.equal(info.get("note")?.value, "front desk");
+    assert.equal(info.get("note")?.type, "");
+
+    const phone = (await findContainer(t.deps, "SMPH00002"))!;
+    assert.equal(phone.type, "smartphone");
+    assert.equal(phone.owner?.login, "bob");
+    assert.deepEqual(phone.realms, ["realm1"]);
+    assert.deepEqual([...phone.states].sort(), ["damaged", "disabled"]);
+    assert.equal(phone.lastUpdated, Date.UTC(2026, 0, 3));
+    // the registration is carried: the app's key and state stay server-managed
+    const pinfo = new Map(phone.info.map((i) => [i.key, i]));
+    assert.equal(pinfo.get("registration_state")?.value, "registered");
+    assert.equal(pinfo.get("public_key_client")?.value, PUBLIC_KEY);
+    assert.equal(pinfo.get("public_key_client")?.type, PI_INTERNAL);
+    assert.equal(pinfo.get("server_url")?.value, "https://pi.example.com/");
+
+    const yubi = (await findContainer(t.deps, "YUBI0004"))!;
+    assert.equal(yubi.description, "");
+    assert.deepEqual(yubi.tokens, []);
+    assert.deepEqual(yubi.states, []);
+    assert.equal(yubi.owner, undefined);
+    assert.equal(await findContainer(t.deps, "HW0001"), undefined);
+
+    const template = (await getTemplate(t.deps, "office"))!;
+    assert.equal(template.container_type, "generic");
+    assert.equal(template.default, true);
+    assert.deepEqual(template.template_options.tokens, [{ type: "hotp", genkey: true }]);
+    assert.equal((await getTemplate(t.deps, "phones"))?.container_type, "smartphone");
+    assert.equal(await getTemplate(t.deps, "broken"), undefined);
+
+    const second = await importPrivacyidea(t.deps, url, { encKey: ENC_KEY });
+    assert.equal(second.changed, 0, second.log.join("\n"));
+    assert.deepEqual(counts(second, "token containers"), [4, 0, 3, 1]);
+    assert.deepEqual(counts(second, "container templates"), [3, 0, 2, 1]);
+  } finally {
+    await t.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("import privacyidea: a database without container tables imports as before", async () => {
+  const t = await createTestApp();
+  const dir = await Deno.makeTempDir({ prefix: "tessera-pi-cont-" });
+  try {
+    const made = await createPiSqlite(dir, t.clock.now());
+    const report = await importPrivacyidea(t.deps, made.url, { encKey: ENC_KEY });
+    assert.equal(counts(report, "token containers"), undefined);
+    assert.ok(report.changed > 0);
+  } finally {
+    await t.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
