@@ -120,7 +120,7 @@ export async function checkSubscription(
 ): Promise<void> {
   const free = options.maxFree ?? FREE_TIER[application.toLowerCase()];
   if (free === undefined) return;
-  const subs = await store.findSubscriptions(deps.db, application);
+  const subs = await store.meteredSubscriptions(deps.db, application);
   if (subs.length === 0) {
     const users = await store.activeTokenUsers(deps.db);
     if (exceededDraw(deps.random, users, free)) {

@@ -7,6 +7,11 @@
  * write to the token tables but the check path's counter and info writes, and
  * every commit of another process, read at the start of each request, moves
  * them). PostgreSQL's token tables move no epoch: there every call counts.
+ * The subscriptions of an application ({@link meteredSubscriptions}, read by
+ * every metered request too) are used while the epoch is the one they were
+ * read under: every write to `subscription` moves it, on any process or node
+ * (SQLite: any write but the hot path's, and other connections' commits;
+ * PostgreSQL: the table's `cache_epoch` trigger).
  *
  * @module
  */
@@ -45,6 +50,18 @@ export async function findSubscriptions(
     q = q.where(sql<string>`lower(application)`, "=", application.toLowerCase());
   }
   return (await q.execute()).map(toStored);
+}
+
+// see the module doc; the lists are shared between requests and never changed
+const byApplication = new EpochCache<string, readonly StoredSubscription[]>();
+
+/** The subscriptions of `application` (ignoring case), by id, kept as the module doc says. */
+export function meteredSubscriptions(
+  db: Db,
+  application: string,
+): Promise<readonly StoredSubscription[]> {
+  const key = application.toLowerCase();
+  return byApplication.get(db, key, () => findSubscriptions(db, key));
 }
 
 /**

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   checkSubscription,
+  deleteSubscription,
   meterClientRequest,
   meteredApplication,
   subscriptionStatus,
@@ -125,6 +126,25 @@ Deno.test("a token disabled or deleted no longer counts for the very next metere
   assert.equal(await refusal(t, "demo_application", [3]), exceeded, "and enabled again");
   await t.deps.db.deleteFrom("token").where("user_id", "=", "u2").execute();
   assert.equal(await refusal(t, "demo_application", [3]), null, "u2's token was deleted");
+  await t.close();
+});
+
+Deno.test("a subscription uploaded or deleted counts for the very next metered check", async () => {
+  const t = await appWithKey();
+  await addOwnedTokens(t.deps.db, ["u1", "u2", "u3"]);
+  const none =
+    "SubscriptionError('No subscription for your client.', application=demo_application)";
+  const exceeded =
+    "SubscriptionError('Too many users with assigned tokens. Subscription exceeded.', application=demo_application)";
+  // the meter has looked (and keeps what it read) before each change
+  assert.equal(await refusal(t, "demo_application", [3]), none);
+  await uploadSubscription(t.deps, await signedFile({ num_tokens: 2 }));
+  assert.equal(await refusal(t, "demo_application", [3]), exceeded, "the upload counts");
+  assert.equal(await refusal(t, "demo_application", [2]), null);
+  await uploadSubscription(t.deps, await signedFile({ num_tokens: 5 }));
+  assert.equal(await refusal(t, "demo_application", [3]), null, "the replacement counts");
+  await deleteSubscription(t.deps, "demo_application");
+  assert.equal(await refusal(t, "demo_application", [3]), none, "the deletion counts");
   await t.close();
 });
 
