@@ -2,8 +2,10 @@
  * Where a request's time goes, without HTTP, wrk or other processes: builds
  * the app in this process on a file database (signing off), enrols through
  * the API (app.request), then sends each scenario's requests one at a time
- * and reports wall-clock µs per request and SQL statements per request (by
- * kind). A plain Hono hello in the same process is the reference.
+ * and reports wall-clock µs per request, the process's CPU µs per request
+ * (user + system; steadier than wall-clock on a loaded machine) and SQL
+ * statements per request (by kind). A plain Hono hello in the same process
+ * is the reference.
  *
  * Run: deno run -A bench/inprocess.ts [requests per scenario] [scenario name filter] [--profile] [--sql]
  * (--profile: a V8 CPU profile of each measured loop only, summarised by function;
@@ -29,6 +31,7 @@ import { hotpSequence } from "./lib/otp.ts";
 import { percentile } from "./lib/stats.ts";
 import { type CpuProfile, type ProfileRow, summarize } from "./profile_summary.ts";
 import { Session } from "node:inspector/promises";
+import { cpuUsage } from "node:process";
 
 /**
  * Counts every statement of a connection by its first word and sums the time
@@ -114,6 +117,8 @@ interface Row {
   meanUs: number;
   p50Us: number;
   p99Us: number;
+  /** CPU µs (user + system) of the whole process per request. */
+  cpuUs: number;
   /** µs per request SQLite spent executing statements. */
   sqlUs: number;
   queries: string;
@@ -137,6 +142,7 @@ async function measure(
   counter.take();
   const times: number[] = [];
   if (inspector) await inspector.post("Profiler.start");
+  const cpu0 = cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const s = performance.now();
@@ -145,6 +151,7 @@ async function measure(
   }
   await deps.audit.flush();
   const total = (performance.now() - t0) * 1000;
+  const cpu = cpuUsage(cpu0);
   if (inspector) {
     const { profile } = await inspector.post("Profiler.stop") as { profile: CpuProfile };
     printProfile(name, profile, n);
@@ -163,6 +170,7 @@ async function measure(
     meanUs: total / n,
     p50Us: percentile(times, 50)!,
     p99Us: percentile(times, 99)!,
+    cpuUs: (cpu.user + cpu.system) / n,
     sqlUs: (q.sqlMs * 1000) / n,
     queries: [...q.counts].map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", "),
   });
@@ -195,20 +203,26 @@ function printProfile(name: string, profile: CpuProfile, requests: number): void
   );
 }
 
-const form = (body: string) => ({
+const form = (body: string, headers: Record<string, string> = {}) => ({
   method: "POST",
-  headers: { "content-type": "application/x-www-form-urlencoded" },
+  headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
   body,
 });
-const hotpReq = (users: OtpUser[]) => (i: number) => {
+const hotpReq = (users: OtpUser[], headers?: Record<string, string>) => (i: number) => {
   const u = users[i % users.length];
   const otp = hotpSequence(u.key, u.next++, 1);
-  return app.request("/validate/check", form(validateBody(u, e.byUser) + otp));
+  return app.request("/validate/check", form(validateBody(u, e.byUser) + otp, headers));
 };
 
 await measure("hello (plain Hono, same process)", N, () => hello.request("/"));
 await measure("healthz (Tessera middleware + envelope)", N, () => app.request("/healthz/"));
 await measure("hotp", N, hotpReq(e.hotp));
+// a client component's User-Agent: the subscription meter runs (no subscription, free tier)
+await measure(
+  "hotp, metered client (privacyidea-cp)",
+  N,
+  hotpReq(e.hotp, { "user-agent": "privacyidea-cp/2.0 Windows/Laptop" }),
+);
 await measure("wrong", N, (i) => {
   const u = e.wrong[i % e.wrong.length];
   return app.request("/validate/check", form(validateBody(u, e.byUser) + u.wrong));
@@ -239,19 +253,19 @@ console.log(
   `In-process, one request at a time, ${N} requests per scenario (signing off unless named)`,
 );
 console.log(
-  "scenario                                   mean µs   p50 µs   p99 µs   SQL µs  statements per request",
+  "scenario                                   mean µs   p50 µs   p99 µs   CPU µs   SQL µs  statements per request",
 );
 for (const r of rows) {
   console.log(
     `${r.name.padEnd(42)} ${r.meanUs.toFixed(0).padStart(7)} ${r.p50Us.toFixed(0).padStart(8)} ${
       r.p99Us.toFixed(0).padStart(8)
-    } ${r.sqlUs.toFixed(0).padStart(8)}  ${r.queries}`,
+    } ${r.cpuUs.toFixed(0).padStart(8)} ${r.sqlUs.toFixed(0).padStart(8)}  ${r.queries}`,
   );
 }
 console.log(
-  "(SQL µs: time SQLite spent executing the statements, per request; audit rows are",
+  "(CPU µs: the process's user + system time per request, all threads; SQL µs: time SQLite",
 );
-console.log(" written in batches by the audit writer and not counted)");
+console.log(" spent executing the statements, per request, the audit rows included)");
 await deps.audit.flush();
 await deps.db.destroy();
 await Deno.remove(dir, { recursive: true });
