@@ -7,6 +7,7 @@ import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { enroll, enrollHotp } from "../fixtures/tokens.ts";
 import { findContainer, listContainers } from "../../src/domain/container/mod.ts";
+import { deletePolicy, savePolicy } from "../../src/domain/policy/mod.ts";
 
 async function setup(): Promise<TestApp> {
   const t = await createTestApp();
@@ -304,13 +305,64 @@ Deno.test("/container templates: create, update, list, compare, delete", async (
     assert.equal((await findContainer(t.deps, s))?.templateName, "");
     const tt = await call(t, "GET", "/container/template/tokentypes");
     assert.deepEqual(tt.body.result.value.yubikey.token_types, ["hotp"]);
-    // a template with tokens: enrolling them is not built, so init refuses and creates nothing
+    // a template with tokens: they are enrolled into the new container (user: the owner's)
     const withTokens = await call(t, "POST", "/container/init", {
       type: "smartphone",
       template_name: "phone",
+      user: "alice",
+      realm: "staff",
     });
-    assert.equal(withTokens.status, 400);
-    assert.equal((await listContainers(t.deps, {})).containers.length, 1);
+    assert.equal(withTokens.status, 200, JSON.stringify(withTokens.body));
+    const made = withTokens.body.result.value;
+    const phone = await findContainer(t.deps, made.container_serial);
+    assert.equal(phone?.templateName, "phone");
+    const serials = Object.keys(made.tokens).sort();
+    assert.deepEqual(phone?.tokens.map((x) => x.serial).sort(), serials);
+    assert.deepEqual(
+      serials.map((x) => made.tokens[x].type).sort(),
+      ["hotp", "totp"],
+    );
+    for (const x of serials) {
+      assert.equal(made.tokens[x].serial, x);
+      assert.match(String(made.tokens[x].googleurl?.value ?? ""), /^otpauth:\/\//);
+      assert.equal(made.tokens[x].init_params.type, made.tokens[x].type);
+    }
+    // no `user` in the template: the tokens belong to nobody
+    const owners = await call(t, "GET", `/token/?container_serial=${made.container_serial}`);
+    assert.deepEqual(
+      owners.body.result.value.tokens.map((x: { username: string }) => x.username),
+      ["", ""],
+    );
+    // `user: true`: the token belongs to the container's owner
+    await call(t, "POST", "/container/generic/template/mine", {
+      template_options: { tokens: [{ type: "hotp", genkey: true, user: true }] },
+    });
+    const owned = await call(t, "POST", "/container/init", {
+      type: "generic",
+      template_name: "mine",
+      user: "alice",
+      realm: "staff",
+    });
+    const [ownedSerial] = Object.keys(owned.body.result.value.tokens);
+    const ownedList = await call(t, "GET", `/token/?serial=${ownedSerial}`);
+    assert.equal(ownedList.body.result.value.tokens[0].username, "alice");
+    assert.equal(
+      ownedList.body.result.value.tokens[0].container_serial,
+      owned.body.result.value.container_serial,
+    );
+    await call(t, "DELETE", "/container/template/mine");
+    // a template token the caller may not enrol is left out, the others are made
+    await savePolicy(t.deps, "admins", { scope: "admin", action: "enrollHOTP, container_create" });
+    const limited = await call(t, "POST", "/container/init", {
+      type: "smartphone",
+      template_name: "phone",
+    });
+    assert.equal(limited.status, 200, JSON.stringify(limited.body));
+    assert.deepEqual(
+      Object.values(limited.body.result.value.tokens).map((x) => (x as { type: string }).type),
+      ["hotp"],
+    );
+    await deletePolicy(t.deps, "admins");
     await call(t, "POST", "/container/smartphone/template/empty", { template_options: {} });
     const fromEmpty = (await call(t, "POST", "/container/init", {
       type: "smartphone",

@@ -10,10 +10,12 @@ import type { AppEnv, RequestTarget } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, stringParam } from "../params.ts";
 import { requestRightValues, visibleRealms } from "../rights/rights.ts";
-import { ParameterError, ResourceNotFoundError } from "../../errors.ts";
+import { AppError, ParameterError, ResourceNotFoundError } from "../../errors.ts";
+import { checkRight } from "../../domain/policy/mod.ts";
 import {
   addTokenToContainer,
   assignContainerUser,
+  checkContainerTokenType,
   compareWithTemplate,
   type Container,
   containerNotFound,
@@ -37,7 +39,13 @@ import {
   TEMPLATE_TOKEN_TYPES,
   unassignContainerUser,
 } from "../../domain/container/mod.ts";
-import { findTokensBySerials, isOwner, type TokenWithInfo } from "../../domain/token/mod.ts";
+import {
+  findTokensBySerials,
+  getTokenBySerial,
+  initToken,
+  isOwner,
+  type TokenWithInfo,
+} from "../../domain/token/mod.ts";
 import { realmExists } from "../../domain/user/mod.ts";
 import { containerRealms, tokenRealms } from "../../domain/request/context.ts";
 
@@ -193,13 +201,6 @@ containerRoutes.post("/init", async (c) => {
       ) fromTemplate = stored.name;
     }
   }
-  if (templateTokens.length > 0) {
-    // enrolling a template's tokens with the container is not built: refused, nothing created
-    throw new ParameterError(
-      "Creating the tokens of a container template is not supported by Tessera: create the " +
-        "container without template and enrol its tokens with /token/init and container_serial",
-    );
-  }
   const realm = target.user ? undefined : target.placeRealm;
   if (realm !== undefined && !(await realmExists(c.get("deps"), realm))) {
     throw new ParameterError(`Realm "${realm}" does not exist`);
@@ -215,8 +216,84 @@ containerRoutes.post("/init", async (c) => {
   const audit = c.get("audit");
   audit.serial = created.serial;
   audit.info = `container ${created.serial} (${created.type})`;
-  return ok(c, { container_serial: created.serial });
+  if (templateTokens.length === 0) return ok(c, { container_serial: created.serial });
+  return ok(c, {
+    container_serial: created.serial,
+    tokens: await enrolTemplateTokens(c, created, templateTokens),
+  });
 });
+
+// template parameters that are secrets: used to enrol, never echoed in `init_params`
+const SECRET_INIT_PARAMS = new Set(["pin", "otpkey", "password", "genkey_secret"]);
+
+/**
+ * Enrols a template's tokens into a new container (privacyIDEA's
+ * create_container_tokens_from_template): each with the caller's `enroll<TYPE>` right and
+ * enrolment policies for its owner (a token with `user: true` belongs to the container's
+ * owner, else to nobody, else into the container's first realm; a user's tokens are always
+ * theirs). A token that is refused or fails is skipped. `{<serial>: {type, ...detail,
+ * init_params}}`.
+ */
+async function enrolTemplateTokens(
+  c: C,
+  container: Container,
+  templateTokens: unknown[],
+): Promise<Record<string, unknown>> {
+  const deps = c.get("deps");
+  const identity = c.get("identity");
+  if (!identity) return {};
+  const result: Record<string, unknown> = {};
+  for (const raw of templateTokens) {
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) continue;
+    const { user: wantsOwner, ...rest } = raw as Record<string, unknown>;
+    delete rest.realm;
+    delete rest.resolver;
+    delete rest.serial;
+    const type = String(rest.type ?? "hotp").toLowerCase();
+    let owner = identity.role === "user" ? targetOf(c).user : undefined;
+    let realm: string | undefined;
+    if (identity.role === "admin" && wantsOwner === true) {
+      owner = container.owner;
+      if (!owner) realm = container.realms[0];
+    }
+    const context = owner
+      ? { user: owner.login, realm: owner.realm, resolver: owner.resolver }
+      : { realm: realm ?? [] };
+    const base = { client: c.get("clientIp"), userAgent: c.get("userAgent") };
+    try {
+      // the right /token/init asks for this type, matched on the token's owner (or realm)
+      await checkRight(deps, identity, `enroll${type.toUpperCase()}`, {
+        ...base,
+        ...(identity.role === "admin" ? context : {}),
+        policies: targetOf(c).policies,
+      });
+      checkContainerTokenType(container, type);
+      const { role, username, realm: callerRealm, resolver } = identity;
+      const res = await initToken(deps, { ...rest, type }, {
+        user: owner,
+        realm: owner ? undefined : realm,
+        caller: { role, username, realm: callerRealm },
+        client: c.get("clientIp"),
+        pinPolicy: {
+          caller: { role, username, realm: callerRealm, resolver },
+          context: { ...base, ...context },
+        },
+      });
+      await addTokenToContainer(deps, container, await getTokenBySerial(deps, res.serial));
+      const initParams = Object.fromEntries(
+        Object.entries({ ...rest, type }).filter(([k]) => !SECRET_INIT_PARAMS.has(k)),
+      );
+      result[res.serial] = { type: res.type, ...res.detail, init_params: initParams };
+    } catch (err) {
+      // as privacyIDEA: a template token that is refused or fails is left out, the rest go on
+      if (!(err instanceof AppError)) throw err;
+      c.get("deps").log.info(
+        `container ${container.serial}: template token of type ${type} not enrolled: ${err.message}`,
+      );
+    }
+  }
+  return result;
+}
 
 containerRoutes.delete("/template/:template_name", async (c) => {
   const name = pathParam(c, "template_name");

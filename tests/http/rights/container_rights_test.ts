@@ -14,6 +14,7 @@ import {
   addTokenToContainer,
   createContainer,
   listContainers,
+  setTemplate,
 } from "../../../src/domain/container/mod.ts";
 import { getTokenBySerial } from "../../../src/domain/token/mod.ts";
 import { resolveUser } from "../../../src/domain/user/mod.ts";
@@ -314,6 +315,54 @@ Deno.test("/token/init container_serial: the token goes in only with container_a
     assert.equal(theirs.status, 200);
     assert.equal("container_serial" in theirs.body.detail, false);
     assert.equal(await snapshot(w.t), before2);
+  } finally {
+    await w.t.close();
+  }
+});
+
+Deno.test("/container/init from a template: each token needs the caller's enroll right for its owner", async () => {
+  const w = await world();
+  try {
+    await setTemplate(w.t.deps, {
+      name: "owned",
+      containerType: "generic",
+      options: { tokens: [{ type: "hotp", genkey: true, user: true }] },
+      isDefault: false,
+    });
+    await setTemplate(w.t.deps, {
+      name: "loose",
+      containerType: "generic",
+      options: { tokens: [{ type: "hotp", genkey: true }] },
+      isDefault: false,
+    });
+    // deno-lint-ignore no-explicit-any
+    const tokensOf = (res: { body: any }) => Object.keys(res.body.result.value.tokens ?? {});
+    // the sales admin: a token for sam (sales) yes; a token in no realm no (the container is made)
+    const forSam = await send(w, w.sub, ["POST", "/container/init", {
+      type: "generic",
+      template_name: "owned",
+      user: "sam",
+      realm: "sales",
+    }]);
+    assert.equal(forSam.status, 200, JSON.stringify(forSam.body));
+    assert.equal(tokensOf(forSam).length, 1);
+    const owner = (await getTokenBySerial(w.t.deps, tokensOf(forSam)[0])).owner;
+    assert.equal(owner?.login, "sam");
+    const loose = await send(w, w.sub, ["POST", "/container/init", {
+      type: "generic",
+      template_name: "loose",
+      realm: "sales",
+    }]);
+    assert.equal(loose.status, 200);
+    assert.deepEqual(tokensOf(loose), []);
+    // a user: the template's tokens are always the user's own
+    const mine = await send(w, w.alice, ["POST", "/container/init", {
+      type: "generic",
+      template_name: "loose",
+    }]);
+    assert.equal(mine.status, 200, JSON.stringify(mine.body));
+    assert.equal(tokensOf(mine).length, 1);
+    assert.equal((await getTokenBySerial(w.t.deps, tokensOf(mine)[0])).owner?.login, "alice");
   } finally {
     await w.t.close();
   }
