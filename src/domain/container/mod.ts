@@ -35,6 +35,7 @@ import {
   TokenAdminError,
 } from "../../errors.ts";
 import { toHex } from "../../lib/random.ts";
+import { deleteChallengesOf } from "../challenge/mod.ts";
 import { loadSystemConfig } from "../system_config/mod.ts";
 import { TOKEN_TYPE_MODULES } from "../token/types/mod.ts";
 import type { UserRef } from "../user/model.ts";
@@ -303,10 +304,14 @@ function checkDescription(description: string): void {
   }
 }
 
-/** Deletes the container with its owner, realms, states and info; its tokens stay. */
+/**
+ * Deletes the container with its owner, realms, states, info and challenges (registration and
+ * synchronisation challenges are kept under the container's serial); its tokens stay.
+ */
 export async function deleteContainer(deps: Deps, c: { id: number; serial: string }) {
   const n = await store.deleteContainer(deps.db, c.id);
   if (n === 0) throw containerNotFound(c.serial);
+  await deleteChallengesOf(deps, [c.serial]);
 }
 
 /** The query of the container list (filters as privacyIDEA's, `*` wildcards). */

@@ -31,6 +31,8 @@ import {
 } from "../../../src/domain/container/mod.ts";
 import { realmExists, resolveUser } from "../../../src/domain/user/mod.ts";
 import { getTokenBySerial } from "../../../src/domain/token/mod.ts";
+import { challengesOfSerial, createChallenges } from "../../../src/domain/challenge/mod.ts";
+import { loadSystemConfig } from "../../../src/domain/system_config/mod.ts";
 import { createTestApp, TEST_EPOCH_MS, type TestApp } from "../../test_app.ts";
 import { createUsers } from "../../fixtures/users.ts";
 import { enroll, enrollHotp, SEED_HEX } from "../../fixtures/tokens.ts";
@@ -123,6 +125,17 @@ Deno.test("container: a token is in one container at most; adding moves it; unsu
     await deleteContainer(t.deps, g1);
     assert.equal(await findContainer(t.deps, g1.serial), undefined);
     assert.ok(await getTokenBySerial(t.deps, hotp.serial));
+    // the container's challenges (registration, synchronisation) go with it
+    const g3 = await createContainer(t.deps, { type: "smartphone" });
+    await createChallenges(t.deps, await loadSystemConfig(t.deps), [{
+      serial: g3.serial,
+      type: "smartphone",
+      message: "",
+      validity: 120,
+    }]);
+    assert.equal((await challengesOfSerial(t.deps, g3.serial)).length, 1);
+    await deleteContainer(t.deps, g3);
+    assert.equal((await challengesOfSerial(t.deps, g3.serial)).length, 0);
     await addTokenToContainer(t.deps, g2, hotp);
     const del = await t.asAdmin("DELETE", `/token/${hotp.serial}`);
     assert.equal(del.status, 200);
