@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { createTestApp, type TestApp } from "../test_app.ts";
+import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { importPrivacyidea, type PiImportReport } from "../../src/domain/import/mod.ts";
 import { findContainer, getTemplate, PI_INTERNAL } from "../../src/domain/container/mod.ts";
 import { createPiSqlite, ENC_KEY } from "./_pi_fixture.ts";
@@ -111,6 +111,18 @@ Deno.test("import privacyidea: token containers and their templates are carried"
     assert.equal(info.get("creation_date")?.type, PI_INTERNAL);
     assert.equal(info.get("note")?.value, "front desk");
     assert.equal(info.get("note")?.type, "");
+
+    // and as the API lists it
+    const listed = await jsonOf(
+      await t.asAdmin("GET", "/container/", { query: { container_serial: "CONT00001" } }),
+    );
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    const view = listed.body.result.value.containers[0];
+    assert.equal(view.last_authentication, "2026-01-02T03:04:05.678000+00:00");
+    assert.equal(view.template, "office");
+    assert.deepEqual(view.users.map((u: { user_name: string }) => u.user_name), ["alice"]);
+    assert.deepEqual(view.tokens.map((x: { serial: string }) => x.serial), ["HOTP0001"]);
+    assert.equal(view.info.note, "front desk");
 
     const phone = (await findContainer(t.deps, "SMPH00002"))!;
     assert.equal(phone.type, "smartphone");

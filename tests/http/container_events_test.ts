@@ -1,0 +1,90 @@
+/**
+ * The `/container/…` routes fire their `container_*` events: the Container handler acts on
+ * the container of the answer (`container_init`) or of the path (`/container/<serial>/…`),
+ * gated by the container conditions; state read back over HTTP.
+ */
+import assert from "node:assert/strict";
+import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
+import { createUsers } from "../fixtures/users.ts";
+import { enrollHotp } from "../fixtures/tokens.ts";
+
+async function call(t: TestApp, method: string, path: string, body?: Record<string, unknown>) {
+  return await jsonOf(await t.asAdmin(method, path, { body, json: true }));
+}
+
+async function addEvent(t: TestApp, body: Record<string, unknown>): Promise<void> {
+  const res = await call(t, "POST", "/event", body);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+}
+
+async function containerOf(t: TestApp, serial: string) {
+  const res = await call(t, "GET", `/container/?container_serial=${serial}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.result.value.containers[0];
+}
+
+Deno.test("container_init: the Container handler acts on the new container of the answer", async () => {
+  const t = await createTestApp();
+  try {
+    await addEvent(t, {
+      name: "tag generic",
+      event: "container_init",
+      handlermodule: "Container",
+      action: "add container info",
+      "option.key": "origin",
+      "option.value": "event",
+      conditions: { container_type: "generic" },
+    });
+    const generic = await call(t, "POST", "/container/init", { type: "generic" });
+    assert.equal(generic.status, 200, JSON.stringify(generic.body));
+    const g = await containerOf(t, generic.body.result.value.container_serial);
+    assert.equal(g.info.origin, "event");
+    const phone = await call(t, "POST", "/container/init", { type: "smartphone" });
+    const p = await containerOf(t, phone.body.result.value.container_serial);
+    assert.equal(p.info.origin, undefined, "the condition did not hold");
+    const events = (await call(t, "GET", "/event/available")).body.result.value;
+    assert.ok(events.includes("container_init") && events.includes("container_assign"));
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("/container/<serial>/… events: the handler acts on the path's container", async () => {
+  const t = await createTestApp();
+  try {
+    await createUsers(t.deps, { realm: "staff", users: [{ login: "alice", password: "a-pass" }] });
+    await addEvent(t, {
+      name: "lock unowned",
+      event: "container_add_token",
+      handlermodule: "Container",
+      action: "disable all tokens",
+      conditions: { container_has_owner: "False" },
+    });
+    await addEvent(t, {
+      name: "mark owned",
+      event: "container_assign",
+      handlermodule: "Container",
+      action: "add states",
+      "option.lost": "True",
+      conditions: { container_has_owner: "True", container_state: "active" },
+    });
+    const init = await call(t, "POST", "/container/init", { type: "generic" });
+    const serial = init.body.result.value.container_serial;
+    const hotp = await enrollHotp(t, {});
+    const add = await call(t, "POST", `/container/${serial}/add`, { serial: hotp });
+    assert.equal(add.status, 200, JSON.stringify(add.body));
+    const token = await call(t, "GET", `/token/?serial=${hotp}`);
+    assert.equal(token.body.result.value.tokens[0].active, false);
+    assert.equal(token.body.result.value.tokens[0].container_serial, serial);
+    const assign = await call(t, "POST", `/container/${serial}/assign`, {
+      user: "alice",
+      realm: "staff",
+    });
+    assert.equal(assign.status, 200, JSON.stringify(assign.body));
+    const c = await containerOf(t, serial);
+    assert.deepEqual([...c.states].sort(), ["active", "lost"]);
+    assert.equal(c.users[0].user_name, "alice");
+  } finally {
+    await t.close();
+  }
+});
