@@ -216,6 +216,11 @@ export async function deleteExpiredChallenges(deps: Deps): Promise<number> {
   return await store.deleteExpired(deps.db, deps.clock.now());
 }
 
+/** Deletes the expired challenges of some tokens; how many. */
+export async function deleteExpiredChallengesOf(deps: Deps, serials: string[]): Promise<number> {
+  return await store.deleteExpired(deps.db, deps.clock.now(), serials);
+}
+
 /**
  * Replaces the data of an open challenge (neither answered nor declined) that
  * still holds `oldData`; false when another request changed it first.

@@ -7,6 +7,7 @@
 import type { Deps } from "../../deps.ts";
 import { ParameterError } from "../../errors.ts";
 import { CENSORED, decryptSecretText, encryptSecret } from "../../lib/crypto.ts";
+import { parseOcraSuite } from "../../lib/ocra.ts";
 import * as store from "./system_store.ts";
 
 /** The type of a secret entry (privacyIDEA's `<key>.type = password`): stored encrypted. */
@@ -28,6 +29,21 @@ interface KnownKey {
 }
 
 const nonNegative = (v: string) => Number(v) >= 0 ? undefined : "must not be negative";
+const HTTP_URL_REGEXP = /^https?:\/\/[^\s]+$/;
+/** An http(s) URL or empty (unset: the default applies). */
+const httpUrl = (v: string) =>
+  v === "" || HTTP_URL_REGEXP.test(v) ? undefined : "must be an http(s) URL";
+
+/** A suite the TiQR app can answer: valid, with the question as its only data input. */
+function tiqrSuiteProblem(v: string): string | undefined {
+  try {
+    const suite = parseOcraSuite(v);
+    if (suite.counter || suite.signature) return "must have the question as its only data input";
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
 
 /** The system config keys Tessera knows, with privacyIDEA's defaults. */
 export const SYSTEM_KEYS: Record<string, KnownKey> = {
@@ -161,6 +177,46 @@ export const SYSTEM_KEYS: Record<string, KnownKey> = {
     type: "bool",
     default: "False",
     description: "yubico tokens ask the validation server with POST instead of GET",
+  },
+  "tiqr.regServer": {
+    type: "string",
+    default: "",
+    description: "URL of this server's /ttype/tiqr for the TiQR app's enrolment",
+    check: httpUrl,
+  },
+  "tiqr.authServer": {
+    type: "string",
+    default: "",
+    description: "URL of /ttype/tiqr for the TiQR app's authentication (empty: tiqr.regServer)",
+    check: httpUrl,
+  },
+  "tiqr.serviceIdentifier": {
+    type: "string",
+    default: "org.privacyidea",
+    description: "service identifier the TiQR app files the accounts under",
+  },
+  "tiqr.serviceDisplayname": {
+    type: "string",
+    default: "privacyIDEA",
+    description: "service name the TiQR app shows",
+  },
+  "tiqr.logoUrl": {
+    type: "string",
+    default: "",
+    description: "URL of the logo the TiQR app shows",
+    check: httpUrl,
+  },
+  "tiqr.infoUrl": {
+    type: "string",
+    default: "https://www.privacyidea.org",
+    description: "URL of the service information the TiQR app links",
+    check: httpUrl,
+  },
+  "tiqr.ocrasuite": {
+    type: "string",
+    default: "OCRA-1:HOTP-SHA1-6:QN10",
+    description: "OCRA suite of new tiqr tokens",
+    check: tiqrSuiteProblem,
   },
   "yubico.timeout": {
     type: "int",

@@ -132,6 +132,11 @@ const PERIODIC_TASK_LISTS = "the names of the task modules and nodes and the opt
 const PUSH_PROTOCOL = "the privacyIDEA Authenticator app has no login (privacyIDEA: no " +
   "authentication): the enrolment's second step needs the token's one-time enrolment credential, " +
   "polls and answers the app's RSA signature with the key it registered; refusals change nothing";
+
+const TIQR_PROTOCOL = "the TiQR app has no login (privacyIDEA: no authentication): metadata and " +
+  "enrolment need the token's one-time enrolment session, an authentication the transaction id " +
+  "of an open challenge and the OCRA response computed with the token's secret; refusals change " +
+  "nothing but a wrong response's fail counter";
 const CRL_PUBLIC = "a CRL is public by design (RFC 5280 distribution points are fetched without " +
   "credentials); it names revoked serials only";
 
@@ -191,6 +196,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },
   "GET /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
   "POST /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
+  "GET /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
+  "POST /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
   "GET /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
   // self-registration and password recovery: public as in privacyIDEA (nobody is logged in
   // yet); the register policies and the user right password_reset decide (src/domain/register)

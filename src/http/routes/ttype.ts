@@ -4,6 +4,7 @@ import { yubikeyValidate } from "../../domain/yubico_validation/mod.ts";
 import { hiddenTokenError } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { pollChallenges, pushPost } from "../../domain/push/mod.ts";
+import { tiqrRequest } from "../../domain/tiqr/mod.ts";
 
 /** `/ttype/`: protocol endpoints of token types (spec 11 §6.4). */
 export const ttypeRoutes = new Hono<AppEnv>();
@@ -86,3 +87,31 @@ async function pushAnswer(c: Context<AppEnv>): Promise<Response> {
 
 ttypeRoutes.get("/push", pushPoll);
 ttypeRoutes.post("/push", pushAnswer);
+
+/**
+ * `/ttype/tiqr`: the TiQR app's metadata, enrolment and authentication requests
+ * (spec 14 §7); raw JSON or plain text, as the app reads it, errors in the envelope.
+ */
+async function tiqr(c: Context<AppEnv>): Promise<Response> {
+  const params = stringParams(c);
+  const audit = c.get("audit");
+  audit.serial = (params.serial ?? "").slice(0, 40);
+  audit.tokenType = "tiqr";
+  let answer;
+  try {
+    answer = await tiqrRequest(c.get("deps"), params);
+  } catch (err) {
+    throw await hiddenTokenError(c, err, HIDDEN_TTYPE_ERROR);
+  }
+  if (answer.serial !== "") audit.serial = answer.serial.slice(0, 40);
+  if (answer.kind === "json") {
+    audit.outcome = true;
+    return c.json(answer.body, 200, { "cache-control": "no-store" });
+  }
+  audit.info = answer.text;
+  audit.outcome = answer.isSuccess;
+  return c.text(answer.text, 200, { "cache-control": "no-store" });
+}
+
+ttypeRoutes.get("/tiqr", tiqr);
+ttypeRoutes.post("/tiqr", tiqr);

@@ -37,6 +37,7 @@ export const TOKEN_TYPES: Readonly<Record<string, string>> = {
   applspec:
     "Application Specific Password: A token with a fixed password. Can be used for certain applications or services.",
   "4eyes": "4Eyes Token: Use tokens of two or more users to authenticate",
+  tiqr: "TiQR: Enroll a TiQR token.",
 };
 
 /**

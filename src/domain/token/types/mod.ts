@@ -30,6 +30,7 @@ import { OCRA } from "./ocra.ts";
 import { REMOTE } from "./remote.ts";
 import { APPLSPEC } from "./applspec.ts";
 import { FOUREYES } from "./foureyes.ts";
+import { TIQR } from "./tiqr.ts";
 
 export type {
   CandidateRequest,
@@ -73,6 +74,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   REMOTE,
   APPLSPEC,
   FOUREYES,
+  TIQR,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));
