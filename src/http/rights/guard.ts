@@ -44,6 +44,7 @@ import {
 import { containerNotFound, findContainer } from "../../domain/container/mod.ts";
 import {
   adminRealmScope,
+  allowedRealms,
   checkRight,
   loadPolicySet,
   type RightContext,
@@ -431,6 +432,19 @@ async function guardRequest(
   const target = await resolveTarget(c, rule, path);
   // the one policy set of this request: the decision and the handler's policy reads
   target.policies = await loadPolicySet(c.get("deps"));
+  if (
+    rule.createsContainer && identity.role === "admin" && target.login === undefined &&
+    target.placeRealm === undefined
+  ) {
+    // a container an admin limited to realms creates without naming a realm goes into the
+    // first realm its container_create policies allow (privacyIDEA's container init)
+    const realms = await allowedRealms(c.get("deps"), identity, "container_create", {
+      client: c.get("clientIp"),
+      userAgent: c.get("userAgent"),
+      policies: target.policies,
+    });
+    if (realms && realms.length > 0) target.placeRealm = realms[0];
+  }
   c.set("target", target);
   if (identity.role === "admin" && !rule.namesUserByResolver) auditObjectOwner(c, target);
   const action = actionOf(c, rule, identity.role);

@@ -215,8 +215,13 @@ Deno.test("/container rights: a realm-limited admin acts in its realm only; refu
       realm: "staff",
     }]);
     assert.equal(c1.status, 403);
+    // no realm named: the first realm its policies allow
     const c2 = await send(w, w.sub, ["POST", "/container/init", { type: "generic" }]);
-    assert.equal(c2.status, 403);
+    assert.equal(c2.status, 200, JSON.stringify(c2.body));
+    const placed = await listContainers(w.t.deps, {
+      serial: c2.body.result.value.container_serial,
+    });
+    assert.deepEqual(placed.containers[0].realms, ["sales"]);
     const c3 = await send(w, w.sub, ["POST", "/container/init", {
       type: "generic",
       realm: "sales",
