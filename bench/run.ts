@@ -1150,13 +1150,8 @@ async function main(args: string[]): Promise<number> {
     }
   }
   const primary = runs[0];
-  bench.report.targets = evaluateTargets({
-    ...bench.report,
-    results: bench.report.results.filter((r) =>
-      r.target === undefined || r.target === primary.label
-    ),
-  });
-  if (multi) bench.notes.push(`the targets of issue 10 are judged on the ${primary.label} rows`);
+  bench.report.targets = evaluateTargets(bench.report, { primary: primary.label });
+  if (multi) bench.notes.push(`the ratio targets are judged on the ${primary.label} rows`);
   bench.notes.push(`total run time ${((performance.now() - started) / 1000).toFixed(0)} s`);
   const loadAtEnd = loadAverage();
   if (loadAtStart !== undefined && loadAtEnd !== undefined) {

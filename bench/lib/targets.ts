@@ -13,7 +13,7 @@ import type { BenchCluster } from "./postgres.ts";
 export interface TargetRun {
   target: BenchTarget;
   label: string;
-  /** The first run: its numbers are the ones the targets of issue 10 are judged on. */
+  /** The first run: its numbers are the ones the ratio targets are judged on. */
   primary: boolean;
   /** One data directory per node (keys; SQLite's database). */
   dataDirs: string[];
