@@ -12,6 +12,7 @@ import type { AppEnv } from "./context.ts";
 import { stringParam } from "./params.ts";
 import { missingParameter } from "../errors.ts";
 import type { FidoAnswer, PasskeyRegistration } from "../domain/validate/mod.ts";
+import type { SignedAnswer } from "../domain/token/types/mod.ts";
 
 /** The first non-empty of several parameter names (privacyIDEA's aliases). */
 export function aliasOf(p: Record<string, unknown>, ...names: string[]): string | undefined {
@@ -42,6 +43,18 @@ export function fidoAnswerOf(c: Context<AppEnv>): FidoAnswer | undefined {
     userHandle: aliasOf(p, "userhandle", "userHandle"),
     origin: c.req.header("Origin"),
   };
+}
+
+/**
+ * A U2F key's signed answer (`clientdata`, `signaturedata`; spec 14 §8.2)
+ * in a request without a credential id; undefined when it carries neither.
+ */
+export function signedAnswerOf(c: Context<AppEnv>): SignedAnswer | undefined {
+  const p = c.get("params");
+  const clientData = stringParam(p, "clientdata");
+  const signatureData = stringParam(p, "signaturedata");
+  if (!clientData && !signatureData) return undefined;
+  return { clientData, signatureData };
 }
 
 /**

@@ -247,7 +247,7 @@ async function rowsOf(
       token(4, "LEGA0001", { pin_hash: T7.hash, pin_seed: ` ${T7.seed} `, key_enc: T2_ENC }),
       // PIN stored encrypted (T4), fail counter carried
       token(5, "ENCP0001", { pin_hash: T4, failcount: 3, maxfail: 5 }),
-      // a type Tessera lacks
+      // a u2f token without its registration (no key handle, pubKey or appId)
       token(6, "U2F0001", { tokentype: "u2f", key_enc: "", key_iv: "" }),
     ],
     tokeninfo: [

@@ -10,6 +10,8 @@ import { createPiSqlite, ENC_KEY, piEncrypt, T4 } from "./_pi_fixture.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { enrollHotp, hotp } from "../fixtures/tokens.ts";
 import { serveApp } from "../http/_serve_app.ts";
+import { VECTOR } from "../http/_u2f.ts";
+import { Buffer } from "node:buffer";
 
 /** A token row (slot-0 encrypted key and user PIN) with tokeninfo. */
 function addToken(
@@ -259,6 +261,55 @@ Deno.test("import privacyidea: a 4eyes token arrives enabled with its realms and
       await t.post("/validate/check", { serial: "PI4E0001", pass: `|a1${hotp(0)}` }),
     );
     assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("import privacyidea: a u2f token arrives enabled with key handle, pubKey, appId, counter and attestation, and answers the real device's vector once", async () => {
+  const t = await createTestApp();
+  try {
+    const keyHandleHex = Buffer.from(VECTOR.keyHandle, "base64url").toString("hex");
+    const report = await importWith(t, (db) => {
+      addToken(db, 804, { serial: VECTOR.serial, type: "u2f", key: keyHandleHex }, [
+        ["pubKey", VECTOR.pubKey],
+        ["appId", VECTOR.appId],
+        ["attestation_subject", VECTOR.subject],
+        ["attestation_issuer", VECTOR.issuer],
+        ["attestation_serial", VECTOR.certSerial],
+      ]);
+    });
+    const log = report.log.join("\n");
+    assert.ok(!new RegExp(`${VECTOR.serial}.*(disabled|failed)`).test(log), log);
+    const token = await tokenOf(t, VECTOR.serial);
+    assert.equal(token.tokentype, "u2f");
+    assert.equal(token.active, true);
+    assert.equal(token.info.appId, VECTOR.appId);
+    assert.equal(token.info.attestation_subject, VECTOR.subject);
+    // the stored challenge of the upstream test: the next 32-byte draw is its nonce
+    const saved = t.deps.random;
+    (t.deps as { random: typeof saved }).random = {
+      bytes: (n) => n === 32 ? Buffer.from(VECTOR.nonceHex, "hex") : saved.bytes(n),
+    };
+    const ch = await jsonOf(
+      await t.post("/validate/check", { serial: VECTOR.serial, pass: "1234" }),
+    );
+    (t.deps as { random: typeof saved }).random = saved;
+    const request = ch.body.detail.attributes.u2fSignRequest;
+    assert.equal(request.keyHandle, VECTOR.keyHandle, JSON.stringify(ch.body));
+    assert.equal(request.challenge, VECTOR.nonceB64url);
+    const answer = {
+      serial: VECTOR.serial,
+      pass: "",
+      transaction_id: ch.body.detail.transaction_id,
+      clientdata: VECTOR.clientData,
+      signaturedata: VECTOR.signatureData,
+    };
+    const ok = await jsonOf(await t.post("/validate/check", answer));
+    assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+    assert.equal((await tokenOf(t, VECTOR.serial)).count, VECTOR.counter);
+    const again = await jsonOf(await t.post("/validate/check", answer));
+    assert.equal(again.body.result.value, false);
   } finally {
     await t.close();
   }

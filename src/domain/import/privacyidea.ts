@@ -660,6 +660,13 @@ function tokenPlans(t: Tables, secrets: Secrets, piServers: PiRow[]): TokenPlan[
       active = false;
       notes.push("its OCRA suite needs a counter, PIN, session or time input: imported disabled");
     }
+    if (type === "u2f" && active && !u2fRegistrationComplete(secret, info)) {
+      // such a token can never answer its challenge: say so rather than carry a dead token
+      active = false;
+      notes.push(
+        "its U2F registration (key handle, pubKey, appId) is incomplete: imported disabled",
+      );
+    }
     let remoteServer: string | undefined;
     if (type === "remote") {
       // privacyIDEA names the definition by its id, which differs here: map it by identifier
@@ -705,6 +712,15 @@ function tokenPlans(t: Tables, secrets: Secrets, piServers: PiRow[]): TokenPlan[
       leftOut,
     };
   });
+}
+
+/** A u2f token with what its check needs: a key handle, a 65-byte `pubKey` and an `appId`. */
+function u2fRegistrationComplete(
+  keyHandle: Uint8Array | undefined,
+  info: Record<string, InfoEntry>,
+): boolean {
+  return (keyHandle?.length ?? 0) > 0 && /^04[0-9a-fA-F]{128}$/.test(info.pubKey?.value ?? "") &&
+    (info.appId?.value ?? "") !== "";
 }
 
 /** An OCRA suite `/validate/check` can answer: valid, with the question as its only input. */

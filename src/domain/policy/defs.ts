@@ -573,6 +573,25 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
       },
     }),
   },
+  u2f: {
+    description: "authentication with U2F keys registered in privacyIDEA (whose 3.12 no longer " +
+      "enrols them: no enrollU2F, no enrolment actions)",
+    isBuilt: true,
+    actions: () => ({
+      authentication: {
+        u2f_facets: s(
+          "Host names trusting the U2F tokens (space separated), listed by GET /ttype/u2f.",
+        ),
+        u2f_challenge_text: s("Challenge text of u2f tokens."),
+      },
+      authorization: {
+        u2f_req: s(
+          "Attestation rules a U2F token must match: subject/<re>/, issuer/<re>/, serial/<re>/.",
+          { group: "conditions" },
+        ),
+      },
+    }),
+  },
   statistics: {
     description: "statistics (/monitoring)",
     isBuilt: true,

@@ -23,7 +23,7 @@ import {
 import { encryptedPinOf, pinHashOf } from "./pin.ts";
 import { checkEnrolmentPin, type PinPolicyScope, randomPin } from "./pin_policy.ts";
 import { checkSerial, generateSerial } from "./serial.ts";
-import { type InitParams, tokenTypeOf } from "./types/mod.ts";
+import { type InitParams, NOT_ENROLLED_TYPES, tokenTypeOf } from "./types/mod.ts";
 import { usesOwnerNames } from "./types/_oath.ts";
 import { getUserInfo } from "./_users.ts";
 import * as store from "./token_store.ts";
@@ -85,7 +85,10 @@ export async function initToken(
 ): Promise<InitResult> {
   const type = (str(params, "type") || "hotp").toLowerCase();
   const module = tokenTypeOf(type);
-  if (!module) throw new TokenAdminError(`init token failed. Unknown token type: ${type}`, 1610);
+  // a type kept only to authenticate existing tokens (u2f) is unknown here, as in privacyIDEA 3.12
+  if (!module || type in NOT_ENROLLED_TYPES) {
+    throw new TokenAdminError(`init token failed. Unknown token type: ${type}`, 1610);
+  }
   const system = await loadSystemConfig(deps);
   let serial = str(params, "serial") ?? "";
   let existing: TokenWithInfo | undefined;

@@ -17,6 +17,7 @@
 export type { InfoEntry, Token, TokenInfo, TokenWithInfo, UserRef } from "./model.ts";
 export { TOKEN_TYPE_MODULES, TOKEN_TYPES, tokenTypeOf } from "./types/mod.ts";
 export type { TokenType } from "./types/mod.ts";
+export { type TrustedFacets, u2fFacets } from "./u2f_facets.ts";
 export {
   checkImportedPin,
   checkPin,

@@ -12,6 +12,7 @@ import type { SystemConfig } from "../system_config/mod.ts";
 import type { TokenWithInfo, UserRef } from "../token/mod.ts";
 import type { ConditionData } from "../policy/mod.ts";
 import type { FidoAnswer } from "../token/types/_fido.ts";
+import type { SignedAnswer } from "../token/types/mod.ts";
 import type { PasskeyRegistration } from "./_enrol_passkey.ts";
 import type { ValidatePolicies } from "./policy.ts";
 
@@ -32,6 +33,8 @@ export interface CheckRequest {
   userAgent: string;
   /** A WebAuthn/passkey assertion: the request goes the FIDO way (spec 11 §4.4). */
   fido?: FidoAnswer;
+  /** A U2F key's signed answer (`clientdata`, `signaturedata`) to a challenge (spec 14 §8.2). */
+  signedAnswer?: SignedAnswer;
   /** Step 2 of a passkey enrolment via multichallenge (spec 11 §5.4). */
   passkeyRegistration?: PasskeyRegistration;
   /** `cancel_enrollment`: drops the enrolment via multichallenge of the transaction. */

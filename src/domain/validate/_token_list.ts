@@ -257,7 +257,17 @@ async function classifyAnswer(
     check = { isValid: out.result === "accept" };
   } else if (module.checkAnswer) {
     // the type's own challenge (positions, question, sent code) is in its data
-    check = await module.checkAnswer(typeCtx, pass, parseData(challenge.data) ?? {});
+    check = await module.checkAnswer(
+      {
+        ...typeCtx,
+        challenge: challenge.challenge,
+        // a U2F key answers with signed data besides the (empty) pass
+        signedAnswer: ctx.request.signedAnswer,
+        authzValues: (action) => ctx.policies.typeAuthz[action] ?? [],
+      },
+      pass,
+      parseData(challenge.data) ?? {},
+    );
   } else check = await module.checkOtp(typeCtx, pass);
   if (!check.isValid && challenge.challenge === GENERIC_RESYNC) {
     // the answer to a resync challenge is the OTP after the remembered one

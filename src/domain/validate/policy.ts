@@ -123,6 +123,8 @@ export interface ValidatePolicies {
    * its value, or the conflict message when policies of one priority disagree.
    */
   typeActions: Readonly<Record<string, { value: string } | { conflict: string }>>;
+  /** Token-type authorization actions ({@link TYPE_AUTHZ_ACTIONS}): action → all its values. */
+  typeAuthz: Readonly<Record<string, readonly string[]>>;
   /** Names of the policies that matched (audit). */
   matched: string[];
 }
@@ -150,6 +152,7 @@ export const DEFAULT_VALIDATE_POLICIES: Readonly<ValidatePolicies> = Object.free
   isEnrollViaMultichallengeOptional: false,
   isEnrolledPasskeyOffline: false,
   typeActions: {},
+  typeAuthz: {},
   matched: [],
 });
 
@@ -408,6 +411,13 @@ export async function validatePolicies(
     if (aaguids.values.length > 0) {
       out.fidoAaguids = aaguids.values.map((v) => v.toLowerCase().replaceAll("-", ""));
     }
+    const typeAuthz: Record<string, string[]> = {};
+    for (const action of TYPE_AUTHZ_ACTIONS) {
+      // not noted as matched: they only matter to tokens of their type
+      const found = m.valuesNow(action);
+      if (found.values.length > 0) typeAuthz[action] = found.values;
+    }
+    out.typeAuthz = typeAuthz;
   }
   out.matched = [...matched];
   const result = Object.freeze(out) as ValidatePolicies;
@@ -448,7 +458,11 @@ export const TYPE_AUTH_ACTIONS: Readonly<Record<string, boolean>> = {
   push_presence_num_options: false,
   push_allow_polling: false,
   push_wait: false,
+  u2f_challenge_text: true,
 };
+
+/** Authorization actions of token types, read for their answers (all values of each). */
+export const TYPE_AUTHZ_ACTIONS: readonly string[] = ["u2f_req"];
 
 /** Boolean authentication actions of token types (value "true" when a policy sets them). */
 export const TYPE_AUTH_BOOLS: readonly string[] = [
@@ -504,6 +518,7 @@ const AUTHORIZATION_ACTIONS = [
   "authorized",
   "api_key_required",
   "webauthn_authenticator_selection_list",
+  ...TYPE_AUTHZ_ACTIONS,
 ];
 
 /** Entries per policy version before the result memo starts over. */

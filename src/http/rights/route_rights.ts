@@ -196,6 +196,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },
   "GET /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
   "POST /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
+  // the FIDO trusted facet list a browser fetches without credentials (config and policy only)
+  "GET /ttype/u2f": { ...PUBLIC, why: "the U2F trusted facet list: browsers fetch it anonymously" },
   "GET /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
   "POST /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
   "GET /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },

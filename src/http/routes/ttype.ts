@@ -4,6 +4,7 @@ import { yubikeyValidate } from "../../domain/yubico_validation/mod.ts";
 import { hiddenTokenError } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { pollChallenges, pushPost } from "../../domain/push/mod.ts";
+import { u2fFacets } from "../../domain/token/mod.ts";
 import { tiqrRequest } from "../../domain/tiqr/mod.ts";
 
 /** `/ttype/`: protocol endpoints of token types (spec 11 §6.4). */
@@ -115,3 +116,20 @@ async function tiqr(c: Context<AppEnv>): Promise<Response> {
 
 ttypeRoutes.get("/tiqr", tiqr);
 ttypeRoutes.post("/tiqr", tiqr);
+
+/** `GET /ttype/u2f`: the trusted facets of the U2F appId (spec 14 §8.2 point 4). */
+async function u2fTrustedFacets(c: Context<AppEnv>): Promise<Response> {
+  const audit = c.get("audit");
+  audit.tokenType = "u2f";
+  const facets = await u2fFacets(c.get("deps"), {
+    clientIp: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
+  });
+  audit.outcome = true;
+  // the FIDO facet list itself, not the JSON envelope (browsers read it as it is)
+  return c.body(JSON.stringify(facets), 200, {
+    "content-type": "application/fido.trusted-apps+json",
+  });
+}
+
+ttypeRoutes.get("/u2f", u2fTrustedFacets);

@@ -15,7 +15,7 @@ import {
 } from "../../domain/validate/mod.ts";
 import { tokenOf } from "../auth.ts";
 import { apiKeyStatus } from "../jwt.ts";
-import { fidoAnswerOf, passkeyRegistrationOf } from "../fido_answer.ts";
+import { fidoAnswerOf, passkeyRegistrationOf, signedAnswerOf } from "../fido_answer.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
 import { offlineAuthItems } from "../../domain/machine/mod.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
@@ -44,6 +44,7 @@ function checkRequestOf(c: C): CheckRequest {
   // a registration also carries a credential id: it is no assertion
   const passkeyRegistration = passkeyRegistrationOf(c);
   const fido = passkeyRegistration ? undefined : fidoAnswerOf(c);
+  const signedAnswer = fido || passkeyRegistration ? undefined : signedAnswerOf(c);
   const isCancelEnrolment = boolParam(p, "cancel_enrollment");
   return {
     user: stringParam(p, "user"),
@@ -52,7 +53,7 @@ function checkRequestOf(c: C): CheckRequest {
     serial: stringParam(p, "serial"),
     // an empty pass is allowed (PIN-only spass, challenge trigger), a missing one is not;
     // an assertion needs none
-    pass: fido || passkeyRegistration || isCancelEnrolment
+    pass: fido || passkeyRegistration || signedAnswer || isCancelEnrolment
       ? stringParam(p, "pass") ?? ""
       : passOf(p),
     transactionId: stringParam(p, "transaction_id") || stringParam(p, "state") || undefined,
@@ -62,6 +63,7 @@ function checkRequestOf(c: C): CheckRequest {
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
     fido,
+    signedAnswer,
     passkeyRegistration,
     isCancelEnrolment,
     apiKey: apiKeyOf(c),

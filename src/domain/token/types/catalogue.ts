@@ -52,3 +52,13 @@ export const ADMIN_ENROLLED_TYPES: ReadonlySet<string> = new Set([
   "ocra",
   "4eyes",
 ]);
+
+/**
+ * Types Tessera has only to authenticate existing tokens: privacyIDEA 3.12
+ * removed them from the enrollable types, so `/token/init` refuses them
+ * (ERR1610) and the policy definitions list no `enroll<TYPE>` or per-type
+ * enrolment action for them. Type name → description.
+ */
+export const NOT_ENROLLED_TYPES: Readonly<Record<string, string>> = {
+  u2f: "U2F: Enroll a U2F token.",
+};

@@ -30,13 +30,16 @@ import { OCRA } from "./ocra.ts";
 import { REMOTE } from "./remote.ts";
 import { APPLSPEC } from "./applspec.ts";
 import { FOUREYES } from "./foureyes.ts";
+import { U2F } from "./u2f.ts";
 import { TIQR } from "./tiqr.ts";
 
 export type {
   CandidateRequest,
   InitParams,
   OtpCheck,
+  SignedAnswer,
   TokenType,
+  TypeAnswerContext,
   TypeChallenge,
   TypeChallengeContext,
   TypeChallengeFailure,
@@ -45,7 +48,7 @@ export type {
   TypeInitResult,
 } from "./token_type.ts";
 export { infoValue } from "./token_type.ts";
-export { ADMIN_ENROLLED_TYPES, TOKEN_TYPES } from "./catalogue.ts";
+export { ADMIN_ENROLLED_TYPES, NOT_ENROLLED_TYPES, TOKEN_TYPES } from "./catalogue.ts";
 
 /** Every registered token type module. */
 export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
@@ -75,6 +78,7 @@ export const TOKEN_TYPE_MODULES: readonly TokenType[] = [
   APPLSPEC,
   FOUREYES,
   TIQR,
+  U2F,
 ];
 
 const BY_NAME = new Map<string, TokenType>(TOKEN_TYPE_MODULES.map((t) => [t.type, t]));
