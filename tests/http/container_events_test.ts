@@ -88,3 +88,40 @@ Deno.test("/container/<serial>/… events: the handler acts on the path's contai
     await t.close();
   }
 });
+
+Deno.test("Token enroll with option container puts the new token into the request's container", async () => {
+  const t = await createTestApp();
+  try {
+    await addEvent(t, {
+      name: "second factor",
+      event: "container_init",
+      handlermodule: "Token",
+      action: "enroll",
+      "option.tokentype": "hotp",
+      "option.container": "True",
+    });
+    await addEvent(t, {
+      name: "without container",
+      event: "container_set_description",
+      handlermodule: "Token",
+      action: "enroll",
+      "option.tokentype": "totp",
+    });
+    const init = await call(t, "POST", "/container/init", { type: "generic" });
+    const serial = init.body.result.value.container_serial;
+    const c = await containerOf(t, serial);
+    assert.equal(c.tokens.length, 1);
+    assert.equal(c.tokens[0].tokentype, "hotp");
+    const described = await call(t, "POST", `/container/${serial}/description`, {
+      description: "d",
+    });
+    assert.equal(described.status, 200, JSON.stringify(described.body));
+    // the option is off: the new TOTP token is made outside the container
+    const totp = await call(t, "GET", "/token/?type=totp");
+    assert.equal(totp.body.result.value.count, 1);
+    assert.equal(totp.body.result.value.tokens[0].container_serial, "");
+    assert.equal((await containerOf(t, serial)).tokens.length, 1);
+  } finally {
+    await t.close();
+  }
+});

@@ -79,15 +79,15 @@ export async function containerOfToken(
 }
 
 /**
- * The container the request is about (see the module doc), read as it is now. A user-role
- * caller only ever gets a container they own: a pre handler runs before the endpoint's
- * ownership checks and must not act on someone else's container.
+ * The container the request names (`container_serial` or the path) or the answer names
+ * (`result.value.container_serial`), if it exists; no token lookup (privacyIDEA's
+ * `_get_container_serial`). A user-role caller only gets a container they own.
  */
-export async function contextContainer(
+export async function namedContainer(
   deps: Deps,
   ctx: EventContext,
 ): Promise<Container | undefined> {
-  return await cached(ctx, "container", async () => {
+  return await cached(ctx, "namedContainer", async () => {
     let found: Container | undefined;
     const named = str(ctx.request.params.container_serial) ||
       pathContainerSerial(ctx.request.path);
@@ -99,20 +99,45 @@ export async function contextContainer(
         : "";
       if (fromResult) found = await findContainer(deps, fromResult);
     }
-    if (!found) {
-      const token = await contextToken(deps, ctx);
-      if (token) found = await containerOfToken(deps, token.serial);
-    }
-    if (found && ctx.request.identity?.role === "user") {
-      if (!ownedBy(found, await contextUser(deps, ctx))) return undefined;
-    }
-    return found;
+    return await visible(deps, ctx, found);
+  });
+}
+
+async function visible(
+  deps: Deps,
+  ctx: EventContext,
+  c: Container | undefined,
+): Promise<Container | undefined> {
+  // a pre handler runs before the endpoint's ownership checks: never someone else's container
+  if (c && ctx.request.identity?.role === "user" && !ownedBy(c, await contextUser(deps, ctx))) {
+    return undefined;
+  }
+  return c;
+}
+
+/**
+ * The container the request is about (see the module doc), read as it is now. A user-role
+ * caller only ever gets a container they own.
+ */
+export async function contextContainer(
+  deps: Deps,
+  ctx: EventContext,
+): Promise<Container | undefined> {
+  return await cached(ctx, "container", async () => {
+    const named = str(ctx.request.params.container_serial) ||
+      pathContainerSerial(ctx.request.path);
+    const found = await namedContainer(deps, ctx);
+    // a named container the caller may not see is not replaced by the token's
+    if (found || (named && ctx.request.identity?.role === "user")) return found;
+    const token = await contextToken(deps, ctx);
+    return await visible(deps, ctx, token ? await containerOfToken(deps, token.serial) : undefined);
   });
 }
 
 /** Forgets the cached container (a handler changed or deleted it). */
 export function forgetContainer(ctx: EventContext): void {
   ctx.cache.delete("container");
+  ctx.cache.delete("namedContainer");
 }
 
 /** How many containers `user` owns. */

@@ -11,6 +11,9 @@ import { parseDuration } from "../compare.ts";
 import { contextSerials, contextToken, contextUser } from "../facts.ts";
 import { changeToken, enrollToken, findTokens, type TokenChange } from "../ports.ts";
 import { randomDigits } from "../../../lib/random.ts";
+import { namedContainer } from "../container_facts.ts";
+import { addTokenToContainer } from "../../container/mod.ts";
+import { findTokenBySerial } from "../../token/mod.ts";
 
 const OFFSET_REGEXP = /^\s*([+-])\s*(\d+[smhdy])\s*$/;
 
@@ -150,6 +153,10 @@ export const tokenHandler: HandlerModule = {
         user: opt("bool", "Assign the token to the request user or the token owner"),
         realm: opt("str", "Put the token into this realm"),
         additional_params: opt("str", "A JSON object merged into the init parameters"),
+        container: opt(
+          "bool",
+          "Add the token to the container if there is one identifiable in the request.",
+        ),
       },
       "set description": {
         description: opt(
@@ -200,6 +207,12 @@ export const tokenHandler: HandlerModule = {
       if (o.realm) params.realm = o.realm;
       const serial = await enrollToken(deps, params, user);
       ctx.tokensChanged = true;
+      if (isTrue(o.container)) {
+        // the container the request or its answer names (not a token's), as privacyIDEA
+        const container = await namedContainer(deps, ctx);
+        const token = container ? await findTokenBySerial(deps, serial) : undefined;
+        if (container && token) await addTokenToContainer(deps, container, token);
+      }
       return { success: true, details: serial };
     }
     const serials = await contextSerials(deps, ctx);
