@@ -155,10 +155,9 @@ Deno.test("u2f: client data of another typ answers ERR401 Incorrect navigator.id
     assert.equal(res.body.result.error.code, 401);
     assert.equal(res.body.result.error.message, "ERR401: Incorrect navigator.id");
     assert.equal((await tokenState(t, "U2FTYP")).count, 0);
-    // the challenge is still open: the right answer succeeds
+    // the challenge is still open: the right answer succeeds (pass may be left out)
     const ok = await u2fCheck(t, {
       user: "alice",
-      pass: "",
       transaction_id: tid,
       ...signAnswer(key, { appId: APP_ID, challenge, counter: 1 }),
     });
@@ -329,6 +328,14 @@ Deno.test("GET /ttype/u2f: ERR905 without u2f.appId; then the facets of u2f_face
     });
     const withFacets = await t.get("/ttype/u2f");
     assert.deepEqual((await withFacets.json()).trustedFacets[0].ids, [
+      "https://host1.example",
+      "https://host2.example",
+      "https://puck.az.intern",
+    ]);
+    // no login needed, and a JWT changes nothing
+    const asAdmin = await t.asAdmin("GET", "/ttype/u2f");
+    assert.equal(asAdmin.status, 200);
+    assert.deepEqual((await asAdmin.json()).trustedFacets[0].ids, [
       "https://host1.example",
       "https://host2.example",
       "https://puck.az.intern",
