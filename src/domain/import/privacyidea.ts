@@ -655,7 +655,10 @@ function tokenPlans(t: Tables, secrets: Secrets, piServers: PiRow[]): TokenPlan[
       active = false;
       notes.push(`token type "${type}" is not supported by Tessera: imported disabled`);
     }
-    if (type === "ocra" && active && !ocraSuiteUsable(info.ocrasuite?.value)) {
+    // a tiqr token is an OCRA token too, with its own default suite
+    const suite = info.ocrasuite?.value ??
+      (type === "tiqr" ? "OCRA-1:HOTP-SHA1-6:QN10" : undefined);
+    if ((type === "ocra" || type === "tiqr") && active && !ocraSuiteUsable(suite)) {
       // privacyIDEA fails every check of such a token (counter, PIN or time input)
       active = false;
       notes.push("its OCRA suite needs a counter, PIN, session or time input: imported disabled");
