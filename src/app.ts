@@ -45,6 +45,7 @@ import { caconnectorRoutes, caRoutes } from "./http/routes/caconnector.ts";
 import { privacyideaserverRoutes } from "./http/routes/privacyideaserver.ts";
 import { ttypeRoutes } from "./http/routes/ttype.ts";
 import { containerRoutes } from "./http/routes/container.ts";
+import { containerRegisterRoutes } from "./http/routes/container_register.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createMetrics, metricsHandler, type MetricsPeers } from "./http/metrics.ts";
 import { uiRoutes } from "./http/routes/ui.ts";
@@ -206,6 +207,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Hono<AppEnv> {
   app.route("/privacyideaserver", privacyideaserverRoutes);
   app.route("/ttype", ttypeRoutes);
   app.route("/container", containerRoutes);
+  app.route("/container", containerRegisterRoutes);
   app.route("/config", configRoutes);
   app.route("/periodictask", periodictaskRoutes);
   app.route("/monitoring", monitoringRoutes);

@@ -38,12 +38,7 @@ const PARTIAL: Readonly<Record<string, { why: string; prefix: string }>> = {
 };
 
 /** Missing routes by path prefix, and why. */
-const MISSING: readonly { prefix: string; why: string }[] = [
-  {
-    prefix: "/container",
-    why: "registration and synchronisation of smartphone containers are not built yet",
-  },
-];
+const MISSING: readonly { prefix: string; why: string }[] = [];
 
 const norm = (path: string) => path.replace(/\/:[^/]+/g, "/:").replace(/\/+$/, "") || "/";
 

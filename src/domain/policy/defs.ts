@@ -498,11 +498,18 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   containerregistration: {
     description: "registration and synchronisation of smartphone containers with the " +
       "privacyIDEA Authenticator app",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({
       admin: bools("container", CONTAINER_REGISTRATION_BOOLS),
       user: bools("container", CONTAINER_REGISTRATION_BOOLS),
       container: containerDefs(),
+    }),
+  },
+  containermultichallenge: {
+    description: "a smartphone container registered during a login (enroll_via_multichallenge " +
+      "with a container template)",
+    isBuilt: false,
+    actions: () => ({
       authentication: {
         enroll_via_multichallenge_template: s("Container template used for enrollment."),
       },

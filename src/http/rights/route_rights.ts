@@ -137,6 +137,17 @@ const TIQR_PROTOCOL = "the TiQR app has no login (privacyIDEA: no authentication
   "enrolment need the token's one-time enrolment session, an authentication the transaction id " +
   "of an open challenge and the OCRA response computed with the token's secret; refusals change " +
   "nothing but a wrong response's fail counter";
+/** `rollover` in Python truthiness, as the registration itself reads it (container/smartphone.ts). */
+function isRolloverRequest(p: Params): boolean {
+  const v = p.rollover;
+  return v !== undefined && v !== null && v !== false && v !== "" && v !== 0;
+}
+
+const CONTAINER_APP_PROTOCOL = "the privacyIDEA Authenticator app has no login (privacyIDEA: " +
+  "no authentication): finalize needs the registration nonce from the QR code an admin or the " +
+  "owner made, the other calls a fresh single-use nonce signed with the key the app registered; " +
+  "a challenge itself reveals nothing and only a registered container gets one; refusals " +
+  "change nothing";
 const CRL_PUBLIC = "a CRL is public by design (RFC 5280 distribution points are fetched without " +
   "credentials); it names revoked serials only";
 
@@ -196,6 +207,22 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },
   "GET /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
   "POST /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
+  // the smartphone container's app (spec 13 §2.7-2.11): its signature is the authentication
+  "POST /container/register/finalize": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
+  "POST /container/challenge": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
+  "POST /container/synchronize": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
+  "POST /container/register/terminate/client": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
+  "POST /container/rollover": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
+  // starting a registration (or with `rollover` a move to a new device) and ending it: the
+  // right must reach the container's owner or realms, a user acts on their own container
+  "POST /container/register/initialize": {
+    ...CONTAINER,
+    action: (p) => isRolloverRequest(p) ? "container_rollover" : "container_register",
+  },
+  "POST /container/register/:container_serial/terminate": {
+    ...CONTAINER,
+    action: "container_unregister",
+  },
   // the FIDO trusted facet list a browser fetches without credentials (config and policy only)
   "GET /ttype/u2f": { ...PUBLIC, why: "the U2F trusted facet list: browsers fetch it anonymously" },
   "GET /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
