@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { enrollHotp } from "../fixtures/tokens.ts";
+import { createChallenges } from "../../src/domain/challenge/mod.ts";
+import { loadSystemConfig } from "../../src/domain/system_config/mod.ts";
 
 async function call(t: TestApp, method: string, path: string, body?: Record<string, unknown>) {
   return await jsonOf(await t.asAdmin(method, path, { body, json: true }));
@@ -121,6 +123,40 @@ Deno.test("Token enroll with option container puts the new token into the reques
     assert.equal(totp.body.result.value.count, 1);
     assert.equal(totp.body.result.value.tokens[0].container_serial, "");
     assert.equal((await containerOf(t, serial)).tokens.length, 1);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("challenge conditions look at the container's challenge when no token is named", async () => {
+  const t = await createTestApp();
+  try {
+    await addEvent(t, {
+      name: "fresh challenge",
+      event: "container_set_description",
+      handlermodule: "Container",
+      action: "add container info",
+      "option.key": "challenged",
+      "option.value": "yes",
+      conditions: { challenge_expired: "False" },
+    });
+    const init = await call(t, "POST", "/container/init", { type: "smartphone" });
+    const serial = init.body.result.value.container_serial;
+    const { transactionId } = await createChallenges(t.deps, await loadSystemConfig(t.deps), [
+      { serial, type: "container", message: "", validity: 120 },
+    ]);
+    const other = await call(t, "POST", `/container/${serial}/description`, {
+      description: "a",
+      transaction_id: "00000000000000000001",
+    });
+    assert.equal(other.status, 200, JSON.stringify(other.body));
+    assert.equal((await containerOf(t, serial)).info.challenged, undefined);
+    const same = await call(t, "POST", `/container/${serial}/description`, {
+      description: "b",
+      transaction_id: transactionId,
+    });
+    assert.equal(same.status, 200, JSON.stringify(same.body));
+    assert.equal((await containerOf(t, serial)).info.challenged, "yes");
   } finally {
     await t.close();
   }

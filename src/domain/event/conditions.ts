@@ -291,11 +291,16 @@ async function contextTokensOfUser(deps: Deps, ctx: EventContext) {
   return ctx.cache.get(key) as unknown[];
 }
 
-/** The one challenge of the token's serial and the request's `transaction_id`, if exactly one. */
+/**
+ * The one challenge of the token's (else the container's) serial and the request's
+ * `transaction_id`, if exactly one.
+ */
 async function singleChallenge(deps: Deps, ctx: EventContext) {
   const tid = ctx.request.params.transaction_id ?? detailOf(ctx).transaction_id;
   if (typeof tid !== "string" || tid === "") return undefined;
-  const serial = (await contextToken(deps, ctx))?.serial;
+  // the token's challenge, else the container's (a smartphone's registration or sync)
+  const serial = (await contextToken(deps, ctx))?.serial ??
+    (await contextContainer(deps, ctx))?.serial;
   if (!serial) return undefined;
   const found = await findChallenges(deps, serial, tid);
   return found.length === 1 ? found[0] : undefined;
