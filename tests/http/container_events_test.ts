@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
 import { enrollHotp } from "../fixtures/tokens.ts";
-import { createChallenges } from "../../src/domain/challenge/mod.ts";
+import { challengesOfTransaction, createChallenges } from "../../src/domain/challenge/mod.ts";
+import { findContainer, setInternalContainerInfo } from "../../src/domain/container/mod.ts";
 import { loadSystemConfig } from "../../src/domain/system_config/mod.ts";
 
 async function call(t: TestApp, method: string, path: string, body?: Record<string, unknown>) {
@@ -157,6 +158,50 @@ Deno.test("challenge conditions look at the container's challenge when no token 
     });
     assert.equal(same.status, 200, JSON.stringify(same.body));
     assert.equal((await containerOf(t, serial)).info.challenged, "yes");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("Container unregister ends a smartphone's registration; other types fail the action", async () => {
+  const t = await createTestApp();
+  try {
+    await addEvent(t, {
+      name: "forget the phone",
+      event: "container_set_description",
+      handlermodule: "Container",
+      action: "unregister",
+    });
+    const phone = (await call(t, "POST", "/container/init", { type: "smartphone" })).body.result
+      .value.container_serial;
+    const c = (await findContainer(t.deps, phone))!;
+    await setInternalContainerInfo(t.deps, c, {
+      registration_state: "registered",
+      public_key_client: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----",
+      server_url: "https://tessera.example/",
+    });
+    const { transactionId } = await createChallenges(t.deps, await loadSystemConfig(t.deps), [
+      { serial: phone, type: "container", message: "", validity: 120 },
+    ]);
+    const res = await call(t, "POST", `/container/${phone}/description`, { description: "x" });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const info = (await containerOf(t, phone)).info;
+    assert.equal(info.registration_state, undefined);
+    assert.equal(info.server_url, undefined);
+    assert.ok(info.creation_date, "other info stays");
+    assert.deepEqual(await challengesOfTransaction(t.deps, transactionId, [phone]), []);
+    const generic = (await call(t, "POST", "/container/init", { type: "generic" })).body.result
+      .value.container_serial;
+    const other = await call(t, "POST", `/container/${generic}/description`, { description: "y" });
+    assert.equal(other.status, 200, "the request goes on");
+    await t.deps.audit.flush();
+    const rows = await t.deps.db.selectFrom("audit").select(["info", "success"])
+      .where("action", "=", "POST-EVENT container_set_description>>Container:unregister")
+      .orderBy("id").execute();
+    assert.deepEqual(rows.map((r) => [r.info, r.success]), [
+      [`forget the phone (${phone})`, 1],
+      ["forget the phone (NotImplementedError)", 0],
+    ]);
   } finally {
     await t.close();
   }

@@ -81,6 +81,7 @@ Deno.test("the Container module is listed with its actions, positions and condit
     "delete container info",
     "disable all tokens",
     "enable all tokens",
+    "unregister",
   ]);
   assert.deepEqual(actions.create.type.value, ["generic", "smartphone", "yubikey"]);
   assert.equal(actions.create.type.required, true);

@@ -2,7 +2,6 @@
  * The `Container` handler (spec 13 §2.15, privacyIDEA's `containerhandler.py`): creates a
  * container, or changes the container of the request (see `container_facts.ts`). Without
  * such a container every action but `create` does nothing and reports failure.
- * privacyIDEA's `unregister` (ending a smartphone's registration) is not offered here yet.
  *
  * @module
  */
@@ -31,6 +30,8 @@ import {
 } from "../../container/mod.ts";
 import { deleteChallengesOf } from "../../challenge/mod.ts";
 import { enableTokens, findTokenBySerial, findTokensBySerials } from "../../token/mod.ts";
+import { terminateRegistration } from "../../container/smartphone.ts";
+import { NotImplementedError } from "../../../errors.ts";
 
 function str(v: unknown): string {
   return typeof v === "string" ? v : "";
@@ -150,6 +151,13 @@ async function onContainer(
       ctx.tokensChanged ||= tokens.length > 0;
       return true;
     }
+    case "unregister":
+      // ends the app's registration and deletes the container's challenges
+      if (c.type !== "smartphone") {
+        throw new NotImplementedError("Registration is not implemented for this container type.");
+      }
+      await terminateRegistration(deps, c);
+      return true;
   }
   deps.log.warn("Container handler: unknown action", { action: def.action });
   return false;
@@ -196,6 +204,7 @@ export const containerHandler: HandlerModule = {
       "delete container info": {},
       "disable all tokens": {},
       "enable all tokens": {},
+      unregister: {},
     });
   },
   async run(deps, def, ctx) {
