@@ -21,7 +21,6 @@ const REFUSED: Readonly<Record<string, string>> = {
   "GET /system/documentation": "no generated configuration document",
   "GET /system/hsm": "no hardware security module",
   "POST /system/hsm": "no hardware security module",
-  "GET /system/gpgkeys": "no GPG-encrypted token imports",
   "GET /info/rss": "no news feeds",
 };
 

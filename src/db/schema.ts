@@ -69,6 +69,7 @@ export interface Database {
   challenge: ChallengeTable;
   auth_cache: AuthCacheTable;
   passwordreset: PasswordResetTable;
+  importkey: ImportKeyTable;
   policy: PolicyTable;
   policy_version: PolicyVersionTable;
   eventhandler: EventHandlerTable;
@@ -375,6 +376,21 @@ export interface PasswordResetTable {
   realm: string;
   created_at: number;
   expires_at: number;
+}
+
+/** OpenPGP key pairs for encrypted token import files (migration 0027). */
+export interface ImportKeyTable {
+  /** Long key id, 16 upper-case hex digits. */
+  keyid: string;
+  /** 40 (v4) or 64 (v6) upper-case hex digits. */
+  fingerprint: string;
+  public_armor: string;
+  /** The armoured private key, encrypted with the configuration key. */
+  private_enc: string;
+  /** `generated` (by Tessera) or `imported` (an operator's key, e.g. privacyIDEA's). */
+  origin: string;
+  /** Milliseconds since the epoch. */
+  created_at: number;
 }
 
 /** RADIUS server definitions (`/radiusserver/`); `secret` is encrypted, `options` JSON or null. */

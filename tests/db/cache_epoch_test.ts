@@ -17,6 +17,7 @@ import { CACHE_EPOCH_TABLES as CACHED_0022 } from "../../src/db/migrations/0022_
 import { CACHE_EPOCH_TABLES as CACHED_0023 } from "../../src/db/migrations/0023_token_groups.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0024 } from "../../src/db/migrations/0024_service_ids.ts";
 import { CACHE_EPOCH_TABLES as CACHED_0025 } from "../../src/db/migrations/0025_token_containers.ts";
+import { CACHE_EPOCH_TABLES as CACHED_0027 } from "../../src/db/migrations/0027_import_keys.ts";
 import { openTestDatabase, TEST_ENGINE } from "../test_db.ts";
 
 const onPostgres = { ignore: TEST_ENGINE !== "postgres" };
@@ -31,6 +32,7 @@ const CACHED_TABLES = [
   ...CACHED_0023,
   ...CACHED_0024,
   ...CACHED_0025,
+  ...CACHED_0027,
 ];
 const HOT = [
   "token",

@@ -253,7 +253,7 @@ Deno.test("GET /system/names/radius and /names/caconnector: the names for admins
   }
 });
 
-Deno.test("documentation, hsm and gpgkeys are refused with a 404 and a reason, never read as config keys", async () => {
+Deno.test("documentation and hsm are refused with a 404 and a reason, never read as config keys", async () => {
   const t = await createTestApp();
   // a config key of such a name does not change the answer
   await t.asAdmin("POST", "/system/setConfig", { body: { hsm: "x" } });
@@ -262,7 +262,6 @@ Deno.test("documentation, hsm and gpgkeys are refused with a 404 and a reason, n
       ["GET", "/system/documentation"],
       ["GET", "/system/hsm"],
       ["POST", "/system/hsm"],
-      ["GET", "/system/gpgkeys"],
     ]
   ) {
     const res = await jsonOf(await t.asAdmin(method, path));

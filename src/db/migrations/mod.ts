@@ -31,6 +31,7 @@ import * as m0023 from "./0023_token_groups.ts";
 import * as m0024 from "./0024_service_ids.ts";
 import * as m0025 from "./0025_token_containers.ts";
 import * as m0026 from "./0026_password_reset.ts";
+import * as m0027 from "./0027_import_keys.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0024_service_ids": m0024,
   "0025_token_containers": m0025,
   "0026_password_reset": m0026,
+  "0027_import_keys": m0027,
 };

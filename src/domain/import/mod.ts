@@ -11,6 +11,7 @@ export {
   type TokenFileResult,
 } from "./token_file.ts";
 export type { TokenRecord } from "./records.ts";
+export { addImportKeys, importPublicKeys } from "./gpg.ts";
 export {
   importPrivacyidea,
   type PiImportOptions,

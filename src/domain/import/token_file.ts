@@ -27,6 +27,7 @@ import { parseOathCsv, parseYubikeyCsv } from "./csv_files.ts";
 import { type MacMode, parsePsk, parsePskc } from "./pskc.ts";
 import type { TokenRecord } from "./records.ts";
 import { inOneTransaction } from "./_transaction.ts";
+import { decryptImportFile, PGP_MESSAGE_HEADER } from "./gpg.ts";
 
 const FILE_TYPES: Record<string, "oathcsv" | "yubikeycsv" | "pskc" | "aladdin-xml"> = {
   "aladdin-xml": "aladdin-xml",
@@ -76,11 +77,15 @@ function decode(content: Uint8Array): string {
   }
 }
 
-/** Parses a token file into records and the count of keys refused by a MAC check. */
+/**
+ * Parses a token file into records and the count of keys refused by a MAC check; an
+ * OpenPGP-encrypted file is first decrypted with `decrypt` (without it, refused).
+ */
 export async function parseTokenFile(
   input: Pick<TokenFileInput, "type" | "content" | "psk" | "password" | "macMode">,
+  decrypt?: (armored: string) => Promise<Uint8Array>,
 ): Promise<{ records: TokenRecord[]; notImported: number }> {
-  const text = decode(input.content);
+  let text = decode(input.content);
   if (text.trim() === "") throw new ParameterError("Error loading token file. File empty!");
   const kind = FILE_TYPES[input.type];
   if (!kind) {
@@ -89,11 +94,9 @@ export async function parseTokenFile(
     );
   }
   if (input.psk !== undefined && input.psk !== "") parsePsk(input.psk);
-  if (text.trimStart().startsWith("-----BEGIN PGP MESSAGE-----")) {
-    throw new ParameterError(
-      "GPG decryption failed: this server does not decrypt OpenPGP files; decrypt the file first",
-      304,
-    );
+  if (text.trimStart().startsWith(PGP_MESSAGE_HEADER)) {
+    if (!decrypt) throw new ParameterError("GPG decryption failed: no import key", 304);
+    text = decode(await decrypt(text));
   }
   switch (kind) {
     case "oathcsv":
@@ -234,7 +237,11 @@ function isUnchanged(checked: TokenWithInfo | undefined, now: TokenWithInfo | un
  * skipped and reported in `unauthorized`.
  */
 export async function loadTokenFile(deps: Deps, input: TokenFileInput): Promise<TokenFileResult> {
-  const { records, notImported } = await parseTokenFile(input);
+  // an OpenPGP-encrypted file (spec 12 §1.8) is decrypted with the import keys first
+  const { records, notImported } = await parseTokenFile(
+    input,
+    (armored) => decryptImportFile(deps, armored),
+  );
   const serials = new Set<string>();
   for (const r of records) {
     try {

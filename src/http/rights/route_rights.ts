@@ -380,9 +380,13 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
       "GET /system/documentation",
       "GET /system/hsm",
       "POST /system/hsm",
-      "GET /system/gpgkeys",
     ].map((route) => [route, { ...ADMIN, why: "refused for every admin (not in Tessera)" }]),
   ),
+  "GET /system/gpgkeys": {
+    roles: "any",
+    why: "the public import keys vendors encrypt token files to, no secret and no realm data; " +
+      "privacyIDEA asks for a login only",
+  },
   // a user reads the rows about themselves (privacyIDEA's user right auditlog)
   "GET /audit": { roles: "any", action: "auditlog" },
   // the log as CSV: admins only (privacyIDEA's admin_required), rows of the realms their auditlog

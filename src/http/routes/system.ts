@@ -17,6 +17,7 @@ import {
 } from "../../domain/system_config/extras.ts";
 import { radiusServerIdentifiers } from "../../domain/radius_server/mod.ts";
 import { flushUserCache } from "../../domain/user_cache/mod.ts";
+import { importPublicKeys } from "../../domain/import/mod.ts";
 
 /** `/system/`: key-value system configuration and privacyIDEA's other system routes. */
 export const systemRoutes = new Hono<AppEnv>();
@@ -61,14 +62,15 @@ systemRoutes.get("/names/caconnector", async (c) => {
   return ok(c, await caConnectorNameList(c.get("deps")));
 });
 
+// the public keys vendors encrypt token files to (POST /token/load decrypts them)
+systemRoutes.get("/gpgkeys", async (c) => ok(c, await importPublicKeys(c.get("deps"))));
+
 /** privacyIDEA routes Tessera refuses: the route, and why. */
 export const REFUSED_SYSTEM_ROUTES: Readonly<Record<string, string>> = {
   "GET /system/documentation": "Tessera generates no configuration document; read the " +
     "configuration with GET /system/, /resolver/, /realm/ and /policy/",
   "GET /system/hsm": "Tessera has no hardware security module: its keys are in the key file",
   "POST /system/hsm": "Tessera has no hardware security module: its keys are in the key file",
-  "GET /system/gpgkeys": "Tessera has no GPG keys: it imports token files unencrypted " +
-    "(tessera import, POST /token/load)",
 };
 
 for (const [route, why] of Object.entries(REFUSED_SYSTEM_ROUTES)) {
