@@ -479,3 +479,30 @@ Deno.test("tiqr: TiqrChallengeValidityTime sets the challenge's lifetime; a disa
   assert.equal(await failcount(t, serial), 0);
   await t.close();
 });
+
+Deno.test("tiqr: two tiqr tokens challenged in one transaction: the app of either answers; a wrong response counts for both", async () => {
+  const { t, body, serial } = await setup();
+  const second = await enrolOk(t, { type: "tiqr", pin: "pin", user: "alice", realm: "realm1" });
+  await appEnrol(t, body.detail.tiqrenroll.value);
+  const app2 = await appEnrol(
+    t,
+    second.detail.tiqrenroll.value,
+    "0102030405060708090a0b0c0d0e0f1011121314",
+  );
+  const res = await check(t, { user: "alice", realm: "realm1", pass: "pin" });
+  const tid = res.body.detail.transaction_id;
+  const entries = res.body.detail.multi_challenge as Json[];
+  assert.equal(entries.length, 2);
+  const mine = entries.find((e) => e.serial === second.detail.serial)!;
+  assert.equal(mine.transaction_id, tid);
+  assert.equal(await appAnswer(t, app2, mine.attributes.value, "000000"), "INVALID_RESPONSE:9");
+  assert.equal(await failcount(t, serial), 1);
+  assert.equal(await failcount(t, second.detail.serial), 1);
+  // the second token's app answers its own question
+  assert.equal(await appAnswer(t, app2, mine.attributes.value), "OK");
+  const ok = await finish(t, tid);
+  assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
+  assert.equal(ok.body.detail.serial, second.detail.serial);
+  assert.equal((await finish(t, tid)).body.result.value, false);
+  await t.close();
+});

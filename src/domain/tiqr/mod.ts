@@ -8,7 +8,9 @@
  * for the token's open enrolment session; a secret must be 16 to 128 bytes of hex; of
  * parallel enrolments or answers only one succeeds; a token that cannot authenticate
  * (disabled, revoked, locked) answers no challenge, and one whose fail counter is at
- * its limit gets `INVALID_RESPONSE:0` without its response being checked.
+ * its limit gets `INVALID_RESPONSE:0` without its response being checked; with several
+ * tiqr tokens challenged in one transaction, the response is checked for each (privacyIDEA
+ * checks the first only).
  *
  * @module
  */
@@ -144,52 +146,40 @@ async function authentication(deps: Deps, params: Record<string, string>): Promi
   required(params, "operation");
   const now = deps.clock.now();
   const rows = await challengesOfTransaction(deps, tid);
-  let answer: TiqrAnswer = {
-    kind: "plain",
-    text: "INVALID_CHALLENGE",
-    serial: "",
-    isSuccess: false,
-  };
+  // the open challenges of tiqr tokens that can authenticate (privacyIDEA also checks disabled
+  // ones); a user's tokens challenged together share the transaction
+  const open: { token: TokenWithInfo; c: (typeof rows)[number] }[] = [];
   for (const c of rows) {
     if (c.expiresAt < now || c.isAnswered) continue;
     const token = await findTokenBySerial(deps, c.serial);
-    if (token?.type !== "tiqr") continue;
-    // a token that cannot authenticate answers nothing (privacyIDEA still checks it)
-    if (!token.active || token.revoked || token.locked) continue;
-    answer = await answerChallenge(deps, token, c, response);
-    break;
+    if (token?.type !== "tiqr" || !token.active || token.revoked || token.locked) continue;
+    open.push({ token, c });
   }
   const expired = rows.filter((c) => c.expiresAt < now).map((c) => c.serial);
   if (expired.length > 0) await deleteExpiredChallengesOf(deps, expired);
-  return answer;
+  if (open.length === 0) return plain("INVALID_CHALLENGE", "", false);
+  // at the limit no response is checked: guessing goes no further
+  const checkable = open.filter(({ token }) => token.failcount < token.maxfail);
+  for (const { token, c } of checkable) {
+    // the app answers for the token it holds: any of them may be the one (privacyIDEA checks
+    // only the first, so a second tiqr token of the user could never answer)
+    if (!isRightResponse(deps, token, c.challenge, response)) continue;
+    // of parallel right answers one settles the challenge; the others find it answered
+    const isSettled = await settleChallenge(deps, c.id, "answered");
+    return plain(isSettled ? "OK" : "INVALID_CHALLENGE", token.serial, isSettled);
+  }
+  if (checkable.length === 0) return plain("INVALID_RESPONSE:0", open[0].token.serial, false);
+  const first = checkable[0].token;
+  // a wrong response counts against each token it was checked for: one atomic increment
+  // (capped at maxfail), then the first token's counter as it is now
+  await increaseFailcount(deps, checkable.map(({ token }) => token));
+  const current = await findTokenBySerial(deps, first.serial) ?? first;
+  const left = Math.max(0, current.maxfail - current.failcount);
+  return plain(`INVALID_RESPONSE:${left}`, first.serial, false);
 }
 
-async function answerChallenge(
-  deps: Deps,
-  token: TokenWithInfo,
-  c: { id: number; challenge: string },
-  response: string,
-): Promise<TiqrAnswer> {
-  const serial = token.serial;
-  const invalid = (left: number): TiqrAnswer => ({
-    kind: "plain",
-    text: `INVALID_RESPONSE:${Math.max(0, left)}`,
-    serial,
-    isSuccess: false,
-  });
-  // at the limit no response is checked: guessing goes no further
-  if (token.failcount >= token.maxfail) return invalid(0);
-  if (isRightResponse(deps, token, c.challenge, response)) {
-    // of parallel right answers one settles the challenge; the others find it answered
-    if (await settleChallenge(deps, c.id, "answered")) {
-      return { kind: "plain", text: "OK", serial, isSuccess: true };
-    }
-    return { kind: "plain", text: "INVALID_CHALLENGE", serial, isSuccess: false };
-  }
-  // one atomic increment (capped at maxfail), then the counter as it is now
-  await increaseFailcount(deps, [token]);
-  const now = await findTokenBySerial(deps, serial);
-  return invalid((now?.maxfail ?? token.maxfail) - (now?.failcount ?? token.maxfail));
+function plain(text: string, serial: string, isSuccess: boolean): TiqrAnswer {
+  return { kind: "plain", text, serial, isSuccess };
 }
 
 function isRightResponse(
