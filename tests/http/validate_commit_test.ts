@@ -12,6 +12,8 @@ import type { NodeSqliteDatabase } from "../../src/db/sqlite_adapter.ts";
 import { AuditWriter } from "../../src/domain/audit/mod.ts";
 import { memoryLogger } from "../../src/lib/logger.ts";
 import { TEST_ENGINE } from "../test_db.ts";
+import { createUsers } from "../fixtures/users.ts";
+import { createHostsResolver, initToken } from "../domain/machine/fixtures.ts";
 
 /** What another connection (another process, a crash's survivor) sees now. */
 interface Reader {
@@ -167,6 +169,64 @@ Deno.test({
       );
       assert.equal(again.body.result.value, true);
       assert.equal(await reader.counter(serial), before + 1);
+    } finally {
+      await reader.close();
+      await done();
+    }
+  },
+});
+
+Deno.test({
+  name: "POST /validate/check on SQLite: offline values are made only after the check's commit",
+  ignore: TEST_ENGINE !== "sqlite",
+  async fn() {
+    const { t, reader, conn, done } = await appWithReader();
+    try {
+      await createUsers(t.deps, {
+        realm: "realm1",
+        users: [{ login: "cornelius", password: "x" }],
+      });
+      await createHostsResolver(t);
+      await initToken(t, {
+        type: "hotp",
+        serial: "HOTP1",
+        otpkey: "3132333435363738393031323334353637383930",
+        pin: "test",
+        user: "cornelius",
+        realm: "realm1",
+      });
+      const bind = await t.asAdmin("POST", "/machine/token", {
+        body: { serial: "HOTP1", application: "offline", hostname: "gandalf", count: 17 },
+      });
+      assert.equal(bind.status, 200, await bind.text());
+      const before = await reader.counter("HOTP1");
+      // the check's commit fails (a full disk), once
+      const exec = conn!.exec.bind(conn!);
+      let isFailing = true;
+      conn!.exec = (p, ...rest) => {
+        if (isFailing && p.sql === "commit") {
+          isFailing = false;
+          throw new Error("database or disk is full");
+        }
+        return exec(p, ...rest);
+      };
+      const pass = "test755224"; // RFC 4226 counter 0
+      const res = await t.post("/validate/check", { user: "cornelius", realm: "realm1", pass });
+      const body = await res.json();
+      assert.ok(res.status >= 500, `status ${res.status}`);
+      assert.equal(isFailing, false);
+      // no offline values left the server and none were written: the counter stands
+      assert.equal("auth_items" in body, false);
+      assert.equal(await reader.counter("HOTP1"), before);
+      const rows = await reader.auditRows("POST /validate/check");
+      assert.deepEqual(rows.map((r) => r.success), [0]);
+      // the same OTP now authenticates, with its offline values
+      const again = await jsonOf(
+        await t.post("/validate/check", { user: "cornelius", realm: "realm1", pass }),
+      );
+      assert.equal(again.body.result.value, true);
+      assert.equal(again.body.auth_items.offline[0].serial, "HOTP1");
+      assert.equal(await reader.counter("HOTP1"), 18);
     } finally {
       await reader.close();
       await done();

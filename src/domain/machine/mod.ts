@@ -46,6 +46,7 @@ export {
   computerNameOf,
   DEFAULT_COUNT,
   DEFAULT_ROUNDS,
+  hasOfflineBinding,
   offlineAuthItems,
   offlineRefill,
   type RefillRequest,

@@ -169,6 +169,21 @@ export async function offlineItem(
 }
 
 /**
+ * Whether token `serial` (of type `tokenType`, when given) may get offline data
+ * ({@link offlineAuthItems}): it has an `offline` binding and a type with offline values.
+ */
+export async function hasOfflineBinding(
+  deps: Deps,
+  serial: string,
+  tokenType?: string,
+): Promise<boolean> {
+  // a type without offline values never gets items (offlineItem), binding or not: no query
+  if (tokenType !== undefined && !OFFLINE_TYPES.includes(tokenType)) return false;
+  // one precompiled query on the hot path when the token has no offline binding
+  return await bindingStore.hasBinding(deps.db, serial, "offline");
+}
+
+/**
  * Offline data for `/validate/check` (spec 07 §5.4): when token `serial` has an
  * `offline` binding, `{offline: [item]}` with `serial` set and the binding
  * options merged; undefined otherwise. Call after a successful check; `tokenType`,
@@ -179,10 +194,7 @@ export async function offlineAuthItems(
   serial: string,
   req: { password?: string; userAgent?: string; tokenType?: string } = {},
 ): Promise<{ offline: OfflineItem[] } | undefined> {
-  // a type without offline values never gets items (offlineItem), binding or not: no query
-  if (req.tokenType !== undefined && !OFFLINE_TYPES.includes(req.tokenType)) return undefined;
-  // one precompiled query on the hot path when the token has no offline binding
-  if (!await bindingStore.hasBinding(deps.db, serial, "offline")) return undefined;
+  if (!await hasOfflineBinding(deps, serial, req.tokenType)) return undefined;
   const bindings = await bindingStore.findBindings(deps.db, { serial, application: "offline" });
   if (bindings.length === 0) return undefined;
   const token = await findTokenBySerial(deps, serial);

@@ -17,7 +17,7 @@ import { tokenOf } from "../auth.ts";
 import { apiKeyStatus } from "../jwt.ts";
 import { fidoAnswerOf, passkeyRegistrationOf, signedAnswerOf } from "../fido_answer.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
-import { offlineAuthItems } from "../../domain/machine/mod.ts";
+import { hasOfflineBinding, offlineAuthItems } from "../../domain/machine/mod.ts";
 import { isTransientDbError } from "../../db/transient_error.ts";
 import { auditSerials } from "../../domain/audit/mod.ts";
 import { requestSections } from "../rights/rights.ts";
@@ -85,6 +85,22 @@ function auditCheck(c: C, r: CheckResult): void {
   if (r.policies) audit.policies = r.policies.join(",").slice(0, 1000);
 }
 
+/** Whether the token gets offline values; a database that cannot tell now means no. */
+async function hasOffline(c: C, serial: string, tokenType: string | undefined): Promise<boolean> {
+  try {
+    return await hasOfflineBinding(c.get("deps"), serial, tokenType);
+  } catch (err) {
+    // the check's writes stand: its result is the answer, without offline values, rather than a
+    // 503 that would make the client retry an OTP that is used up
+    if (!isTransientDbError(err)) throw err;
+    c.get("deps").log.warn("Cannot refresh the offline values; answering the check", {
+      serial,
+      error: err as Error,
+    });
+    return false;
+  }
+}
+
 async function check(c: C): Promise<Response> {
   c.set("authStyle", true);
   const req = checkRequestOf(c);
@@ -103,22 +119,27 @@ async function check(c: C): Promise<Response> {
     audit.serial ||= auditSerials(about);
     throw err;
   }
+  const deps = c.get("deps");
+  // spec 07 §5.4: a token with an offline binding gets fresh offline values (machine module),
+  // made only once the check's writes are committed: a failed commit answers the error (before
+  // the audit row takes the check's outcome)
+  const isOffline = result.value && result.serial !== undefined &&
+    await hasOffline(c, result.serial, result.tokenType);
+  if (isOffline) await c.get("writes").settle();
   auditCheck(c, result);
-  // spec 07 §5.4: a token with an offline binding gets fresh offline values (machine module)
   let authItems: Awaited<ReturnType<typeof offlineAuthItems>> | undefined;
-  if (result.value && result.serial) {
+  if (isOffline && result.serial !== undefined) {
     try {
-      authItems = await offlineAuthItems(c.get("deps"), result.serial, {
+      authItems = await offlineAuthItems(deps, result.serial, {
         password: req.pass,
         userAgent: req.userAgent,
         tokenType: result.tokenType,
       });
     } catch (err) {
-      // the check's writes stand (they commit with the audit row): its result is the answer,
-      // without fresh offline values, rather than a 503 that would make the client retry an OTP
-      // that is used up
+      // the check is committed: its result is the answer, without fresh offline values, rather
+      // than a 503 that would make the client retry an OTP that is used up
       if (!isTransientDbError(err)) throw err;
-      c.get("deps").log.warn("Cannot refresh the offline values; answering the check", {
+      deps.log.warn("Cannot refresh the offline values; answering the check", {
         serial: result.serial,
         error: err as Error,
       });
