@@ -38,13 +38,19 @@ import { toHex } from "../../lib/random.ts";
 import { deleteChallengesOf } from "../challenge/mod.ts";
 import { loadSystemConfig } from "../system_config/mod.ts";
 import { TOKEN_TYPE_MODULES } from "../token/types/mod.ts";
+import { getTokenBySerial } from "../token/mod.ts";
 import type { UserRef } from "../user/model.ts";
 import * as store from "./container_store.ts";
 
 export type { InfoRow, TemplateRow } from "./container_store.ts";
 export { type Container, containerTimestamp, PI_INTERNAL, type Template } from "./model.ts";
 import { type Container, PI_INTERNAL, type Template } from "./model.ts";
-export { compareWithTemplate, type ContainerViewOptions, containerViews } from "./view.ts";
+export {
+  compareWithTemplate,
+  containerTokenTypes,
+  type ContainerViewOptions,
+  containerViews,
+} from "./view.ts";
 
 /** Longest container serial (column width). */
 const MAX_SERIAL = 40;
@@ -428,6 +434,18 @@ export async function addTokenToContainer(
 ): Promise<boolean> {
   checkContainerTokenType(c, token.type);
   return await store.addToken(deps.db, c.id, token.id);
+}
+
+/**
+ * Puts a token the caller has just enrolled (by its serial) into the container: for
+ * `/token/init` with `container_serial` and a template's tokens.
+ */
+export async function addNewTokenToContainer(
+  deps: Deps,
+  c: { id: number; type: string },
+  serial: string,
+): Promise<boolean> {
+  return await addTokenToContainer(deps, c, await getTokenBySerial(deps, serial));
 }
 
 /** Throws ERR905 unless a container of `c`'s type holds tokens of `tokenType`. */

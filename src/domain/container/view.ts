@@ -108,3 +108,18 @@ export function compareWithTemplate(
     tokens: { missing, additional, equal: missing.length === 0 && additional.length === 0 },
   };
 }
+
+/** The token types of each container's tokens (by container id). */
+export async function containerTokenTypes(
+  deps: Deps,
+  containers: Container[],
+): Promise<Map<number, string[]>> {
+  const tokens = await findTokensBySerials(
+    deps,
+    containers.flatMap((x) => x.tokens.map((t) => t.serial)),
+  );
+  const typeOf = new Map(tokens.map((t) => [t.id, t.type]));
+  return new Map(
+    containers.map((x) => [x.id, x.tokens.map((t) => typeOf.get(t.id) ?? "").filter(Boolean)]),
+  );
+}

@@ -13,12 +13,14 @@ import { requestRightValues, visibleRealms } from "../rights/rights.ts";
 import { AppError, ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import { checkRight } from "../../domain/policy/mod.ts";
 import {
+  addNewTokenToContainer,
   addTokenToContainer,
   assignContainerUser,
   checkContainerTokenType,
   compareWithTemplate,
   type Container,
   containerNotFound,
+  containerTokenTypes,
   containerTypesView,
   containerViews,
   createContainer,
@@ -39,13 +41,7 @@ import {
   TEMPLATE_TOKEN_TYPES,
   unassignContainerUser,
 } from "../../domain/container/mod.ts";
-import {
-  findTokensBySerials,
-  getTokenBySerial,
-  initToken,
-  isOwner,
-  type TokenWithInfo,
-} from "../../domain/token/mod.ts";
+import { initToken, isOwner, type TokenWithInfo } from "../../domain/token/mod.ts";
 import { realmExists } from "../../domain/user/mod.ts";
 import { containerRealms, tokenRealms } from "../../domain/request/context.ts";
 
@@ -279,7 +275,7 @@ async function enrolTemplateTokens(
           context: { ...base, ...context },
         },
       });
-      await addTokenToContainer(deps, container, await getTokenBySerial(deps, res.serial));
+      await addNewTokenToContainer(deps, container, res.serial);
       const initParams = Object.fromEntries(
         Object.entries({ ...rest, type }).filter(([k]) => !SECRET_INIT_PARAMS.has(k)),
       );
@@ -320,7 +316,7 @@ containerRoutes.get("/template/:template_name/compare", async (c) => {
   const me = targetOf(c).user;
   const realms = identity?.role === "admin" ? await visibleRealms(c, "container_list") : undefined;
   const result: Record<string, unknown> = {};
-  const types = await tokenTypesOf(c, containers);
+  const types = await containerTokenTypes(c.get("deps"), containers);
   for (const container of containers) {
     const isAllowed = identity?.role === "user"
       ? me !== undefined && container.owner?.uid === me.uid &&
@@ -331,18 +327,6 @@ containerRoutes.get("/template/:template_name/compare", async (c) => {
   }
   return ok(c, result);
 });
-
-/** The token types of each container's tokens. */
-async function tokenTypesOf(c: C, containers: Container[]): Promise<Map<number, string[]>> {
-  const tokens = await findTokensBySerials(
-    c.get("deps"),
-    containers.flatMap((x) => x.tokens.map((t) => t.serial)),
-  );
-  const typeOf = new Map(tokens.map((t) => [t.id, t.type]));
-  return new Map(
-    containers.map((x) => [x.id, x.tokens.map((t) => typeOf.get(t.id) ?? "").filter(Boolean)]),
-  );
-}
 
 containerRoutes.post("/:container_type/template/:template_name", async (c) => {
   const p = c.get("params");

@@ -12,7 +12,7 @@ import {
 } from "../rights/rights.ts";
 import { AppError, missingParameter, ResourceNotFoundError, UserError } from "../../errors.ts";
 import {
-  addTokenToContainer,
+  addNewTokenToContainer,
   checkContainerTokenType,
   findContainer,
 } from "../../domain/container/mod.ts";
@@ -24,7 +24,6 @@ import {
   enableTokens,
   forEachToken,
   getSerialByOtp,
-  getTokenBySerial,
   initToken,
   isOwner,
   listTokens,
@@ -149,8 +148,7 @@ tokenRoutes.post("/init", async (c) => {
   // without container_add_token on the container the token is created but not put in (as
   // privacyIDEA); an unknown container is ignored
   if (container && await mayActOnContainer(c, container, "container_add_token")) {
-    const token = await getTokenBySerial(deps, res.serial);
-    await addTokenToContainer(deps, container, token);
+    await addNewTokenToContainer(deps, container, res.serial);
     res.detail.container_serial = container.serial;
   }
   return ok(c, true, { detail: res.detail });
