@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import {
   appWithAlice,
+  auditRows,
   challengeOf,
   check,
   enrolOk,
@@ -504,5 +505,30 @@ Deno.test("tiqr: two tiqr tokens challenged in one transaction: the app of eithe
   assert.equal(ok.body.result.value, true, JSON.stringify(ok.body));
   assert.equal(ok.body.detail.serial, second.detail.serial);
   assert.equal((await finish(t, tid)).body.result.value, false);
+  await t.close();
+});
+
+Deno.test("tiqr: /ttype/tiqr writes one audit row per request: token type, serial, the answer, success", async () => {
+  const { t, body, serial } = await setup();
+  const app = await appEnrol(t, body.detail.tiqrenroll.value);
+  const { entry } = await challenge(t);
+  assert.equal(await appAnswer(t, app, entry.attributes.value, "000000"), "INVALID_RESPONSE:9");
+  assert.equal(await appAnswer(t, app, entry.attributes.value), "OK");
+  const rows = await auditRows(t, "POST /ttype/tiqr");
+  // newest first: the answer, the wrong answer, the enrolment
+  assert.equal(rows.length, 3, JSON.stringify(rows));
+  for (const r of rows) {
+    assert.equal(r.token_type, "tiqr");
+    assert.equal(r.serial, serial);
+  }
+  assert.deepEqual(rows.map((r) => [r.info, r.success]), [
+    ["OK", 1],
+    ["INVALID_RESPONSE:9", 0],
+    ["OK", 1],
+  ]);
+  const meta = await auditRows(t, "GET /ttype/tiqr");
+  assert.equal(meta.length, 1);
+  assert.equal(meta[0].success, 1);
+  assert.equal(meta[0].serial, serial);
   await t.close();
 });
