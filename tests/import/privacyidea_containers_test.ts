@@ -11,6 +11,9 @@ import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { importPrivacyidea, type PiImportReport } from "../../src/domain/import/mod.ts";
 import { findContainer, getTemplate, PI_INTERNAL } from "../../src/domain/container/mod.ts";
 import { createPiSqlite, ENC_KEY } from "./_pi_fixture.ts";
+import { savePolicy } from "../../src/domain/policy/mod.ts";
+import { ContainerApp } from "../http/_container_app.ts";
+import { serveApp } from "../http/_serve_app.ts";
 
 const PUBLIC_KEY = "-----BEGIN PUBLIC KEY-----\nMHYwEAYHKoZIzj0CAQYFK4EEACIDYgAE\n" +
   "-----END PUBLIC KEY-----";
@@ -170,6 +173,63 @@ Deno.test("import privacyidea: a database without container tables imports as be
     assert.equal(counts(report, "token containers"), undefined);
     assert.ok(report.changed > 0);
   } finally {
+    await t.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("import privacyidea: a registered smartphone synchronises with Tessera afterwards", async () => {
+  const t = await createTestApp();
+  const served = serveApp(t);
+  const dir = await Deno.makeTempDir({ prefix: "tessera-pi-cont-" });
+  try {
+    const app = new ContainerApp(() => t.clock.now());
+    app.serial = "SMPH0SYNC";
+    app.serverUrl = `${served.url}/`;
+    const made = await createPiSqlite(dir, t.clock.now());
+    const db = new DatabaseSync(made.url.slice("sqlite:///".length));
+    for (const stmt of SQL.slice(0, 7)) db.exec(stmt);
+    db.exec(
+      "insert into tokencontainer values (1, 'smartphone', 'phone', 'SMPH0SYNC', null, null, null)",
+    );
+    db.exec("insert into tokencontainerowner values (1, 1, 'users1', '1000', 1)");
+    db.exec("insert into tokencontainerstates values (1, 1, 'active')");
+    const insert = db.prepare(
+      "insert into tokencontainerinfo (key, value, type, description, container_id) " +
+        "values (?, ?, 'pi_internal', '', 1)",
+    );
+    for (
+      const [key, value] of [
+        ["registration_state", "registered"],
+        ["public_key_client", app.publicKeyPem()],
+        ["server_url", `${served.url}/`],
+        ["challenge_ttl", "2"],
+        ["device", "XY ABC123"],
+        ["key_algorithm", "secp384r1"],
+        ["hash_algorithm", "SHA256"],
+      ]
+    ) insert.run(key, value);
+    db.close();
+    await savePolicy(t.deps, "phone", {
+      scope: "container",
+      action: `privacyIDEA_server_url=${served.url}/`,
+    });
+    const report = await importPrivacyidea(t.deps, made.url, { encKey: ENC_KEY });
+    assert.deepEqual(counts(report, "token containers"), [1, 1, 0, 0], report.log.join("\n"));
+    // the app signs with the key it registered at privacyIDEA; Tessera verifies it
+    const sync = await app.synchronize();
+    assert.equal(sync.status, 200, JSON.stringify(sync.body));
+    assert.equal(app.lastSync.container.serial, "SMPH0SYNC");
+    assert.ok((await findContainer(t.deps, "SMPH0SYNC"))!.lastUpdated !== null);
+    // another key is refused: the carried one is what counts
+    const other = new ContainerApp(() => t.clock.now());
+    other.serial = "SMPH0SYNC";
+    other.serverUrl = app.serverUrl;
+    const forged = await other.synchronize();
+    assert.equal(forged.status, 400);
+    assert.equal(forged.body.result.error.code, 3002);
+  } finally {
+    await served.close();
     await t.close();
     await Deno.remove(dir, { recursive: true });
   }
