@@ -58,6 +58,7 @@ Commands:
   backup <file>             consistent copy of the running SQLite database
   subscription keygen|sign  create a subscription signing key pair, sign a subscription file
   import privacyidea        migrate a privacyIDEA database (tokens, PINs, realms, policies, …)
+  import gpgkey <key.asc>   add privacyIDEA's GnuPG key for encrypted token files
   api createtoken           issue an API key for the validate API (policy api_key_required)
   hello [--listen h:p]      serve a plain "hello" endpoint (benchmark ceiling)
 
@@ -193,6 +194,8 @@ const VALUE_FLAGS = new Set([
   "enckey",
   "enckey-password-file",
   "pepper-file",
+  // import gpgkey
+  "passphrase-file",
   // api createtoken
   "username",
   "realm",
@@ -218,6 +221,7 @@ const COMMAND_FLAGS: Readonly<Record<string, readonly string[]>> = {
     "pepper-file",
     "dry-run",
     "replace",
+    "passphrase-file",
   ],
   api: ["username", "realm", "role", "days"],
 };

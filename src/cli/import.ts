@@ -20,6 +20,7 @@ import { checkKeyFile, KeyMismatchError, keysFromKeyFile } from "../domain/keys/
 import { systemClock } from "../lib/clock.ts";
 import { KEY_FILE_LENGTH, readKeyFile } from "../lib/key_file.ts";
 import { secureRandom } from "../lib/random.ts";
+import { GPG_KEY_HELP, runGpgKeyCommand } from "./gpg_key.ts";
 import {
   type PiImportOptions,
   type PiImportReport,
@@ -63,7 +64,9 @@ that would leave one out). Exit codes: 0 done, 1 error (nothing written),
   --dry-run                    only print what would be imported; creates and
                                changes nothing (no data directory, key file,
                                database or migration)
-  --replace                    replace tokens whose serial exists (default: skip them)`;
+  --replace                    replace tokens whose serial exists (default: skip them)
+
+${GPG_KEY_HELP}`;
 
 class ImportUsageError extends Error {}
 
@@ -245,7 +248,9 @@ async function openDryRun(config: Config, log: Logger): Promise<Deps> {
 
 function checkArgs(args: string[], flags: Map<string, string | true>): void {
   if (args[0] !== "privacyidea" || args.length !== 1) {
-    throw new ImportUsageError(`Unknown import source "${args.join(" ")}"; expected privacyidea`);
+    throw new ImportUsageError(
+      `Unknown import source "${args.join(" ")}"; expected privacyidea or gpgkey`,
+    );
   }
   if (flags.has("database") === flags.has("database-file")) {
     throw new ImportUsageError(
@@ -254,6 +259,9 @@ function checkArgs(args: string[], flags: Map<string, string | true>): void {
   }
   if (typeof flags.get("enckey") !== "string") {
     throw new ImportUsageError("tessera import privacyidea needs --enckey");
+  }
+  if (flags.has("passphrase-file")) {
+    throw new ImportUsageError("--passphrase-file is an option of tessera import gpgkey");
   }
 }
 
@@ -276,6 +284,8 @@ export async function runImportCommand(
   args: string[],
   flags: Map<string, string | true>,
 ): Promise<number> {
+  // an operator's OpenPGP key for encrypted token files (privacyIDEA's PI_GNUPG_HOME)
+  if (args[0] === "gpgkey") return await runGpgKeyCommand(config, log, args.slice(1), flags);
   try {
     checkArgs(args, flags);
   } catch (err) {
