@@ -11,6 +11,9 @@ import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { hotp, SEED_HEX } from "../fixtures/tokens.ts";
 import { issueJwt } from "../../src/http/jwt.ts";
 import { findTokenBySerial, listTokens } from "../../src/domain/token/mod.ts";
+import { createUsers } from "../fixtures/users.ts";
+import { addAdmin } from "../../src/domain/admin/mod.ts";
+import { savePolicy } from "../../src/domain/policy/mod.ts";
 
 const OATH_CSV = `# version: 1
 GPG0001, ${SEED_HEX}, hotp, 6
@@ -29,14 +32,14 @@ async function userToken(t: TestApp): Promise<string> {
   return token;
 }
 
-async function upload(t: TestApp, type: string, file: string) {
+async function upload(t: TestApp, type: string, file: string, token?: string) {
   const form = new FormData();
   form.set("type", type);
   form.set("file", new File([file], "tokens.asc"));
   const res = await t.app.request("http://localhost/token/load/tokens.asc", {
     method: "POST",
     body: form,
-    headers: { "PI-Authorization": await t.adminToken() },
+    headers: { "PI-Authorization": token ?? await t.adminToken() },
   }, { remoteAddr: { hostname: "127.0.0.1" } });
   return await jsonOf(res);
 }
@@ -130,6 +133,35 @@ Deno.test("POST /token/load: a file for another key or broken armour is refused 
     );
     assert.equal(garbage.status, 400, JSON.stringify(garbage.body));
     assert.match(garbage.body.result.error.message, /^ERR304: GPG decryption failed: \S/);
+    assert.equal((await listTokens(t.deps, {})).count, 0);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("rights: a realm-limited admin without importtokens reads the keys (no action, as privacyIDEA) but uploads no encrypted file", async () => {
+  const t = await createTestApp();
+  try {
+    await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "pw" }] });
+    await savePolicy(t.deps, "all", { scope: "admin", action: "*", adminuser: "admin" });
+    await savePolicy(t.deps, "lister", {
+      scope: "admin",
+      action: "tokenlist",
+      adminuser: "lister",
+      realm: "realm1",
+    });
+    await addAdmin(t.deps, "lister", { password: "lister-password" });
+    const login = await jsonOf(
+      await t.post("/auth", { username: "lister", password: "lister-password" }),
+    );
+    const token = login.body.result.value.token;
+    const keys = await jsonOf(await t.request("GET", "/system/gpgkeys", { token }));
+    assert.equal(keys.status, 200, JSON.stringify(keys.body));
+    assert.deepEqual(keys.body.result.value, await gpgKeys(t));
+    const [key] = Object.values(keys.body.result.value as Record<string, { armor: string }>);
+    const res = await upload(t, "oathcsv", await encryptTo(key.armor, OATH_CSV), token);
+    assert.equal(res.status, 403, JSON.stringify(res.body));
+    assert.equal(res.body.result.status, false);
     assert.equal((await listTokens(t.deps, {})).count, 0);
   } finally {
     await t.close();
