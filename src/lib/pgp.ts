@@ -18,6 +18,9 @@ export interface PgpKeyPair {
   privateArmor: string;
 }
 
+/** The largest decompressed message {@link decryptPgpMessage} accepts by default (32 MiB). */
+export const MAX_DECRYPTED_BYTES = 32 * 1024 * 1024;
+
 /** A key the caller named that cannot serve as an import key (the message says why). */
 export class PgpKeyError extends Error {}
 
@@ -80,17 +83,24 @@ export async function readPgpPrivateKeys(
 /**
  * Decrypts an ASCII-armoured OpenPGP message with whichever of `privateArmors` it was encrypted
  * to; the bytes, or an Error whose message says why not (a signature is not checked, as GnuPG's
- * decryption does not require one).
+ * decryption does not require one). A compressed message may expand to at most `maxBytes`.
  */
 export async function decryptPgpMessage(
   armoredMessage: string,
   privateArmors: string[],
+  maxBytes = MAX_DECRYPTED_BYTES,
 ): Promise<Uint8Array> {
   const message = await openpgp.readMessage({ armoredMessage });
   const decryptionKeys = await Promise.all(
     privateArmors.map((armoredKey) => openpgp.readPrivateKey({ armoredKey })),
   );
   if (decryptionKeys.length === 0) throw new Error("no secret key");
-  const { data } = await openpgp.decrypt({ message, decryptionKeys, format: "binary" });
+  const { data } = await openpgp.decrypt({
+    message,
+    decryptionKeys,
+    format: "binary",
+    // a compressed packet may expand a thousandfold: the upload's size limit does not bound it
+    config: { maxDecompressedMessageSize: maxBytes },
+  });
   return data;
 }
