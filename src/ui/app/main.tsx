@@ -52,6 +52,7 @@ import { StatisticsPage } from "./pages/statistics.tsx";
 import { ServiceIdsPage } from "./pages/service_ids.tsx";
 import { CaConnectorsPage } from "./pages/ca_connectors.tsx";
 import { TokenGroupsPage } from "./pages/token_groups.tsx";
+import { ContainerDetailsPage, ContainersPage } from "./pages/containers.tsx";
 import { SubscriptionsPage } from "./pages/subscriptions.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { SystemPage } from "./pages/system.tsx";
@@ -69,6 +70,7 @@ const ADMIN_PAGES: AdminPage[] = [
   { path: "dashboard", label: "Dashboard", rights: [] },
   { path: "tokens", label: "Tokens", rights: ["tokenlist"] },
   { path: "tokengroups", label: "Token groups", rights: ["tokengroup_list"] },
+  { path: "containers", label: "Containers", rights: ["container_list"] },
   { path: "users", label: "Users", rights: ["userlist"] },
   { path: "resolvers", label: "Resolvers", rights: ["resolverread"] },
   { path: "realms", label: "Realms", rights: [] },
@@ -127,6 +129,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
         : <TokensPage key={props.route.query.toString()} route={props.route} />;
     case "tokengroups":
       return <TokenGroupsPage />;
+    case "containers":
+      return parts[1] ? <ContainerDetailsPage serial={parts[1]} /> : <ContainersPage />;
     case "enroll":
       return <EnrollPage route={props.route} />;
     case "import":

@@ -1,0 +1,512 @@
+/** @jsxImportSource preact */
+/** @jsxRuntime automatic */
+/**
+ * Token containers (`/container/`): the list (search, paging), a new container, and a
+ * container's page with its tokens, owner, description, states and deletion. Each action is
+ * offered only with its admin right (`container_list`, `container_create`,
+ * `container_add_token`, …); the server checks the container's realms and owner as well.
+ *
+ * @module
+ */
+import { useState } from "preact/hooks";
+import { api, get, seg } from "../api.ts";
+import { hasRight, useSession } from "../session.ts";
+import {
+  Check,
+  ConfirmButton,
+  Field,
+  Form,
+  go,
+  href,
+  LoadState,
+  Outcome,
+  Page,
+  Pager,
+  Panel,
+  Select,
+  useAction,
+  useLiveSearch,
+  useLoad,
+} from "../ui.tsx";
+
+/** A container's owner as `GET /container/` lists it. */
+interface ContainerUser {
+  user_name: string;
+  user_realm: string;
+  user_resolver: string;
+  user_id: string;
+}
+
+/** A token in a container: `{serial}` only when the caller may not see the token itself. */
+interface ContainerToken {
+  serial: string;
+  tokentype?: string;
+  active?: boolean;
+  revoked?: boolean;
+  description?: string;
+}
+
+/** A container as `GET /container/` lists it. */
+interface Container {
+  serial: string;
+  type: string;
+  description: string;
+  states: string[];
+  realms: string[];
+  users: ContainerUser[];
+  tokens: ContainerToken[];
+}
+
+/** `GET /container/`'s value when paged. */
+interface ContainerList {
+  containers: Container[];
+  count?: number;
+}
+
+/** `GET /container/types`: each type's description and the token types it holds. */
+type ContainerTypes = Record<string, { description: string; token_types: string[] }>;
+
+/** A search term as a pattern: `*` is the wildcard; without one, a substring. */
+function pattern(text: string): string {
+  const t = text.trim();
+  return t === "" || t.includes("*") ? t : `*${t}*`;
+}
+
+function ownerText(c: Container): string {
+  const u = c.users[0];
+  return u ? `${u.user_name}@${u.user_realm}` : "";
+}
+
+/** `#/containers`: the containers the admin may list, and a form for a new one. */
+export function ContainersPage() {
+  const { session } = useSession();
+  const canCreate = hasRight(session, "container_create");
+  const [serial, setSerial] = useState("");
+  const [description, setDescription] = useState("");
+  const [type, setType] = useState("");
+  const [query, setQuery] = useState<Record<string, unknown>>({});
+  const [page, setPage] = useState(1);
+  const [isCreating, setCreating] = useState(false);
+  const pageSize = session.settings.tokenPageSize;
+  const types = useLoad(() => get<ContainerTypes>("/container/types"), []);
+  const list = useLoad(
+    () => get<ContainerList>("/container/", { ...query, page, pagesize: pageSize }),
+    [query, page],
+  );
+  function search() {
+    setPage(1);
+    setQuery({ container_serial: pattern(serial), description: pattern(description), type });
+  }
+  useLiveSearch(!session.settings.searchOnEnter, search, [serial, description, type]);
+  const typeNames = Object.keys(types.data ?? {}).sort();
+  const count = list.data?.count ?? list.data?.containers.length ?? 0;
+  return (
+    <Page
+      title="Containers"
+      actions={canCreate && !isCreating && (
+        <button
+          type="button"
+          class="primary"
+          onClick={() => setCreating(true)}
+        >
+          New container
+        </button>
+      )}
+    >
+      {isCreating && (
+        <NewContainer
+          types={types.data ?? {}}
+          typesError={types.error}
+          onClose={() => setCreating(false)}
+        />
+      )}
+      <Form label="Search containers" class="filters" onSubmit={search}>
+        <Field label="Serial" value={serial} onValue={setSerial} type="search" />
+        <Field label="Description" value={description} onValue={setDescription} type="search" />
+        <Select
+          label="Type"
+          value={type}
+          onValue={setType}
+          options={[["", "any"], ...typeNames]}
+        />
+        <button type="submit">Search</button>
+      </Form>
+      <LoadState error={list.error} loading={list.loading && !list.data} />
+      {list.data && count === 0 && (
+        <p class="muted" data-testid="empty-list">
+          {Object.values(query).some((v) => v !== undefined && v !== "")
+            ? "No container matches the search."
+            : "There is no container yet."}
+        </p>
+      )}
+      {list.data && count > 0 && (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Serial</th>
+                <th scope="col">Type</th>
+                <th scope="col">Description</th>
+                <th scope="col">Owner</th>
+                <th scope="col">Realms</th>
+                <th scope="col">States</th>
+                <th scope="col">Tokens</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.containers.map((c) => (
+                <tr key={c.serial}>
+                  <td>
+                    <a href={href(["containers", c.serial])}>{c.serial}</a>
+                  </td>
+                  <td data-label="Type">{c.type}</td>
+                  <td data-label="Description">{c.description}</td>
+                  <td data-label="Owner">
+                    {ownerText(c) || <span class="muted">none</span>}
+                  </td>
+                  <td data-label="Realms">{c.realms.join(", ")}</td>
+                  <td data-label="States">{c.states.join(", ")}</td>
+                  <td data-label="Tokens">{c.tokens.length}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager page={page} pageSize={pageSize} count={count} onPage={setPage} />
+        </>
+      )}
+    </Page>
+  );
+}
+
+/** The form of `POST /container/init`; a made container's page opens. */
+function NewContainer(
+  props: { types: ContainerTypes; typesError?: string; onClose: () => void },
+) {
+  const names = Object.keys(props.types).sort();
+  const [chosen, setType] = useState("");
+  const [description, setDescription] = useState("");
+  const [user, setUser] = useState("");
+  const [realm, setRealm] = useState("");
+  const act = useAction();
+  const type = names.includes(chosen) ? chosen : names[0] ?? "";
+  return (
+    <Panel title="New container">
+      <Form
+        label="New container"
+        onSubmit={() =>
+          act.run(async () => {
+            const { value } = await api<{ container_serial: string }>("POST", "/container/init", {
+              type,
+              description,
+              user: user.trim(),
+              realm: realm.trim(),
+            });
+            go(["containers", value.container_serial]);
+          })}
+      >
+        <LoadState error={props.typesError} />
+        <Select
+          label="Container type"
+          value={type}
+          onValue={setType}
+          options={names.map((n) => [n, props.types[n].description])}
+          required
+        />
+        <Field label="Description" value={description} onValue={setDescription} />
+        <Field
+          label="User"
+          value={user}
+          onValue={setUser}
+          hint="Optional: the owner (with the realm)"
+        />
+        <Field
+          label="Realm"
+          value={realm}
+          onValue={setRealm}
+          hint="Optional: the owner's realm, or a realm for a container without owner"
+        />
+        <div class="actions">
+          <button type="submit" class="primary" disabled={act.busy || type === ""}>
+            Create container
+          </button>
+          <button type="button" onClick={props.onClose}>Cancel</button>
+        </div>
+        <Outcome error={act.error} note={act.note} />
+      </Form>
+    </Panel>
+  );
+}
+
+/** `#/containers/<serial>`: one container and what the admin's rights allow on it. */
+export function ContainerDetailsPage(props: { serial: string }) {
+  const { session } = useSession();
+  const can = (r: string) => hasRight(session, r);
+  const load = useLoad(
+    () => get<ContainerList>("/container/", { container_serial: props.serial }),
+    [props.serial],
+  );
+  const c = load.data?.containers.find((x) => x.serial === props.serial);
+  const del = useAction();
+  const path = `/container/${seg(props.serial)}`;
+  return (
+    <Page
+      title={`Container ${props.serial}`}
+      actions={<a href={href(["containers"])}>Back to containers</a>}
+    >
+      <LoadState error={load.error} loading={load.loading && !load.data} />
+      {load.data && !c && <p class="error" role="alert">The container could not be found.</p>}
+      {c && (
+        <>
+          <Panel title="Details">
+            <dl class="details">
+              <dt>Type</dt>
+              <dd>{c.type}</dd>
+              <dt>Description</dt>
+              <dd data-testid="container-description">{c.description || "none"}</dd>
+              <dt>Owner</dt>
+              <dd data-testid="container-owner">{ownerText(c) || "none"}</dd>
+              <dt>Realms</dt>
+              <dd>{c.realms.join(", ") || "none"}</dd>
+              <dt>States</dt>
+              <dd data-testid="container-states">{c.states.join(", ") || "none"}</dd>
+            </dl>
+            {can("container_delete") && (
+              <div class="actions">
+                <ConfirmButton
+                  label={`Delete container ${c.serial}`}
+                  question={`Delete container ${c.serial}? Its tokens are kept.`}
+                  danger
+                  onConfirm={() =>
+                    del.run(async () => {
+                      await api("DELETE", path);
+                      go(["containers"]);
+                    })}
+                />
+              </div>
+            )}
+            <Outcome error={del.error} note={del.note} />
+          </Panel>
+          <ContainerTokens container={c} path={path} onChanged={load.reload} />
+          <ContainerOwner container={c} path={path} onChanged={load.reload} />
+          {can("container_description") && (
+            <ContainerDescription container={c} path={path} onChanged={load.reload} />
+          )}
+          {can("container_state") && (
+            <ContainerStates container={c} path={path} onChanged={load.reload} />
+          )}
+        </>
+      )}
+    </Page>
+  );
+}
+
+interface PartProps {
+  container: Container;
+  /** `/container/<serial>`, encoded. */
+  path: string;
+  onChanged: () => void;
+}
+
+function tokenState(t: ContainerToken): string {
+  if (t.active === undefined) return "";
+  return t.revoked ? "revoked" : t.active ? "active" : "disabled";
+}
+
+/** The container's tokens: removed (`container_remove_token`), added by serial. */
+function ContainerTokens(props: PartProps) {
+  const { session } = useSession();
+  const canAdd = hasRight(session, "container_add_token");
+  const canRemove = hasRight(session, "container_remove_token");
+  const [serial, setSerial] = useState("");
+  const act = useAction();
+  const { container: c } = props;
+  return (
+    <Panel title="Tokens">
+      {c.tokens.length === 0
+        ? <p class="muted">The container holds no token.</p>
+        : (
+          <table data-testid="container-tokens">
+            <thead>
+              <tr>
+                <th scope="col">Serial</th>
+                <th scope="col">Type</th>
+                <th scope="col">State</th>
+                <th scope="col">Description</th>
+                <th scope="col">
+                  <span class="sr-only">Remove</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {c.tokens.map((t) => (
+                <tr key={t.serial}>
+                  <td>
+                    {t.tokentype ? <a href={href(["tokens", t.serial])}>{t.serial}</a> : t.serial}
+                  </td>
+                  <td data-label="Type">{t.tokentype ?? ""}</td>
+                  <td data-label="State">{tokenState(t)}</td>
+                  <td data-label="Description">{t.description ?? ""}</td>
+                  <td class="actions">
+                    {canRemove && (
+                      <ConfirmButton
+                        label={`Remove ${t.serial}`}
+                        question={`Take token ${t.serial} out of container ${c.serial}?`}
+                        onConfirm={() =>
+                          act.run(async () => {
+                            await api("POST", `${props.path}/remove`, { serial: t.serial });
+                            props.onChanged();
+                          }, `Token ${t.serial} taken out of the container`)}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      {canAdd && (
+        <Form
+          label={`Add a token to container ${c.serial}`}
+          onSubmit={() =>
+            act.run(async () => {
+              const added = serial.trim();
+              await api("POST", `${props.path}/add`, { serial: added });
+              setSerial("");
+              props.onChanged();
+              return `Token ${added} added to the container`;
+            })}
+        >
+          <Field
+            label="Token serial"
+            value={serial}
+            onValue={setSerial}
+            required
+            hint="A token in another container moves into this one"
+          />
+          <button type="submit" disabled={act.busy || serial.trim() === ""}>Add token</button>
+        </Form>
+      )}
+      <Outcome error={act.error} note={act.note} />
+    </Panel>
+  );
+}
+
+/** The owner: unassigned (`container_unassign_user`) or assigned (`container_assign_user`). */
+function ContainerOwner(props: PartProps) {
+  const { session } = useSession();
+  const canAssign = hasRight(session, "container_assign_user");
+  const canUnassign = hasRight(session, "container_unassign_user");
+  const [user, setUser] = useState("");
+  const [realm, setRealm] = useState("");
+  const act = useAction();
+  const owner = props.container.users[0];
+  if (owner ? !canUnassign : !canAssign) return null;
+  return (
+    <Panel title="Owner">
+      {owner
+        ? (
+          <ConfirmButton
+            label={`Unassign ${owner.user_name}@${owner.user_realm}`}
+            question={`Take container ${props.container.serial} from ${owner.user_name}@${owner.user_realm}?`}
+            onConfirm={() =>
+              act.run(async () => {
+                await api("POST", `${props.path}/unassign`, {
+                  user: owner.user_name,
+                  realm: owner.user_realm,
+                  resolver: owner.user_resolver,
+                  user_id: owner.user_id,
+                });
+                props.onChanged();
+              }, "The container has no owner now")}
+          />
+        )
+        : (
+          <Form
+            label={`Assign container ${props.container.serial}`}
+            onSubmit={() =>
+              act.run(async () => {
+                const login = user.trim();
+                await api("POST", `${props.path}/assign`, { user: login, realm: realm.trim() });
+                setUser("");
+                setRealm("");
+                props.onChanged();
+                return `The container belongs to ${login} now`;
+              })}
+          >
+            <Field label="User" value={user} onValue={setUser} required />
+            <Field label="Realm" value={realm} onValue={setRealm} />
+            <button type="submit" disabled={act.busy || user.trim() === ""}>Assign</button>
+          </Form>
+        )}
+      <Outcome error={act.error} note={act.note} />
+    </Panel>
+  );
+}
+
+/** `POST /container/<serial>/description`. */
+function ContainerDescription(props: PartProps) {
+  const [text, setText] = useState<string | undefined>(undefined);
+  const act = useAction();
+  const value = text ?? props.container.description;
+  return (
+    <Panel title="Description">
+      <Form
+        label={`Description of container ${props.container.serial}`}
+        onSubmit={() =>
+          act.run(async () => {
+            await api("POST", `${props.path}/description`, { description: value });
+            setText(undefined);
+            props.onChanged();
+          }, "Description saved")}
+      >
+        <Field label="Description" value={value} onValue={setText} />
+        <button type="submit" disabled={act.busy}>Save description</button>
+      </Form>
+      <Outcome error={act.error} note={act.note} />
+    </Panel>
+  );
+}
+
+/** `POST /container/<serial>/states`: the states of `GET /container/statetypes`. */
+function ContainerStates(props: PartProps) {
+  const types = useLoad(() => get<Record<string, string[]>>("/container/statetypes"), []);
+  const [picked, setPicked] = useState<string[] | undefined>(undefined);
+  const act = useAction();
+  const states = picked ?? props.container.states;
+  const names = Object.keys(types.data ?? {});
+  return (
+    <Panel title="States">
+      <LoadState error={types.error} loading={types.loading && !types.data} />
+      {types.data && (
+        <Form
+          label={`States of container ${props.container.serial}`}
+          onSubmit={() =>
+            act.run(async () => {
+              await api("POST", `${props.path}/states`, { states: states.join(",") });
+              setPicked(undefined);
+              props.onChanged();
+            }, "States saved")}
+        >
+          {names.map((s) => (
+            <Check
+              key={s}
+              label={s}
+              checked={states.includes(s)}
+              onChecked={(on) => {
+                // a state excludes others (active and disabled): choosing one clears those
+                const excluded = types.data?.[s] ?? [];
+                setPicked(
+                  on
+                    ? [...states.filter((x) => !excluded.includes(x)), s]
+                    : states.filter((x) => x !== s),
+                );
+              }}
+            />
+          ))}
+          <button type="submit" disabled={act.busy}>Save states</button>
+        </Form>
+      )}
+      <Outcome error={act.error} note={act.note} />
+    </Panel>
+  );
+}
