@@ -115,12 +115,20 @@ Deno.test("POST /token/load imports an OATH CSV file encrypted to the key of GET
 Deno.test("POST /token/load: a file for another key or broken armour is refused with ERR304, nothing imported", async () => {
   const t = await createTestApp();
   try {
-    await gpgKeys(t);
     const other = await openpgp.generateKey({
       type: "ecc",
       userIDs: [{ name: "someone else" }],
       format: "armored",
     });
+    // before any import key exists: refused, and none is generated for it
+    const early = await upload(t, "oathcsv", await encryptTo(other.publicKey, OATH_CSV));
+    assert.equal(early.status, 400, JSON.stringify(early.body));
+    assert.equal(
+      early.body.result.error.message,
+      "ERR304: GPG decryption failed: there is no import key yet (GET /system/gpgkeys creates it)",
+    );
+    assert.equal((await t.deps.db.selectFrom("importkey").select("keyid").execute()).length, 0);
+    await gpgKeys(t);
     const foreign = await upload(t, "oathcsv", await encryptTo(other.publicKey, OATH_CSV));
     assert.equal(foreign.status, 400, JSON.stringify(foreign.body));
     assert.equal(foreign.body.result.status, false);

@@ -60,9 +60,16 @@ export async function importPublicKeys(
  * `ERR304: GPG decryption failed: <reason>` (privacyIDEA's TokenImportException).
  */
 export async function decryptImportFile(deps: Deps, armored: string): Promise<Uint8Array> {
-  const privateArmors = (await importKeys(deps)).map((row) =>
+  // no key is generated here: nobody can have encrypted to a key that does not exist yet
+  const privateArmors = (await listImportKeys(deps.db)).map((row) =>
     decryptSecretText(deps.keys.config, row.private_enc)
   );
+  if (privateArmors.length === 0) {
+    throw new ParameterError(
+      "GPG decryption failed: there is no import key yet (GET /system/gpgkeys creates it)",
+      304,
+    );
+  }
   try {
     return await decryptPgpMessage(armored, privateArmors);
   } catch (err) {
