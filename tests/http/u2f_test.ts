@@ -340,8 +340,15 @@ Deno.test("GET /ttype/u2f: ERR905 without u2f.appId; then the facets of u2f_face
       "https://host2.example",
       "https://puck.az.intern",
     ]);
-    // browsers fetch the facet list with GET; POST is not a route of /ttype/u2f
-    assert.equal((await t.post("/ttype/u2f", {})).status, 405);
+    // POST answers as GET does, as privacyIDEA's /ttype/<type>
+    const posted = await t.post("/ttype/u2f", {});
+    assert.equal(posted.status, 200);
+    assert.equal(posted.headers.get("content-type"), "application/fido.trusted-apps+json");
+    assert.deepEqual((await posted.json()).trustedFacets[0].ids, [
+      "https://host1.example",
+      "https://host2.example",
+      "https://puck.az.intern",
+    ]);
   } finally {
     await t.close();
   }

@@ -132,7 +132,6 @@ const PERIODIC_TASK_LISTS = "the names of the task modules and nodes and the opt
 const PUSH_PROTOCOL = "the privacyIDEA Authenticator app has no login (privacyIDEA: no " +
   "authentication): the enrolment's second step needs the token's one-time enrolment credential, " +
   "polls and answers the app's RSA signature with the key it registered; refusals change nothing";
-
 const TIQR_PROTOCOL = "the TiQR app has no login (privacyIDEA: no authentication): metadata and " +
   "enrolment need the token's one-time enrolment session, an authentication the transaction id " +
   "of an open challenge and the OCRA response computed with the token's secret; refusals change " +
@@ -207,6 +206,11 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /ttype/yubikey": { ...PUBLIC, why: YUBICO_PROTOCOL },
   "GET /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
   "POST /ttype/push": { ...PUBLIC, why: PUSH_PROTOCOL },
+  "GET /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
+  "POST /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
+  // the FIDO trusted facet list a browser fetches without credentials (config and policy only)
+  "GET /ttype/u2f": { ...PUBLIC, why: "the U2F trusted facet list: browsers fetch it anonymously" },
+  "POST /ttype/u2f": { ...PUBLIC, why: "the U2F trusted facet list: browsers fetch it anonymously" },
   // the smartphone container's app (spec 13 §2.7-2.11): its signature is the authentication
   "POST /container/register/finalize": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
   "POST /container/challenge": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
@@ -223,10 +227,6 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
     ...CONTAINER,
     action: "container_unregister",
   },
-  // the FIDO trusted facet list a browser fetches without credentials (config and policy only)
-  "GET /ttype/u2f": { ...PUBLIC, why: "the U2F trusted facet list: browsers fetch it anonymously" },
-  "GET /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
-  "POST /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
   "GET /validate/triggerchallenge": { ...ADMIN, action: "triggerchallenge", objects: "token" },
   // self-registration and password recovery: public as in privacyIDEA (nobody is logged in
   // yet); the register policies and the user right password_reset decide (src/domain/register)

@@ -117,7 +117,7 @@ async function tiqr(c: Context<AppEnv>): Promise<Response> {
 ttypeRoutes.get("/tiqr", tiqr);
 ttypeRoutes.post("/tiqr", tiqr);
 
-/** `GET /ttype/u2f`: the trusted facets of the U2F appId (spec 14 §8.2 point 4). */
+/** `GET|POST /ttype/u2f`: the trusted facets of the U2F appId (spec 14 §8.2 point 4). */
 async function u2fTrustedFacets(c: Context<AppEnv>): Promise<Response> {
   const audit = c.get("audit");
   audit.tokenType = "u2f";
@@ -132,4 +132,6 @@ async function u2fTrustedFacets(c: Context<AppEnv>): Promise<Response> {
   });
 }
 
+// privacyIDEA's /ttype/<type> answers both methods alike
 ttypeRoutes.get("/u2f", u2fTrustedFacets);
+ttypeRoutes.post("/u2f", u2fTrustedFacets);
