@@ -132,6 +132,7 @@ const PERIODIC_TASK_LISTS = "the names of the task modules and nodes and the opt
 const PUSH_PROTOCOL = "the privacyIDEA Authenticator app has no login (privacyIDEA: no " +
   "authentication): the enrolment's second step needs the token's one-time enrolment credential, " +
   "polls and answers the app's RSA signature with the key it registered; refusals change nothing";
+const U2F_FACETS = "the U2F trusted facet list: browsers fetch it anonymously";
 const TIQR_PROTOCOL = "the TiQR app has no login (privacyIDEA: no authentication): metadata and " +
   "enrolment need the token's one-time enrolment session, an authentication the transaction id " +
   "of an open challenge and the OCRA response computed with the token's secret; refusals change " +
@@ -209,8 +210,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
   "POST /ttype/tiqr": { ...PUBLIC, why: TIQR_PROTOCOL },
   // the FIDO trusted facet list a browser fetches without credentials (config and policy only)
-  "GET /ttype/u2f": { ...PUBLIC, why: "the U2F trusted facet list: browsers fetch it anonymously" },
-  "POST /ttype/u2f": { ...PUBLIC, why: "the U2F trusted facet list: browsers fetch it anonymously" },
+  "GET /ttype/u2f": { ...PUBLIC, why: U2F_FACETS },
+  "POST /ttype/u2f": { ...PUBLIC, why: U2F_FACETS },
   // the smartphone container's app (spec 13 §2.7-2.11): its signature is the authentication
   "POST /container/register/finalize": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
   "POST /container/challenge": { ...PUBLIC, why: CONTAINER_APP_PROTOCOL },
