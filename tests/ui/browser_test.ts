@@ -82,6 +82,7 @@ Deno.test({
         ["Dashboard", "Dashboard"],
         ["Tokens", "Tokens"],
         ["Token groups", "Token groups"],
+        ["Containers", "Containers"],
         ["Users", "Users"],
         ["Resolvers", "Resolvers"],
         ["Realms", "Realms"],

@@ -42,7 +42,10 @@ async function ok(
 }
 
 /** A world with something on every page. */
-async function populate(server: Server, jwt: string): Promise<{ eventId: number }> {
+async function populate(
+  server: Server,
+  jwt: string,
+): Promise<{ eventId: number; containerSerial: string }> {
   const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
   await ok(server, jwt, "POST", "/resolver/people", {
     ...defaults.result.value,
@@ -124,6 +127,20 @@ async function populate(server: Server, jwt: string): Promise<{ eventId: number 
   });
   await ok(server, jwt, "POST", "/tokengroup/laptops", { description: "Company laptops" });
   await ok(server, jwt, "POST", "/tokengroup/kiosks", { description: "Shared kiosk terminals" });
+  const phone = await ok(server, jwt, "POST", "/container/init", {
+    type: "smartphone",
+    description: "Alice's phone",
+    user: "alice",
+    realm: "staff",
+  });
+  await ok(server, jwt, "POST", `/container/${phone.result.value.container_serial}/add`, {
+    serial: "HOTP0001",
+  });
+  await ok(server, jwt, "POST", "/container/init", {
+    type: "generic",
+    description: "Kiosk terminal 3",
+    realm: "staff",
+  });
   await ok(server, jwt, "POST", "/serviceid/mail", { description: "Mail servers (IMAP, SMTP)" });
   await ok(server, jwt, "POST", "/serviceid/ssh-jump", { description: "SSH jump hosts" });
   await ok(server, jwt, "POST", "/privacyideaserver/old-server", {
@@ -148,7 +165,10 @@ async function populate(server: Server, jwt: string): Promise<{ eventId: number 
   });
   await ok(server, jwt, "POST", "/system/setConfig", { DefaultMaxFailCount: "5" });
   const events = await ok(server, jwt, "GET", "/event/");
-  return { eventId: events.result.value[0].id };
+  return {
+    eventId: events.result.value[0].id,
+    containerSerial: phone.result.value.container_serial,
+  };
 }
 
 /** Writes the page's screenshot for docs/ui.md (only with UPDATE_DOCS=1). */
@@ -193,7 +213,7 @@ Deno.test({
   try {
     const base = server.base;
     const jwt = await adminJwt(server);
-    const { eventId } = await populate(server, jwt);
+    const { eventId, containerSerial } = await populate(server, jwt);
     browser = await launchChromium();
     const context = await browser.newContext({
       viewport: { width: 1100, height: 760 },
@@ -214,6 +234,9 @@ Deno.test({
       ["#/tokens", "Tokens", "tokens"],
       ["#/tokens/HOTP0001", "Token HOTP0001", "token"],
       ["#/tokengroups", "Token groups", "tokengroups"],
+      // the heading holds the random serial: "Container" finds it (not after the list's)
+      [`#/containers/${containerSerial}`, "Container", "container"],
+      ["#/containers", "Containers", "containers"],
       ["#/enroll", "Enrol a token", "enroll"],
       ["#/import", "Import tokens", "import"],
       ["#/users", "Users", "users"],
