@@ -1,12 +1,13 @@
 /**
  * The containers pages in chromium (headless, playwright-core) against a real `tessera serve`: a
  * container made in the page for a user is what `/container/` lists, a token is added by serial
- * and taken out again, the owner is unassigned, the description and states are changed, and the
- * container is deleted after the confirmation, each read back over the API; a wrong serial shows
- * the server's message and changes nothing; an admin with `container_list` only sees the
- * containers and is offered no change, one without it has no menu entry and the page refuses;
- * axe finds no WCAG A/AA violation, the delete dialog keeps the keyboard, and the list and a
- * container's page do not scroll sideways at 390 px.
+ * and taken out again, the owner is unassigned and assigned, the description and states are
+ * changed, and the container is deleted after the confirmation, each read back over the API; the
+ * list pages (`token_page_size`) and searches; a wrong serial shows the server's message and
+ * changes nothing; an admin with `container_list` only sees the containers and is offered no
+ * change, one without it has no menu entry and the page refuses; axe finds no WCAG A/AA
+ * violation, the delete dialog keeps the keyboard, and the list and a container's page do not
+ * scroll sideways at 390 px.
  *
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
@@ -83,6 +84,11 @@ Deno.test({
       (await ok(server, jwt, "GET", "/token/", { serial: "SPASS001" })).result.value.tokens[0]
         .container_serial;
 
+    // one container a page, so two make a second page
+    await ok(server, jwt, "POST", "/policy/paging", {
+      scope: "webui",
+      action: "token_page_size=1",
+    });
     browser = await launchChromium();
     const context = await browser.newContext({
       viewport: { width: 1100, height: 900 },
@@ -146,6 +152,21 @@ Deno.test({
       [serial, "generic", "Alice's laptop", "alice@staff", "staff", "active", "1"],
     );
     problems.push(...await axe(page, "container list"));
+    // a second container: one a page, the pager leads to it
+    const spare = (await ok(server, jwt, "POST", "/container/init", { type: "generic" })).result
+      .value.container_serial;
+    await page.reload();
+    const pager = page.getByRole("navigation", { name: "Pages" });
+    await pager.getByText("Page 1 of 2 (2 in all)").waitFor();
+    const rowSerials = async () =>
+      (await page.locator("tbody tr td:first-child").allTextContents()).map((s) => s.trim());
+    const first = await rowSerials();
+    await pager.getByRole("button", { name: "Next page" }).click();
+    await pager.getByText("Page 2 of 2 (2 in all)").waitFor();
+    await settled(page);
+    const second = await rowSerials();
+    assert.deepEqual([...first, ...second].sort(), [serial, spare].sort());
+    await ok(server, jwt, "DELETE", `/container/${spare}`);
     // the search narrows the list
     await page.getByRole("form", { name: "Search containers" }).getByLabel("Serial").fill("XYZ");
     await page.getByTestId("empty-list").filter({ hasText: "No container matches the search." })
