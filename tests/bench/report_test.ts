@@ -185,7 +185,7 @@ Deno.test("formatReport shows rows, ratios, signing, RSS, checks, targets and no
   assert.match(text, /\[FAIL\] wrong: fail counters: off by one/);
   assert.match(
     text,
-    /Targets \(issue 32\):\n  \[met \] \/validate\/check correct HOTP vs ceiling: 30\.0%/,
+    /Targets \(issue 32\):\n {2}\[met \] \/validate\/check correct HOTP vs ceiling: 30\.0%/,
   );
   assert.match(text, /\[MISS\] signed validate vs raw RSA-PSS signing rate: 73\.5%/);
   assert.match(text, /\[met \] \/validate\/check correct HOTP vs ceiling: 30\.0%/);
