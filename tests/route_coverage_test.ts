@@ -18,7 +18,6 @@ const END = "<!-- route-coverage:end -->";
 
 /** Routes Tessera has and refuses with 404 and a reason (the reason is in the answer). */
 const REFUSED: Readonly<Record<string, string>> = {
-  "GET /system/documentation": "no generated configuration document",
   "GET /system/hsm": "no hardware security module",
   "POST /system/hsm": "no hardware security module",
   "GET /info/rss": "no news feeds",

@@ -12,6 +12,7 @@ import { base32Decode } from "../../src/lib/otp.ts";
 import { startSmtpSink } from "../domain/event/_helpers.ts";
 import { createCaConnector, makeCaDir } from "./_local_ca.ts";
 import { actionTest } from "../policy_actions/_registry.ts";
+import { createUsers } from "../fixtures/users.ts";
 
 async function userToken(t: TestApp): Promise<string> {
   const { token } = await issueJwt(t.deps, {
@@ -253,13 +254,12 @@ Deno.test("GET /system/names/radius and /names/caconnector: the names for admins
   }
 });
 
-Deno.test("documentation and hsm are refused with a 404 and a reason, never read as config keys", async () => {
+Deno.test("hsm is refused with a 404 and a reason, never read as a config key", async () => {
   const t = await createTestApp();
   // a config key of such a name does not change the answer
   await t.asAdmin("POST", "/system/setConfig", { body: { hsm: "x" } });
   for (
     const [method, path] of [
-      ["GET", "/system/documentation"],
       ["GET", "/system/hsm"],
       ["POST", "/system/hsm"],
     ]
@@ -273,3 +273,75 @@ Deno.test("documentation and hsm are refused with a 404 and a reason, never read
   assert.equal(await readSystemConfig(t.deps, "hsm"), "x");
   await t.close();
 });
+
+Deno.test("GET /system/documentation: the configuration as a reStructuredText attachment, secrets censored, the database URL not shown", async () => {
+  const t = await createTestApp();
+  const set = await jsonOf(
+    await t.asAdmin("POST", "/system/setConfig", {
+      body: {
+        "mail.password": "Do-not-show-9",
+        "mail.password.type": "password",
+        splitAtSign: "1",
+      },
+    }),
+  );
+  assert.equal(set.status, 200, JSON.stringify(set.body));
+  await createUsers(t.deps, { realm: "realm1", users: [{ login: "alice", password: "alice-pw" }] });
+  await savePolicy(t.deps, "pol_doc_", { scope: "authentication", action: "otppin=userstore" });
+  const res = await t.asAdmin("GET", "/system/documentation");
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type") ?? "", /^text\/plain/);
+  assert.equal(res.headers.get("content-disposition"), "attachment; filename=documentation.rst");
+  const text = await res.text();
+  assert.match(text, /^Tessera configuration documentation\n=+\n/);
+  assert.match(text, /\* System: test-node\n/);
+  for (
+    const title of [
+      "Local Admins",
+      "System Base Configuration",
+      "Resolver Configuration",
+      "Realm Configuration",
+      "Policy Configuration",
+    ]
+  ) assert.match(text, new RegExp(`\\n${title}\\n-{${title.length}}\\n`), title);
+  assert.match(text, /\* \*\*admin\*\*/);
+  assert.match(text, /splitAtSign: \*\*True\*\*/);
+  assert.match(text, /mail\.password: \*\*\\_\\_CENSORED\\_\\_\*\*/);
+  assert.equal(text.includes("Do-not-show-9"), false);
+  assert.match(text, /storage\.database\\_url: not shown/);
+  assert.equal(text.includes(t.deps.config.storage.databaseUrl), false);
+  // the test app's realm with its resolver, and the policy (its underscores escaped for rST)
+  assert.match(text, /\* Name of the realm: realm1\n/);
+  assert.match(text, /\* Name of the resolver: /);
+  assert.match(text, /pol\\_doc\\_\n~+\n/);
+  assert.match(text, /action: \*\*\{"otppin":"userstore"\}\*\*/);
+  assert.equal(/\n{3,}/.test(text), false, "at most one empty line in a row");
+  await t.close();
+});
+
+actionTest(
+  "admin",
+  "system_documentation",
+  "GET /system/documentation needs the admin right; a user or no JWT gets nothing",
+  async () => {
+    const t = await createTestApp();
+    await savePolicy(t.deps, "p", { scope: "admin", action: "configread" });
+    const denied = await jsonOf(await t.asAdmin("GET", "/system/documentation"));
+    assert.equal(denied.status, 403);
+    assert.equal(
+      denied.body.result.error.message,
+      "Admin actions are defined, but the action system_documentation is not allowed!",
+    );
+    await savePolicy(t.deps, "p", { scope: "admin", action: "configread, system_documentation" });
+    const allowed = await t.asAdmin("GET", "/system/documentation");
+    assert.equal(allowed.status, 200);
+    assert.match(await allowed.text(), /^Tessera configuration documentation/);
+    const user = await t.request("GET", "/system/documentation", { token: await userToken(t) });
+    assert.equal(user.status, 401);
+    await user.body?.cancel();
+    const none = await t.request("GET", "/system/documentation");
+    assert.equal(none.status, 401);
+    await none.body?.cancel();
+    await t.close();
+  },
+);

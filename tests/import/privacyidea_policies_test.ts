@@ -25,14 +25,14 @@ async function sourceWithUnsupportedPolicies(dir: string, nowMs: number): Promis
        user_case_insensitive) values (?, ?, 0, ?, ?, ?, '', '', '', '', '', '', '', '', 1, '', 0)`,
   );
   // the only active admin policy: leaving it out would open the admin scope
-  insert.run(10, 1, "pol_containers", "admin", "enable, -set_hsm_password, system_documentation");
+  insert.run(10, 1, "pol_containers", "admin", "enable, -set_hsm_password");
   insert.run(11, 1, "pol_remember", "authentication", "otppin=userstore, remember_device");
   db.close();
   return url;
 }
 
 const CONTAINERS = "policies pol_containers (scope admin, actions Tessera does not have: " +
-  "set_hsm_password, system_documentation)";
+  "set_hsm_password)";
 const REMEMBER = "policies pol_remember (scope authentication, actions Tessera does not have: " +
   "remember_device)";
 const OPEN_ADMIN = "warning: no active admin policy is left: every admin may do everything " +

@@ -613,7 +613,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   documentation: {
     description: "the generated system documentation (/system/documentation)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({ admin: bools("system", ["system_documentation"], ["config"]) }),
   },
   clienttypes: {

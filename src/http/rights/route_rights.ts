@@ -369,6 +369,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "POST /system/setDefault": { ...ADMIN, action: "configwrite" },
   "POST /system/test/:tokentype": { ...ADMIN, action: "configwrite" },
   "GET /system/random": { ...ADMIN, action: "getrandom" },
+  // every resolver, realm, policy and setting (secrets censored): admins with the right only
+  "GET /system/documentation": { ...ADMIN, action: "system_documentation" },
   "GET /system/nodes": {
     ...ADMIN,
     why: "privacyIDEA asks for an admin and no policy action: the node's name, no realm data",
@@ -378,7 +380,6 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   "GET /system/names/caconnector": { roles: "any", action: "enrollCERTIFICATE" },
   ...Object.fromEntries(
     [
-      "GET /system/documentation",
       "GET /system/hsm",
       "POST /system/hsm",
     ].map((route) => [route, { ...ADMIN, why: "refused for every admin (not in Tessera)" }]),

@@ -18,6 +18,7 @@ import {
 import { radiusServerIdentifiers } from "../../domain/radius_server/mod.ts";
 import { flushUserCache } from "../../domain/user_cache/mod.ts";
 import { importPublicKeys } from "../../domain/import/mod.ts";
+import { configurationDocument } from "../../domain/documentation/mod.ts";
 
 /** `/system/`: key-value system configuration and privacyIDEA's other system routes. */
 export const systemRoutes = new Hono<AppEnv>();
@@ -65,10 +66,18 @@ systemRoutes.get("/names/caconnector", async (c) => {
 // the public keys vendors encrypt token files to (POST /token/load decrypts them)
 systemRoutes.get("/gpgkeys", async (c) => ok(c, await importPublicKeys(c.get("deps"))));
 
+// the whole configuration as one reStructuredText file (secrets censored as the read routes do)
+systemRoutes.get("/documentation", async (c) => {
+  const text = await configurationDocument(c.get("deps"));
+  c.get("audit").outcome = true;
+  return c.body(text, 200, {
+    "content-type": "text/plain; charset=utf-8",
+    "content-disposition": "attachment; filename=documentation.rst",
+  });
+});
+
 /** privacyIDEA routes Tessera refuses: the route, and why. */
 export const REFUSED_SYSTEM_ROUTES: Readonly<Record<string, string>> = {
-  "GET /system/documentation": "Tessera generates no configuration document; read the " +
-    "configuration with GET /system/, /resolver/, /realm/ and /policy/",
   "GET /system/hsm": "Tessera has no hardware security module: its keys are in the key file",
   "POST /system/hsm": "Tessera has no hardware security module: its keys are in the key file",
 };
