@@ -110,6 +110,10 @@ function UserRoutes(props: { route: Route; session: Session }) {
     return <p class="error" role="alert">You are not allowed to see this page.</p>;
   }
   if (first === "details") return <MyDetailsPage />;
+  if (first === "containers") {
+    const serial = props.route.parts[1];
+    return serial ? <ContainerDetailsPage serial={serial} /> : <ContainersPage />;
+  }
   return <AuditPage title="My audit log" />;
 }
 

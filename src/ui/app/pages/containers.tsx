@@ -3,8 +3,10 @@
 /**
  * Token containers (`/container/`): the list (search, paging), a new container, and a
  * container's page with its tokens, owner, description, states and deletion. Each action is
- * offered only with its admin right (`container_list`, `container_create`,
- * `container_add_token`, …); the server checks the container's realms and owner as well.
+ * offered only with its right (`container_list`, `container_create`, `container_add_token`, …);
+ * the server checks the container's realms and owner as well. A user (self-service) sees the
+ * same pages as "My containers": only their own containers, no owner or realm fields, and a
+ * smartphone container's registration with the app (`container_register`).
  *
  * @module
  */
@@ -55,6 +57,8 @@ interface Container {
   realms: string[];
   users: ContainerUser[];
   tokens: ContainerToken[];
+  /** The container's info (`registration_state`, `device` of a smartphone, …). */
+  info?: Record<string, string>;
 }
 
 /** `GET /container/`'s value when paged. */
@@ -77,9 +81,10 @@ function ownerText(c: Container): string {
   return u ? `${u.user_name}@${u.user_realm}` : "";
 }
 
-/** `#/containers`: the containers the admin may list, and a form for a new one. */
+/** `#/containers`: the containers the admin may list (a user: their own), and a new one. */
 export function ContainersPage() {
   const { session } = useSession();
+  const self = session.role === "user";
   const canCreate = hasRight(session, "container_create");
   const [serial, setSerial] = useState("");
   const [description, setDescription] = useState("");
@@ -102,7 +107,7 @@ export function ContainersPage() {
   const count = list.data?.count ?? list.data?.containers.length ?? 0;
   return (
     <Page
-      title="Containers"
+      title={self ? "My containers" : "Containers"}
       actions={canCreate && !isCreating && (
         <button
           type="button"
@@ -115,6 +120,7 @@ export function ContainersPage() {
     >
       {isCreating && (
         <NewContainer
+          self={self}
           types={types.data ?? {}}
           typesError={types.error}
           onClose={() => setCreating(false)}
@@ -147,8 +153,8 @@ export function ContainersPage() {
                 <th scope="col">Serial</th>
                 <th scope="col">Type</th>
                 <th scope="col">Description</th>
-                <th scope="col">Owner</th>
-                <th scope="col">Realms</th>
+                {!self && <th scope="col">Owner</th>}
+                {!self && <th scope="col">Realms</th>}
                 <th scope="col">States</th>
                 <th scope="col">Tokens</th>
               </tr>
@@ -161,10 +167,12 @@ export function ContainersPage() {
                   </td>
                   <td data-label="Type">{c.type}</td>
                   <td data-label="Description">{c.description}</td>
-                  <td data-label="Owner">
-                    {ownerText(c) || <span class="muted">none</span>}
-                  </td>
-                  <td data-label="Realms">{c.realms.join(", ")}</td>
+                  {!self && (
+                    <td data-label="Owner">
+                      {ownerText(c) || <span class="muted">none</span>}
+                    </td>
+                  )}
+                  {!self && <td data-label="Realms">{c.realms.join(", ")}</td>}
                   <td data-label="States">{c.states.join(", ")}</td>
                   <td data-label="Tokens">{c.tokens.length}</td>
                 </tr>
@@ -178,9 +186,9 @@ export function ContainersPage() {
   );
 }
 
-/** The form of `POST /container/init`; a made container's page opens. */
+/** The form of `POST /container/init`; a made container's page opens. A user's is theirs. */
 function NewContainer(
-  props: { types: ContainerTypes; typesError?: string; onClose: () => void },
+  props: { self: boolean; types: ContainerTypes; typesError?: string; onClose: () => void },
 ) {
   const names = Object.keys(props.types).sort();
   const [chosen, setType] = useState("");
@@ -195,12 +203,17 @@ function NewContainer(
         label="New container"
         onSubmit={() =>
           act.run(async () => {
-            const { value } = await api<{ container_serial: string }>("POST", "/container/init", {
-              type,
-              description,
-              user: user.trim(),
-              realm: realm.trim(),
-            });
+            // a user's container is theirs: the server takes the owner from the login
+            const { value } = await api<{ container_serial: string }>(
+              "POST",
+              "/container/init",
+              props.self ? { type, description } : {
+                type,
+                description,
+                user: user.trim(),
+                realm: realm.trim(),
+              },
+            );
             go(["containers", value.container_serial]);
           })}
       >
@@ -213,18 +226,22 @@ function NewContainer(
           required
         />
         <Field label="Description" value={description} onValue={setDescription} />
-        <Field
-          label="User"
-          value={user}
-          onValue={setUser}
-          hint="Optional: the owner (with the realm)"
-        />
-        <Field
-          label="Realm"
-          value={realm}
-          onValue={setRealm}
-          hint="Optional: the owner's realm, or a realm for a container without owner"
-        />
+        {!props.self && (
+          <>
+            <Field
+              label="User"
+              value={user}
+              onValue={setUser}
+              hint="Optional: the owner (with the realm)"
+            />
+            <Field
+              label="Realm"
+              value={realm}
+              onValue={setRealm}
+              hint="Optional: the owner's realm, or a realm for a container without owner"
+            />
+          </>
+        )}
         <div class="actions">
           <button type="submit" class="primary" disabled={act.busy || type === ""}>
             Create container
@@ -237,9 +254,10 @@ function NewContainer(
   );
 }
 
-/** `#/containers/<serial>`: one container and what the admin's rights allow on it. */
+/** `#/containers/<serial>`: one container and what the caller's rights allow on it. */
 export function ContainerDetailsPage(props: { serial: string }) {
   const { session } = useSession();
+  const self = session.role === "user";
   const can = (r: string) => hasRight(session, r);
   const load = useLoad(
     () => get<ContainerList>("/container/", { container_serial: props.serial }),
@@ -251,7 +269,9 @@ export function ContainerDetailsPage(props: { serial: string }) {
   return (
     <Page
       title={`Container ${props.serial}`}
-      actions={<a href={href(["containers"])}>Back to containers</a>}
+      actions={
+        <a href={href(["containers"])}>{self ? "Back to my containers" : "Back to containers"}</a>
+      }
     >
       <LoadState error={load.error} loading={load.loading && !load.data} />
       {load.data && !c && <p class="error" role="alert">The container could not be found.</p>}
@@ -263,10 +283,14 @@ export function ContainerDetailsPage(props: { serial: string }) {
               <dd>{c.type}</dd>
               <dt>Description</dt>
               <dd data-testid="container-description">{c.description || "none"}</dd>
-              <dt>Owner</dt>
-              <dd data-testid="container-owner">{ownerText(c) || "none"}</dd>
-              <dt>Realms</dt>
-              <dd>{c.realms.join(", ") || "none"}</dd>
+              {!self && (
+                <>
+                  <dt>Owner</dt>
+                  <dd data-testid="container-owner">{ownerText(c) || "none"}</dd>
+                  <dt>Realms</dt>
+                  <dd>{c.realms.join(", ") || "none"}</dd>
+                </>
+              )}
               <dt>States</dt>
               <dd data-testid="container-states">{c.states.join(", ") || "none"}</dd>
             </dl>
@@ -286,8 +310,11 @@ export function ContainerDetailsPage(props: { serial: string }) {
             )}
             <Outcome error={del.error} note={del.note} />
           </Panel>
+          {c.type === "smartphone" && (
+            <SmartphoneRegistration container={c} path={path} onChanged={load.reload} />
+          )}
           <ContainerTokens container={c} path={path} onChanged={load.reload} />
-          <ContainerOwner container={c} path={path} onChanged={load.reload} />
+          {!self && <ContainerOwner container={c} path={path} onChanged={load.reload} />}
           {can("container_description") && (
             <ContainerDescription container={c} path={path} onChanged={load.reload} />
           )}
@@ -341,7 +368,9 @@ function ContainerTokens(props: PartProps) {
               {c.tokens.map((t) => (
                 <tr key={t.serial}>
                   <td>
-                    {t.tokentype ? <a href={href(["tokens", t.serial])}>{t.serial}</a> : t.serial}
+                    {t.tokentype && session.role === "admin"
+                      ? <a href={href(["tokens", t.serial])}>{t.serial}</a>
+                      : t.serial}
                   </td>
                   <td data-label="Type">{t.tokentype ?? ""}</td>
                   <td data-label="State">{tokenState(t)}</td>
@@ -507,6 +536,95 @@ function ContainerStates(props: PartProps) {
         </Form>
       )}
       <Outcome error={act.error} note={act.note} />
+    </Panel>
+  );
+}
+
+/** What `POST /container/register/initialize` answers: the app's URL and its QR code. */
+interface Registration {
+  container_url: { value: string; img: string };
+  ttl?: number;
+}
+
+function registrationText(state: string, device: string): string {
+  if (state === "registered") {
+    return `The smartphone is registered${
+      device ? ` (${device})` : ""
+    }: the app synchronises the container's tokens.`;
+  }
+  if (state === "client_wait") {
+    return "The container waits for the app (registration state client_wait): it is registered once the app has scanned the QR code.";
+  }
+  if (state === "rollover") {
+    return "A new device is being registered (registration state rollover).";
+  }
+  return "No smartphone is registered for this container.";
+}
+
+/**
+ * A smartphone container's registration with the privacyIDEA Authenticator app: the QR code of
+ * `POST /container/register/initialize` (`container_register`) and the state, read again from
+ * `GET /container/` when the app has scanned it (as the push enrolment does).
+ */
+function SmartphoneRegistration(props: PartProps) {
+  const { session } = useSession();
+  const canRegister = hasRight(session, "container_register");
+  const [shown, setShown] = useState<Registration | undefined>(undefined);
+  const act = useAction();
+  const c = props.container;
+  const state = c.info?.registration_state ?? "";
+  const waiting = state === "client_wait";
+  const url = shown?.container_url.value;
+  return (
+    <Panel title="Smartphone">
+      <p class="note" role="status" data-testid="registration-state">
+        {registrationText(state, c.info?.device ?? "")}
+      </p>
+      {url && waiting && (
+        <figure class="qr">
+          <img
+            src={shown.container_url.img}
+            width={220}
+            height={220}
+            alt={`QR code of container ${c.serial}: scan it with the privacyIDEA Authenticator app`}
+            data-otpauth={url}
+          />
+          <figcaption>
+            Scan the QR code with the privacyIDEA Authenticator app
+            {shown.ttl ? ` within ${shown.ttl} minutes` : ""}.{" "}
+            <a href={url} class="otpauth" data-otpauth={url}>Open in the app</a>
+            <br />
+            Registration URL: <code class="secret" data-testid="container-url">{url}</code>
+          </figcaption>
+        </figure>
+      )}
+      <div class="actions">
+        {canRegister && state !== "registered" && state !== "rollover" && (
+          <button
+            type="button"
+            class={waiting ? undefined : "primary"}
+            disabled={act.busy}
+            onClick={() =>
+              act.run(async () => {
+                const { value } = await api<Registration>(
+                  "POST",
+                  "/container/register/initialize",
+                  { container_serial: c.serial },
+                );
+                setShown(value);
+                props.onChanged();
+              })}
+          >
+            {waiting ? "New QR code" : "Register smartphone"}
+          </button>
+        )}
+        {waiting && (
+          <button type="button" disabled={act.busy} onClick={props.onChanged}>
+            Refresh the registration state
+          </button>
+        )}
+      </div>
+      <Outcome error={act.error} />
     </Panel>
   );
 }

@@ -38,6 +38,7 @@ export interface UserPage {
 export const USER_PAGES: UserPage[] = [
   { path: "", label: "My tokens", rights: [] },
   { path: "details", label: "My details", rights: ["userlist", "updateuser"] },
+  { path: "containers", label: "My containers", rights: ["container_list"] },
   { path: "audit", label: "My audit log", rights: ["auditlog"] },
 ];
 
