@@ -187,6 +187,18 @@ export function ocraResponse(
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
+function randomText(alphabet: string, length: number, randomBytes: (n: number) => Uint8Array) {
+  let out = "";
+  // rejection sampling keeps every character equally likely
+  const limit = 256 - (256 % alphabet.length);
+  while (out.length < length) {
+    for (const b of randomBytes(length)) {
+      if (b < limit && out.length < length) out += alphabet[b % alphabet.length];
+    }
+  }
+  return out;
+}
+
 /**
  * A random question of the suite's type and length (`QN` digits, `QA` letters and digits,
  * `QH` lower-case hex); `randomBytes` gives uniformly random bytes.
@@ -197,13 +209,15 @@ export function randomOcraQuestion(suite: OcraSuite, randomBytes: (n: number) =>
     : suite.questionType === "H"
     ? "0123456789abcdef"
     : ALPHANUMERIC;
-  let out = "";
-  // rejection sampling keeps every character equally likely
-  const limit = 256 - (256 % alphabet.length);
-  while (out.length < suite.questionLength) {
-    for (const b of randomBytes(suite.questionLength)) {
-      if (b < limit && out.length < suite.questionLength) out += alphabet[b % alphabet.length];
-    }
-  }
-  return out;
+  return randomText(alphabet, suite.questionLength, randomBytes);
+}
+
+/** `length` random letters and digits (`[A-Za-z0-9]`), each equally likely. */
+export function randomAlphanumeric(length: number, randomBytes: (n: number) => Uint8Array) {
+  return randomText(ALPHANUMERIC, length, randomBytes);
+}
+
+/** The lower-case hex digest of `text` (UTF-8), a question made from a longer text. */
+export function hashedQuestion(text: string, hash: "sha1" | "sha256" | "sha512"): string {
+  return createHash(hash).update(text, "utf8").digest("hex");
 }

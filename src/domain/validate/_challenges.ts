@@ -98,6 +98,7 @@ function challengeContext(
     user: ctx.user ?? t.owner,
     round,
     policy: typePolicy(ctx.policies),
+    clientQuestion: ctx.request.clientQuestion,
   };
 }
 

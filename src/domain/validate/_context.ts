@@ -12,7 +12,7 @@ import type { SystemConfig } from "../system_config/mod.ts";
 import type { TokenWithInfo, UserRef } from "../token/mod.ts";
 import type { ConditionData } from "../policy/mod.ts";
 import type { FidoAnswer } from "../token/types/_fido.ts";
-import type { SignedAnswer } from "../token/types/mod.ts";
+import type { ClientQuestion, SignedAnswer } from "../token/types/mod.ts";
 import type { PasskeyRegistration } from "./_enrol_passkey.ts";
 import type { ValidatePolicies } from "./policy.ts";
 
@@ -31,6 +31,8 @@ export interface CheckRequest {
   serviceId?: string;
   clientIp: string;
   userAgent: string;
+  /** The question the client chose for an OCRA challenge (`challenge`, spec 14 §3.3). */
+  clientQuestion?: ClientQuestion;
   /** A WebAuthn/passkey assertion: the request goes the FIDO way (spec 11 §4.4). */
   fido?: FidoAnswer;
   /** A U2F key's signed answer (`clientdata`, `signaturedata`) to a challenge (spec 14 §8.2). */

@@ -26,6 +26,7 @@ import { withPreferredClientMode } from "./_client_mode.ts";
 import { withChallengeTextHeader } from "./_post_policies.ts";
 import { loadSerialToken } from "./_resolve.ts";
 import { triggerChallenges } from "./_challenges.ts";
+import type { ClientQuestion } from "../token/types/mod.ts";
 
 /** Input of {@link initializeAuthentication}. */
 export interface InitializeRequest {
@@ -96,6 +97,8 @@ export interface TriggerRequest {
   resolver?: string;
   serial?: string;
   type?: string;
+  /** The question the client chose for an OCRA challenge (`challenge`, spec 14 §3.3). */
+  clientQuestion?: ClientQuestion;
   clientIp: string;
   userAgent: string;
 }
@@ -157,7 +160,12 @@ export async function triggerChallenge(
   const ctx = newCheckContext(deps, {
     system,
     // a trigger sends no pass: the challenges are the answer
-    request: { pass: "", clientIp: req.clientIp, userAgent: req.userAgent },
+    request: {
+      pass: "",
+      clientIp: req.clientIp,
+      userAgent: req.userAgent,
+      clientQuestion: req.clientQuestion,
+    },
     login,
     realm,
     user,

@@ -15,6 +15,7 @@ import {
 } from "../../domain/validate/mod.ts";
 import { tokenOf } from "../auth.ts";
 import { apiKeyStatus } from "../jwt.ts";
+import type { ClientQuestion } from "../../domain/token/types/mod.ts";
 import { fidoAnswerOf, passkeyRegistrationOf, signedAnswerOf } from "../fido_answer.ts";
 import { pollTransaction } from "../../domain/challenge/mod.ts";
 import { hasOfflineBinding, offlineAuthItems } from "../../domain/machine/mod.ts";
@@ -36,6 +37,21 @@ function passOf(p: Record<string, unknown>): string {
   const pass = stringParam(p, "pass");
   if (pass === undefined) throw missingParameter("pass");
   return pass;
+}
+
+/**
+ * The question the client chose for an OCRA challenge (`challenge` and the two that shape
+ * it), as sent; the OCRA type checks it. A `challenge` that is no text is no such question.
+ */
+function clientQuestionParams(p: Record<string, unknown>): ClientQuestion | undefined {
+  const text = p.challenge;
+  if (typeof text !== "string" && typeof text !== "number") return undefined;
+  if (String(text) === "") return undefined;
+  return {
+    text: String(text),
+    addRandom: stringParam(p, "addrandomchallenge"),
+    hash: stringParam(p, "hashchallenge"),
+  };
 }
 
 /** The check request from the parameters (`state` is an alias of `transaction_id`). */
@@ -60,6 +76,7 @@ function checkRequestOf(c: C): CheckRequest {
     otponly: boolParam(p, "otponly"),
     type: stringParam(p, "type") || undefined,
     serviceId: stringParam(p, "service_id") || undefined,
+    clientQuestion: clientQuestionParams(p),
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
     fido,
@@ -184,6 +201,7 @@ async function trigger(c: C): Promise<Response> {
     resolver: stringParam(p, "resolver"),
     serial: stringParam(p, "serial") || undefined,
     type: stringParam(p, "type") || undefined,
+    clientQuestion: clientQuestionParams(p),
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
   });

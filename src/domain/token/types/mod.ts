@@ -35,6 +35,7 @@ import { TIQR } from "./tiqr.ts";
 
 export type {
   CandidateRequest,
+  ClientQuestion,
   InitParams,
   OtpCheck,
   SignedAnswer,

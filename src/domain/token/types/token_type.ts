@@ -120,8 +120,24 @@ export interface TypeAnswerContext extends TypeCheckContext {
   authzValues?(action: string): readonly string[];
 }
 
+/**
+ * A question the client chose for a challenge: OCRA's `challenge`, `addrandomchallenge` and
+ * `hashchallenge` request parameters as sent. The type that takes them checks them; other
+ * types ignore them, as in privacyIDEA.
+ */
+export interface ClientQuestion {
+  /** The text to answer (`challenge`, e.g. a bank transfer), not empty. */
+  text: string;
+  /** `addrandomchallenge`: how many random letters and digits to append. */
+  addRandom?: string;
+  /** `hashchallenge`: the digest of the text that becomes the question. */
+  hash?: string;
+}
+
 /** What a type module gets to create a challenge of its own. */
 export interface TypeChallengeContext extends TypeCheckContext {
+  /** The question the request chose (OCRA); absent: the type makes its own. */
+  clientQuestion?: ClientQuestion;
   /**
    * The authentication policy value of a type-specific action (`emailtext`,
    * `question_number`, …) for this request; throws the PolicyError of a
