@@ -3,7 +3,8 @@
  * user with the container rights makes a smartphone container in "My containers", adds their
  * token, sets its description and registers it: the page shows the QR code and the `pia://` link,
  * the app double (tests/http/_container_app.ts) completes the registration from that link over
- * HTTP, and the page then shows the smartphone registered; each step is read back over the API.
+ * HTTP, and the page then shows the smartphone registered; unregistered after the confirmation,
+ * the app is refused; each step is read back over the API.
  * A user with `container_list` only sees their own container and is offered no button or form,
  * and another user's container is not shown. No WCAG violation (axe), the registration button
  * is reached and pressed with the keyboard, and the pages do not scroll sideways at 390 px.
@@ -90,7 +91,8 @@ Deno.test({
     await ok(server, jwt, "POST", "/policy/alicecontainers", {
       scope: "user",
       action: "container_list, container_create, container_add_token, " +
-        "container_remove_token, container_description, container_register",
+        "container_remove_token, container_description, container_register, " +
+        "container_unregister",
       user: "alice",
       realm: "staff",
     });
@@ -202,7 +204,7 @@ Deno.test({
     await phone.getByTestId("registration-state")
       .filter({ hasText: "The smartphone is registered (XY ABC123)" }).waitFor();
     assert.equal(await phone.locator("img").count(), 0);
-    assert.equal(await phone.getByRole("button").count(), 0);
+    assert.deepEqual(await phone.getByRole("button").allInnerTexts(), ["Unregister smartphone"]);
     c = await containerOf(serial);
     assert.equal(c.info.registration_state, "registered");
     assert.equal(c.info.device, "XY ABC123");
@@ -211,6 +213,19 @@ Deno.test({
     assert.equal(sync.status, 200, JSON.stringify(sync.body));
     assert.deepEqual([...app.tokens.keys()], ["ALICE1"]);
     problems.push(...await axe(page, "registered container"));
+
+    // unregistered after the confirmation: the app is refused, the token stays in the container
+    await phone.getByRole("button", { name: "Unregister smartphone" }).click();
+    await page.getByRole("dialog", { name: "Unregister smartphone" })
+      .getByRole("button", { name: "Unregister smartphone" }).click();
+    await phone.getByTestId("registration-state")
+      .filter({ hasText: "No smartphone is registered for this container." }).waitFor();
+    c = await containerOf(serial);
+    assert.equal(c.info.registration_state, undefined);
+    // deno-lint-ignore no-explicit-any
+    assert.deepEqual(c.tokens.map((t: any) => t.serial), ["ALICE1"]);
+    assert.notEqual((await app.synchronize()).status, 200);
+    await phone.getByRole("button", { name: "Register smartphone" }).waitFor();
 
     // at 390 px neither the container's page nor the list scrolls sideways
     await page.setViewportSize({ width: 390, height: 844 });

@@ -564,11 +564,13 @@ function registrationText(state: string, device: string): string {
 /**
  * A smartphone container's registration with the privacyIDEA Authenticator app: the QR code of
  * `POST /container/register/initialize` (`container_register`) and the state, read again from
- * `GET /container/` when the app has scanned it (as the push enrolment does).
+ * `GET /container/` when the app has scanned it (as the push enrolment does); a registration
+ * ended with `POST /container/register/<serial>/terminate` (`container_unregister`).
  */
 function SmartphoneRegistration(props: PartProps) {
   const { session } = useSession();
   const canRegister = hasRight(session, "container_register");
+  const canUnregister = hasRight(session, "container_unregister");
   const [shown, setShown] = useState<Registration | undefined>(undefined);
   const act = useAction();
   const c = props.container;
@@ -623,8 +625,21 @@ function SmartphoneRegistration(props: PartProps) {
             Refresh the registration state
           </button>
         )}
+        {canUnregister && state !== "" && (
+          <ConfirmButton
+            label="Unregister smartphone"
+            question={`End the registration of container ${c.serial}? The app can no longer synchronise it; its tokens stay in the container.`}
+            danger
+            onConfirm={() =>
+              act.run(async () => {
+                await api("POST", `/container/register/${seg(c.serial)}/terminate`);
+                setShown(undefined);
+                props.onChanged();
+              }, "The smartphone is unregistered")}
+          />
+        )}
       </div>
-      <Outcome error={act.error} />
+      <Outcome error={act.error} note={act.note} />
     </Panel>
   );
 }
