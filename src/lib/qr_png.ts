@@ -35,7 +35,12 @@ function base64(bytes: Uint8Array): string {
 /** A `data:image/png;base64,…` URL of `text` as a QR code (black on white, 1 bit per pixel). */
 export function qrPngDataUri(text: string): string {
   const qr = qrcode(0, "L");
-  qr.addData(text, "Byte");
+  // byte mode takes one character per byte: Latin-1 text as it is (as segno, privacyIDEA's
+  // library, encodes it), any other text as its UTF-8 bytes (else "€" would become "¬")
+  const bytes = /[^\x00-\xff]/.test(text)
+    ? String.fromCharCode(...new TextEncoder().encode(text))
+    : text;
+  qr.addData(bytes, "Byte");
   qr.make();
   const modules = qr.getModuleCount();
   const size = (modules + 2 * BORDER) * SCALE;

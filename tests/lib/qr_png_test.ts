@@ -36,3 +36,11 @@ Deno.test("qrPngDataUri: a 1-bit PNG whose 10-pixel cells are the QR modules ins
   }
   assert.equal(new TextDecoder().decode(png.subarray(png.length - 8, png.length - 4)), "IEND");
 });
+
+Deno.test("qrPngDataUri: text beyond Latin-1 is encoded as its UTF-8 bytes, Latin-1 text byte by byte", () => {
+  // "€" is U+20AC: cut to one byte it would be 0xAC ("¬"), another text
+  assert.notEqual(qrPngDataUri("Pay 5 €"), qrPngDataUri("Pay 5 ¬"));
+  assert.equal(qrPngDataUri("Pay 5 €"), qrPngDataUri("Pay 5 \xe2\x82\xac"));
+  // Latin-1 stays one byte per character, as privacyIDEA's segno writes it
+  assert.notEqual(qrPngDataUri("Grüße"), qrPngDataUri("Gr\xc3\xbc\xc3\x9fe"));
+});
