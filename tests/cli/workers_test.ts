@@ -72,11 +72,14 @@ async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000)
   }
 }
 
-/** Opens a connection, sends one keep-alive request and reads the answer's head. */
+/**
+ * Opens a connection, sends one keep-alive request (a refused admin call: answered and audited;
+ * the health probes write no row) and reads the answer's head.
+ */
 async function openConnection(port: number): Promise<Deno.TcpConn> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   await conn.write(
-    new TextEncoder().encode("GET /healthz/ HTTP/1.1\r\nHost: localhost\r\n\r\n"),
+    new TextEncoder().encode("GET /system/ HTTP/1.1\r\nHost: localhost\r\n\r\n"),
   );
   const buf = new Uint8Array(4096);
   let head = "";
@@ -85,7 +88,7 @@ async function openConnection(port: number): Promise<Deno.TcpConn> {
     if (n === null) throw new Error("connection closed before the answer");
     head += new TextDecoder().decode(buf.subarray(0, n));
   }
-  assert.match(head, /^HTTP\/1\.1 200/);
+  assert.match(head, /^HTTP\/1\.1 401/);
   return conn;
 }
 
@@ -123,7 +126,7 @@ Deno.test("serve --workers 2: two processes answer on one port; SIGTERM stops al
     assert.match(server.log(), /All workers stopped code=0/);
     // every request of both workers is audited, under the one node name
     const rows = await db.rows(server.dataDir);
-    assert.equal(rows.filter((r) => r.action === "GET /healthz").length, 24);
+    assert.equal(rows.filter((r) => r.action === "GET /system").length, 24);
     assert.equal(new Set(rows.map((r) => r.node)).size, 1);
   } finally {
     for (const c of conns) c.close();
