@@ -20,7 +20,6 @@ const END = "<!-- route-coverage:end -->";
 const REFUSED: Readonly<Record<string, string>> = {
   "GET /system/hsm": "no hardware security module",
   "POST /system/hsm": "no hardware security module",
-  "GET /info/rss": "no news feeds",
 };
 
 /** Routes Tessera answers only for some values of a path parameter. */

@@ -1,7 +1,6 @@
 /**
  * `GET /client/` (spec 14 §16): the clients that called `/validate/check`, `radiuscheck` or
  * `samlcheck`, grouped by user agent, from the audit log; admins with `clienttype`.
- * `GET /info/rss` is refused with its reason.
  */
 import assert from "node:assert/strict";
 import { createTestApp, jsonOf } from "../test_app.ts";
@@ -49,7 +48,7 @@ Deno.test("GET /client/: callers of the check endpoints by user agent, each addr
   await t.close();
 });
 
-Deno.test("GET /client/ refuses a user JWT and no JWT; GET /info/rss is refused with its reason", async () => {
+Deno.test("GET /client/ refuses a user JWT and no JWT", async () => {
   const t = await createTestApp();
   const { token } = await issueJwt(t.deps, {
     username: "alice",
@@ -61,12 +60,6 @@ Deno.test("GET /client/ refuses a user JWT and no JWT; GET /info/rss is refused 
   });
   assert.equal((await t.get("/client/", { token })).status, 401);
   assert.equal((await t.get("/client/")).status, 401);
-  for (const caller of [{ token }, { token: await t.adminToken() }]) {
-    const rss = await jsonOf(await t.get("/info/rss", caller));
-    assert.equal(rss.status, 404);
-    assert.match(rss.body.result.error.message, /^GET \/info\/rss is not available in Tessera: /);
-  }
-  assert.equal((await t.get("/info/rss")).status, 401);
   await t.close();
 });
 

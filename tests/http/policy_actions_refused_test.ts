@@ -128,7 +128,7 @@ Deno.test("a stored policy with an action no longer listed: shown, not enabled, 
   await store.upsert(t.deps.db, "old", () => ({
     name: "old",
     scope: "admin",
-    action: "enable, !set_hsm_password, rss_feeds=x",
+    action: "enable, !set_hsm_password",
     active: false,
     priority: 1,
     realm: "",
@@ -146,14 +146,14 @@ Deno.test("a stored policy with an action no longer listed: shown, not enabled, 
     userAgents: "",
   }));
   const listed = (await jsonOf(await t.asAdmin("GET", "/policy/"))).body.result.value;
-  assert.deepEqual(listed.old.unsupported_actions, ["set_hsm_password", "rss_feeds"]);
+  assert.deepEqual(listed.old.unsupported_actions, ["set_hsm_password"]);
   assert.equal(listed.base.unsupported_actions, undefined);
 
   const enable = await jsonOf(await t.asAdmin("POST", "/policy/enable/old"));
   assert.equal(enable.status, 400);
   assert.equal(
     enable.body.result.error.message,
-    "ERR905: Invalid actions ['set_hsm_password', 'rss_feeds']!",
+    "ERR905: Invalid actions ['set_hsm_password']!",
   );
   assert.equal((await listPolicies(t.deps, { name: "old" }))[0].active, false);
   assert.equal((await jsonOf(await t.asAdmin("POST", "/policy/disable/old"))).status, 200);
@@ -165,6 +165,6 @@ Deno.test("a stored policy with an action no longer listed: shown, not enabled, 
   const warning = t.log.lines.filter((l) => l.includes("Tessera does not have"));
   assert.equal(warning.length, 1, t.log.lines.join("\n"));
   assert.match(warning[0], /policy=old/);
-  assert.match(warning[0], /actions="set_hsm_password rss_feeds"/);
+  assert.match(warning[0], / actions=set_hsm_password$/);
   await t.close();
 });

@@ -633,7 +633,7 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   rss: {
     description: "the news feeds of the web interface (/info/rss)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({ webui: { rss_feeds: s("RSS feeds shown in the WebUI.") } }),
   },
   privacyidea314: {

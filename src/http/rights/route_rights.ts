@@ -509,8 +509,9 @@ export const ROUTE_RIGHTS: Readonly<Record<string, RouteRule>> = {
   // service IDs (spec 14 §13): admins only, as privacyIDEA (admin_required); no realm objects
   // the clients that authenticated users (from the audit): admins with clienttype
   "GET /client": { ...ADMIN, action: "clienttype" },
-  // refused for everyone (no news feeds in Tessera); privacyIDEA lets admins and users read it
-  "GET /info/rss": { roles: "any", why: "refused for every caller (not in Tessera)" },
+  // the web interface's news: any logged-in admin or user, as privacyIDEA; no realm objects,
+  // what is fetched and how old it may be come from webui policies only
+  "GET /info/rss": { roles: "any", why: "news feeds chosen by webui policies; no realm objects" },
   "GET /serviceid": { ...ADMIN, action: "serviceid_list" },
   "GET /serviceid/:name": { ...ADMIN, action: "serviceid_list" },
   "POST /serviceid/:name": { ...ADMIN, action: "serviceid_add" },

@@ -1,15 +1,24 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../context.ts";
-import { HttpError } from "../../errors.ts";
+import { ok } from "../envelope.ts";
+import { stringParam } from "../params.ts";
+import { addAuditPolicies } from "../rights/rights.ts";
+import { webuiRequest } from "../webui_request.ts";
+import { getNews, rssSettings } from "../../domain/info/mod.ts";
 
-/** `/info/`: privacyIDEA's news feeds for its web interface, which Tessera does not offer. */
+/** `/info/`: the news feeds of the web interface (spec 14 §15). */
 export const infoRoutes = new Hono<AppEnv>();
 
-infoRoutes.get("/rss", () => {
-  throw new HttpError(
-    404,
-    "GET /info/rss is not available in Tessera: its web interface shows no news feeds, and " +
-      "the server fetches no outside feeds",
-    404,
+infoRoutes.get("/rss", async (c) => {
+  const deps = c.get("deps");
+  const identity = c.get("identity")!;
+  // the age and the feeds come from webui policies only: a request parameter cannot widen them
+  const settings = await rssSettings(
+    deps,
+    { ...identity, resolver: identity.resolver ?? "" },
+    webuiRequest(c),
   );
+  addAuditPolicies(c, settings.policies);
+  const channel = stringParam(c.get("params"), "channel") || undefined;
+  return ok(c, await getNews(settings.feeds, settings.age, { channel, now: deps.clock.now() }));
 });
