@@ -37,7 +37,7 @@ export function qrPngDataUri(text: string): string {
   const qr = qrcode(0, "L");
   // byte mode takes one character per byte: Latin-1 text as it is (as segno, privacyIDEA's
   // library, encodes it), any other text as its UTF-8 bytes (else "€" would become "¬")
-  const bytes = /[^\x00-\xff]/.test(text)
+  const bytes = /[\u0100-\uffff]/.test(text)
     ? String.fromCharCode(...new TextEncoder().encode(text))
     : text;
   qr.addData(bytes, "Byte");
