@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readBodyPrefix } from "../../lib/read_body.ts";
 import type { Deps } from "../../deps.ts";
 import { ParameterError } from "../../errors.ts";
 import { child, childrenNamed, parseXml, textOf } from "../../lib/xml.ts";
@@ -128,18 +129,10 @@ async function fetchFeed(url: string, fetchFn: typeof fetch): Promise<string> {
     await res.body?.cancel();
     throw new Error(`HTTP ${res.status}`);
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    size += chunk.byteLength;
-    // reading stops at the limit: a huge answer costs no more memory than that
-    if (size > RSS_FETCH_LIMITS.maxBytes) throw new Error("feed too large");
-    chunks.push(chunk);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) all.set(c, at), at += c.byteLength;
-  return new TextDecoder().decode(all);
+  // reading stops at the limit: a huge answer costs no more memory than that
+  const { text, isTruncated } = await readBodyPrefix(res, RSS_FETCH_LIMITS.maxBytes);
+  if (isTruncated) throw new Error("feed too large");
+  return text;
 }
 
 /** The items of an RSS 2.0 document; an item without a readable `pubDate` fails the feed. */

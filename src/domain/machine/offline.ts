@@ -186,7 +186,8 @@ export async function hasOfflineBinding(
 /**
  * Offline data for `/validate/check` (spec 07 §5.4): when token `serial` has an
  * `offline` binding, `{offline: [item]}` with `serial` set and the binding
- * options merged; undefined otherwise. Call after a successful check; `tokenType`,
+ * options merged; undefined otherwise. Call after a successful check for which
+ * {@link hasOfflineBinding} said yes (the hot path asks that once); `tokenType`,
  * when given, is the type of token `serial`.
  */
 export async function offlineAuthItems(
@@ -194,7 +195,6 @@ export async function offlineAuthItems(
   serial: string,
   req: { password?: string; userAgent?: string; tokenType?: string } = {},
 ): Promise<{ offline: OfflineItem[] } | undefined> {
-  if (!await hasOfflineBinding(deps, serial, req.tokenType)) return undefined;
   const bindings = await bindingStore.findBindings(deps.db, { serial, application: "offline" });
   if (bindings.length === 0) return undefined;
   const token = await findTokenBySerial(deps, serial);
