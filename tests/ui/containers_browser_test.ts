@@ -161,8 +161,12 @@ Deno.test({
     const rowSerials = async () =>
       (await page.locator("tbody tr td:first-child").allTextContents()).map((s) => s.trim());
     const first = await rowSerials();
+    assert.equal(first.length, 1);
+    const other = first[0] === serial ? spare : serial;
     await pager.getByRole("button", { name: "Next page" }).click();
     await pager.getByText("Page 2 of 2 (2 in all)").waitFor();
+    // the pager moves before the page's rows arrive: wait for the other container's row
+    await page.getByRole("row").filter({ hasText: other }).waitFor();
     await settled(page);
     const second = await rowSerials();
     assert.deepEqual([...first, ...second].sort(), [serial, spare].sort());
