@@ -208,10 +208,11 @@ export class PendingCommits {
   }
 }
 
-// writes that never change cached data: audit rows, token info, challenges and
-// token row updates (counters, fail counters; updates cascade nowhere)
+// writes that never change cached data: audit rows, token info, challenges,
+// token row updates (counters, fail counters; updates cascade nowhere) and
+// container row updates (a check's last authentication; no cache reads containers)
 export const QUIET_WRITE =
-  /^\s*(?:(?:insert\s+into|update|delete\s+from)\s+"?(?:audit|tokeninfo|challenge)"?[\s(]|update\s+"?token"?\s)/i;
+  /^\s*(?:(?:insert\s+into|update|delete\s+from)\s+"?(?:audit|tokeninfo|challenge)"?[\s(]|update\s+"?(?:token|tokencontainer)"?\s)/i;
 /** Writes to the token tables (they move the token epoch). */
 export const TOKEN_WRITE =
   /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(?:token|tokeninfo|token_realm)"?[\s(]/i;

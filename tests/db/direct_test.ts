@@ -36,6 +36,7 @@ Deno.test("movesEpoch: hot-path writes and reads keep the epoch, every other wri
       'insert into "audit" ("ts") values (?)',
       'insert into "tokeninfo" ("token_id", "key") values (?, ?) on conflict do nothing',
       'update "token" set "count" = ? where "id" = ?',
+      'update "tokencontainer" set "last_seen" = ? where "id" in (select "container_id" from "tokencontainertoken")',
       'delete from "challenge" where "transaction_id" = ?',
       "begin",
       "commit",
@@ -50,6 +51,8 @@ Deno.test("movesEpoch: hot-path writes and reads keep the epoch, every other wri
       'insert into "token" ("serial") values (?)',
       'delete from "realm_resolver" where "realm_id" = ?',
       'update "tokenrealm" set x = 1', // not the token table
+      'update "tokencontainertoken" set "container_id" = ?', // membership
+      'delete from "tokencontainer" where "id" = ?',
       "rollback",
       'create table "x" ("a" integer)',
     ]

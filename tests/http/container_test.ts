@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createTestApp, jsonOf, type TestApp } from "../test_app.ts";
 import { createUsers } from "../fixtures/users.ts";
-import { enroll, enrollHotp } from "../fixtures/tokens.ts";
+import { enroll, enrollHotp, hotp } from "../fixtures/tokens.ts";
 import { findContainer, listContainers } from "../../src/domain/container/mod.ts";
 import { deletePolicy, savePolicy } from "../../src/domain/policy/mod.ts";
 
@@ -450,6 +450,46 @@ Deno.test("tokens and containers: /token/init container_serial, GET /token/ show
     // deleting the token takes it out of its container
     assert.equal((await call(t, "DELETE", `/token/${serial}`)).status, 200);
     assert.deepEqual((await findContainer(t.deps, phone))?.tokens, []);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("/validate/check: a success sets last_authentication of the token's container, a failure and other containers stay", async () => {
+  const t = await setup();
+  try {
+    const inUse = (await call(t, "POST", "/container/init", { type: "generic" })).body.result.value
+      .container_serial;
+    const other = (await call(t, "POST", "/container/init", { type: "generic" })).body.result
+      .value.container_serial;
+    const hotpSerial = await enrollHotp(t, { user: "alice", realm: "staff", pin: "" });
+    const spare = await enrollHotp(t, { user: "sam", realm: "sales", pin: "" });
+    await call(t, "POST", `/container/${inUse}/add`, { serial: hotpSerial });
+    await call(t, "POST", `/container/${other}/add`, { serial: spare });
+    const seen = async () => {
+      const list = (await call(t, "GET", "/container/")).body.result.value.containers;
+      return Object.fromEntries(
+        list.map((c: { serial: string; last_authentication: unknown }) => [
+          c.serial,
+          c.last_authentication,
+        ]),
+      );
+    };
+    const check = async (pass: string) =>
+      (await jsonOf(
+        await t.post("/validate/check", { user: "alice", realm: "staff", pass }),
+      )).body.result.value;
+
+    assert.equal(await check("000000"), false);
+    assert.deepEqual(await seen(), { [inUse]: null, [other]: null });
+    t.clock.advance(90_000);
+    assert.equal(await check(hotp(0)), true);
+    const after = await seen();
+    assert.equal(after[other], null);
+    assert.equal(typeof after[inUse], "string");
+    // the time of the check, in privacyIDEA's container timestamp format
+    const atCheck = (await findContainer(t.deps, inUse))?.lastSeen;
+    assert.equal(atCheck, t.clock.now());
   } finally {
     await t.close();
   }

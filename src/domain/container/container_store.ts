@@ -7,6 +7,8 @@
 import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kysely";
 import type { Database, Db } from "../../db/schema.ts";
 import { likePattern } from "../../db/like.ts";
+import { runCached } from "../../db/compiled.ts";
+import type { PendingCommits } from "../../db/direct.ts";
 
 /** One container row (without its tokens, owner, realms, states and info). */
 export interface ContainerRow {
@@ -510,17 +512,29 @@ export async function touch(
     .execute();
 }
 
-/** Sets `last_seen` of every container holding one of `tokenIds` (one statement). */
-export async function touchLastSeenOfTokens(db: Db, tokenIds: number[], ms: number) {
+/**
+ * Sets `last_seen` of every container holding one of `tokenIds` (one statement,
+ * compiled once per number of ids: it runs on every successful check). With
+ * `pending` (the check path) its commit joins the check's write group.
+ */
+export async function touchLastSeenOfTokens(
+  db: Db,
+  tokenIds: number[],
+  ms: number,
+  pending?: PendingCommits,
+): Promise<void> {
   if (tokenIds.length === 0) return;
-  await db.updateTable("tokencontainer").set({ last_seen: ms })
-    .where((eb) =>
-      eb.exists(
-        eb.selectFrom("tokencontainertoken").select("tokencontainertoken.token_id")
-          .whereRef("tokencontainertoken.container_id", "=", "tokencontainer.id")
-          .where("tokencontainertoken.token_id", "in", tokenIds),
-      )
-    ).execute();
+  await runCached(
+    db,
+    `touchLastSeenOfTokens:${tokenIds.length}`,
+    (at, ...ids) =>
+      db.updateTable("tokencontainer").set({ last_seen: at as number })
+        .where("id", "in", (eb) =>
+          eb.selectFrom("tokencontainertoken").select("container_id")
+            .where("token_id", "in", ids as number[])),
+    [ms, ...tokenIds],
+    pending,
+  );
 }
 
 // deno-lint-ignore no-explicit-any

@@ -26,6 +26,7 @@
  * @module
  */
 import type { Deps } from "../../deps.ts";
+import type { PendingCommits } from "../../db/direct.ts";
 import {
   AppError,
   EnrollmentError,
@@ -664,8 +665,12 @@ export function containerInfoValue(c: Container, key: string): string | undefine
  * Records a successful authentication with these tokens: `last_seen` of their containers
  * becomes now (one statement; nothing when none is in a container).
  */
-export async function markContainerAuthenticated(deps: Deps, tokenIds: number[]): Promise<void> {
-  await store.touchLastSeenOfTokens(deps.db, tokenIds, deps.clock.now());
+export async function markContainerAuthenticated(
+  deps: Deps,
+  tokenIds: number[],
+  pending?: PendingCommits,
+): Promise<void> {
+  await store.touchLastSeenOfTokens(deps.db, tokenIds, deps.clock.now(), pending);
 }
 
 /** Records a synchronisation with the app: `last_updated` becomes now. */

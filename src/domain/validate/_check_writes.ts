@@ -28,6 +28,7 @@ import {
   setInfoOnCheck,
 } from "../token/token_store.ts";
 import type { OtpCheck } from "../token/types/mod.ts";
+import { markContainerAuthenticated } from "../container/mod.ts";
 import type { CheckContext } from "./_context.ts";
 
 /** Clears a maxed fail counter after `failcounter_clear_timeout` minutes. */
@@ -122,6 +123,8 @@ export async function settleSuccess(
         countAuth: options.countAuth,
         lastAuth: lastAuthStamp(ctx.now),
       }, ctx.pending);
+      // spec 13 §2.12: the containers of the tokens record the authentication
+      await markContainerAuthenticated(ctx.deps, lasting.map((t) => t.id), ctx.pending);
     } catch (err) {
       // Without a write group (PostgreSQL) the OTP counter or the consumed challenge is
       // committed by now: the success stands, and a failure of this bookkeeping is logged, not
