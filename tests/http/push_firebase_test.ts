@@ -37,7 +37,23 @@ function fcmStub(status = { value: 200 }) {
 
 const ACCOUNT_KEYS = generateKeyPairSync("rsa", { modulusLength: 2048 });
 
-async function setup(stubUrl: string) {
+/**
+ * A forwarding HTTP proxy on loopback: it takes the absolute-form requests a client sends
+ * to a proxy, records them and forwards them with a header the stub can see.
+ */
+function forwardingProxy() {
+  const seen: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    seen.push(`${req.method} ${req.url}`);
+    const headers = new Headers(req.headers);
+    headers.set("x-test-proxy", "passed");
+    const res = await fetch(req.url, { method: req.method, headers, body: req.body });
+    return new Response(res.body, { status: res.status, headers: res.headers });
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}`, seen, close: () => server.shutdown() };
+}
+
+async function setup(stubUrl: string, extra: Record<string, string> = {}) {
   const t = await appWithAlice(`${PUSH_CONFIG}fcm_url = "${stubUrl}"\n`);
   const served = serveApp(t);
   const file = await Deno.makeTempFile({ suffix: ".json" });
@@ -58,6 +74,7 @@ async function setup(stubUrl: string) {
         name: "fb",
         module: "privacyidea.lib.smsprovider.FirebaseProvider.FirebaseProvider",
         "option.JSON config file": file,
+        ...extra,
       },
     }),
   );
@@ -257,6 +274,90 @@ Deno.test("push with Firebase: the definition needs a service account file, enro
       }),
     );
     assert.equal(init.body.result.error.message, "ERR905: Unknown Firebase configuration!");
+  } finally {
+    await served.close();
+    await stub.close();
+    await t.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("push with Firebase: with httpsproxy the token request and the message go through the proxy", async () => {
+  const stub = fcmStub();
+  const proxy = forwardingProxy();
+  const { t, served, file } = await setup(stub.url, { "option.httpsproxy": proxy.url });
+  const app = new PushApp(() => t.clock.now());
+  try {
+    await enrol(t, app);
+    const first = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.equal(
+      first.body.detail.message,
+      "Please confirm the authentication on your mobile device!",
+    );
+    assert.deepEqual(proxy.seen, [
+      `POST ${stub.url}/token`,
+      `POST ${stub.url}/v1/projects/my-project/messages:send`,
+    ]);
+    assert.deepEqual(stub.seen.map((s) => s.headers.get("x-test-proxy")), ["passed", "passed"]);
+    assert.equal(stub.seen[1].headers.get("authorization"), "Bearer ya29.stub");
+    // a proxy that does not answer: nothing reaches FCM directly, the app is told to poll
+    const closed = forwardingProxy();
+    await closed.close();
+    const gw = await jsonOf(
+      await t.asAdmin("POST", "/smsgateway", {
+        body: {
+          name: "fb",
+          module: "privacyidea.lib.smsprovider.FirebaseProvider.FirebaseProvider",
+          "option.JSON config file": file,
+          "option.httpsproxy": closed.url,
+        },
+      }),
+    );
+    assert.equal(gw.status, 200, JSON.stringify(gw.body));
+    const second = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.match(second.body.detail.message, /Use the polling feature/);
+    assert.equal(stub.seen.length, 2);
+  } finally {
+    await served.close();
+    await proxy.close();
+    await stub.close();
+    await t.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("Firebase definition: httpsproxy is listed, a bad proxy URL is refused and nothing is written", async () => {
+  const stub = fcmStub();
+  const { t, served, file } = await setup(stub.url);
+  try {
+    const providers = await jsonOf(await t.asAdmin("GET", "/smsgateway/providers"));
+    assert.deepEqual(
+      providers.body.result.value["privacyidea.lib.smsprovider.FirebaseProvider.FirebaseProvider"]
+        .parameters.httpsproxy,
+      { required: false, description: "Proxy setting for HTTPS connections to googleapis.com." },
+    );
+    const before = await jsonOf(await t.asAdmin("GET", "/smsgateway/"));
+    for (const bad of ["proxy.example.com:3128", "ftp://proxy.example.com", "http://"]) {
+      const res = await jsonOf(
+        await t.asAdmin("POST", "/smsgateway", {
+          body: {
+            name: "fb",
+            module: "privacyidea.lib.smsprovider.FirebaseProvider.FirebaseProvider",
+            "option.JSON config file": file,
+            "option.httpsproxy": bad,
+          },
+        }),
+      );
+      assert.equal(res.status, 400, bad);
+      assert.equal(
+        res.body.result.error.message,
+        'ERR905: Cannot parse parameter "option.httpsproxy": expected an http, https or socks5 ' +
+          'URL such as "http://proxy.example.com:3128"',
+      );
+    }
+    const after = await jsonOf(await t.asAdmin("GET", "/smsgateway/"));
+    assert.deepEqual(after.body.result.value, before.body.result.value);
+    assert.deepEqual(after.body.result.value[0].options, { "JSON config file": file });
   } finally {
     await served.close();
     await stub.close();

@@ -161,3 +161,42 @@ Deno.test("import privacyidea: SMS gateways and periodic tasks are carried, chec
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("import privacyidea: a Firebase definition keeps its httpsproxy option", async () => {
+  const t = await createTestApp();
+  const dir = await Deno.makeTempDir({ prefix: "tessera-pi-fcm-" });
+  try {
+    const file = `${dir}/service-account.json`;
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        type: "service_account",
+        project_id: "p",
+        private_key: "unused here",
+        client_email: "push@p.iam.gserviceaccount.com",
+        token_uri: "https://oauth2.googleapis.com/token",
+      }),
+    );
+    const made = await createPiSqlite(dir, t.clock.now());
+    const db = new DatabaseSync(made.url.slice("sqlite:///".length));
+    db.exec(SQL[0]);
+    db.exec(SQL[1]);
+    db.exec(`insert into smsgateway values (1, 'fcm', '', '${FIREBASE}')`);
+    db.exec(
+      `insert into smsgatewayoption values (1, 'JSON config file', '${file}', 'option', 1), ` +
+        `(2, 'httpsproxy', 'http://proxy.example.com:3128', 'option', 1)`,
+    );
+    db.close();
+    const report = await importPrivacyidea(t.deps, made.url, { encKey: ENC_KEY });
+    assert.deepEqual(counts(report, "SMS gateways"), [1, 1, 0, 0], report.log.join("\n"));
+    const [fcm] = await value(t, "/smsgateway/");
+    assert.equal(fcm.providermodule, FIREBASE);
+    assert.deepEqual(fcm.options, {
+      "JSON config file": file,
+      httpsproxy: "http://proxy.example.com:3128",
+    });
+  } finally {
+    await t.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

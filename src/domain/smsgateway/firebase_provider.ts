@@ -4,7 +4,8 @@
  * names such a definition gets its challenges as Firebase Cloud Messaging
  * (HTTP v1) messages: an OAuth2 access token from the service account
  * (a JWT signed RS256 with the account's key, POSTed to its `token_uri`),
- * then `POST <push.fcm_url>/v1/projects/<project_id>/messages:send`.
+ * then `POST <push.fcm_url>/v1/projects/<project_id>/messages:send`. With
+ * the option `httpsproxy` both requests go through that proxy.
  *
  * @module
  */
@@ -15,13 +16,23 @@ import { ConfigAdminError } from "../../errors.ts";
 /** Option of the service account file's path (privacyIDEA's name, with its spaces). */
 export const JSON_CONFIG = "JSON config file";
 
+/** Option of the proxy the token request and the message go through (privacyIDEA's name). */
+export const HTTPS_PROXY = "httpsproxy";
+
 /** The parameter description of `GET /smsgateway/providers`. */
 export const FIREBASE_PARAMETERS: Record<string, Record<string, unknown>> = {
   [JSON_CONFIG]: {
     required: true,
     description: "The filename of the JSON config file, that contains the Firebase configuration.",
   },
+  [HTTPS_PROXY]: {
+    required: false,
+    description: "Proxy setting for HTTPS connections to googleapis.com.",
+  },
 };
+
+// the proxy kinds Deno's HTTP client speaks
+const PROXY_PROTOCOLS = ["http:", "https:", "socks5:", "socks5h:"];
 
 const SCOPES = [
   "https://www.googleapis.com/auth/cloud-platform",
@@ -66,8 +77,27 @@ export async function readServiceAccount(path: string): Promise<ServiceAccount> 
 export async function firebaseOptionProblems(options: Record<string, string>): Promise<string[]> {
   const path = options[JSON_CONFIG] ?? "";
   if (path === "") return [`Missing parameter: option.${JSON_CONFIG}`];
+  const proxy = options[HTTPS_PROXY] ?? "";
+  if (proxy !== "" && proxyUrl(proxy) === undefined) {
+    return [
+      `Cannot parse parameter "option.${HTTPS_PROXY}": expected an http, https or socks5 URL ` +
+      `such as "http://proxy.example.com:3128"`,
+    ];
+  }
   await readServiceAccount(path);
   return [];
+}
+
+/** The proxy's URL when `value` is one Deno's HTTP client can use; undefined otherwise. */
+function proxyUrl(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (!PROXY_PROTOCOLS.includes(url.protocol) || url.hostname === "") return undefined;
+  return value;
 }
 
 function b64url(bytes: Uint8Array | string): string {
@@ -78,7 +108,11 @@ function b64url(bytes: Uint8Array | string): string {
 }
 
 /** The service account's OAuth2 access token (JWT bearer grant). */
-async function accessToken(deps: Deps, account: ServiceAccount): Promise<string> {
+async function accessToken(
+  deps: Deps,
+  account: ServiceAccount,
+  client: Deno.HttpClient | undefined,
+): Promise<string> {
   const now = Math.floor(deps.clock.now() / 1000);
   const header: Record<string, string> = { alg: "RS256", typ: "JWT" };
   if (account.private_key_id) header.kid = account.private_key_id;
@@ -98,6 +132,7 @@ async function accessToken(deps: Deps, account: ServiceAccount): Promise<string>
       grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer",
       assertion: `${input}.${b64url(signature)}`,
     }),
+    client,
     signal: AbortSignal.timeout(TIMEOUT_MS),
   });
   const body = await res.json().catch(() => undefined);
@@ -118,9 +153,16 @@ export async function sendFirebaseMessage(
   firebaseToken: string,
   data: Record<string, string>,
 ): Promise<boolean> {
+  let client: Deno.HttpClient | undefined;
   try {
     const account = await readServiceAccount(options[JSON_CONFIG] ?? "");
-    const token = await accessToken(deps, account);
+    if (options[HTTPS_PROXY]) {
+      // checked at save time; a definition stored otherwise (older data) fails here, not silently direct
+      const proxy = proxyUrl(options[HTTPS_PROXY]);
+      if (proxy === undefined) throw new Error(`option ${HTTPS_PROXY} is not a proxy URL`);
+      client = Deno.createHttpClient({ proxy: { url: proxy } });
+    }
+    const token = await accessToken(deps, account, client);
     const message = {
       message: {
         data,
@@ -155,6 +197,7 @@ export async function sendFirebaseMessage(
       method: "POST",
       headers: { "content-type": "application/json; UTF-8", authorization: `Bearer ${token}` },
       body: JSON.stringify(message),
+      client,
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
     await res.body?.cancel();
@@ -166,5 +209,7 @@ export async function sendFirebaseMessage(
   } catch (err) {
     deps.log.warn("Cannot send the push message to Firebase", { error: (err as Error).message });
     return false;
+  } finally {
+    client?.close();
   }
 }
