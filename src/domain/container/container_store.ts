@@ -8,7 +8,7 @@ import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kyse
 import type { Database, Db } from "../../db/schema.ts";
 import { likePattern } from "../../db/like.ts";
 import { runCached } from "../../db/compiled.ts";
-import type { PendingCommits } from "../../db/direct.ts";
+import { EpochCache, type PendingCommits } from "../../db/direct.ts";
 
 /** One container row (without its tokens, owner, realms, states and info). */
 export interface ContainerRow {
@@ -512,6 +512,25 @@ export async function touch(
     .execute();
 }
 
+const anyMember = new EpochCache<"any", boolean>();
+
+/**
+ * Whether any token is in a container; kept until the database changes (adding
+ * a token to a container writes `tokencontainertoken`, which moves the epoch on
+ * every engine), so a site without containers runs no container statement on a check.
+ */
+function anyTokenInContainer(db: Db): Promise<boolean> {
+  return anyMember.get(db, "any", async () => {
+    const { rows } = await runCached(
+      db,
+      "anyTokenInContainer",
+      () => db.selectFrom("tokencontainertoken").select("token_id").limit(sql.lit(1)),
+      [],
+    );
+    return rows.length > 0;
+  });
+}
+
 /**
  * Sets `last_seen` of every container holding one of `tokenIds` (one statement,
  * compiled once per number of ids: it runs on every successful check). With
@@ -523,7 +542,7 @@ export async function touchLastSeenOfTokens(
   ms: number,
   pending?: PendingCommits,
 ): Promise<void> {
-  if (tokenIds.length === 0) return;
+  if (tokenIds.length === 0 || !(await anyTokenInContainer(db))) return;
   await runCached(
     db,
     `touchLastSeenOfTokens:${tokenIds.length}`,
