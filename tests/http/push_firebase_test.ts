@@ -19,14 +19,23 @@ interface Seen {
   body: string;
 }
 
-/** A local stub of Google's token endpoint and FCM; `status` is FCM's answer. */
-function fcmStub(status = { value: 200 }) {
+/**
+ * A local stub of Google's token endpoint and FCM; `status` is FCM's answer, `expiresIn` the
+ * tokens' lifetime in seconds. Each token it hands out is new (`ya29.stub`, then `ya29.stub2`, …).
+ */
+function fcmStub(status = { value: 200 }, expiresIn = { value: 3600 }) {
+  let issued = 0;
   const seen: Seen[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const url = new URL(req.url);
     seen.push({ path: url.pathname, headers: req.headers, body: await req.text() });
     if (url.pathname === "/token") {
-      return Response.json({ access_token: "ya29.stub", expires_in: 3600, token_type: "Bearer" });
+      issued++;
+      return Response.json({
+        access_token: issued === 1 ? "ya29.stub" : `ya29.stub${issued}`,
+        expires_in: expiresIn.value,
+        token_type: "Bearer",
+      });
     }
     return new Response(JSON.stringify({ name: "projects/p/messages/1" }), {
       status: status.value,
@@ -358,6 +367,89 @@ Deno.test("Firebase definition: httpsproxy is listed, a bad proxy URL is refused
     const after = await jsonOf(await t.asAdmin("GET", "/smsgateway/"));
     assert.deepEqual(after.body.result.value, before.body.result.value);
     assert.deepEqual(after.body.result.value[0].options, { "JSON config file": file });
+  } finally {
+    await served.close();
+    await stub.close();
+    await t.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("push with Firebase: the access token is kept until shortly before it expires, per account file", async () => {
+  // tokens live 300 s here: kept for 300 - 225 = 75 s (google-auth refreshes 3 min 45 s early)
+  const stub = fcmStub({ value: 200 }, { value: 300 });
+  const { t, served, file } = await setup(stub.url);
+  const app = new PushApp(() => t.clock.now());
+  const sends = () => stub.seen.filter((s) => s.path.endsWith("/messages:send"));
+  const tokenRequests = () => stub.seen.filter((s) => s.path === "/token").length;
+  const challenge = async () => {
+    const res = await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.equal(
+      res.body.detail.message,
+      "Please confirm the authentication on your mobile device!",
+    );
+    return sends().at(-1)!.headers.get("authorization");
+  };
+  try {
+    await enrol(t, app);
+    assert.equal(await challenge(), "Bearer ya29.stub");
+    assert.equal(await challenge(), "Bearer ya29.stub");
+    assert.equal(tokenRequests(), 1, "two challenges, one token request");
+    t.clock.advance(74_000);
+    assert.equal(await challenge(), "Bearer ya29.stub");
+    assert.equal(tokenRequests(), 1);
+    t.clock.advance(1_000);
+    assert.equal(await challenge(), "Bearer ya29.stub2", "75 s on, the token is renewed");
+    assert.equal(tokenRequests(), 2);
+    assert.equal(await challenge(), "Bearer ya29.stub2");
+    assert.equal(tokenRequests(), 2);
+    // a replaced service account file (another key) takes effect with the next message
+    const account = JSON.parse(await Deno.readTextFile(file));
+    await Deno.writeTextFile(file, JSON.stringify({ ...account, private_key_id: "kid456" }));
+    assert.equal(await challenge(), "Bearer ya29.stub3");
+    const assertion = new URLSearchParams(stub.seen.findLast((s) => s.path === "/token")!.body)
+      .get("assertion")!;
+    assert.equal(b64urlJson(assertion.split(".")[0]).kid, "kid456");
+    assert.equal(await challenge(), "Bearer ya29.stub3");
+    assert.equal(tokenRequests(), 3);
+  } finally {
+    await served.close();
+    await stub.close();
+    await t.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("push with Firebase: a token FCM refuses (401) or one without expires_in is not kept", async () => {
+  const status = { value: 401 };
+  const expiresIn = { value: 3600 as number | undefined };
+  const stub = fcmStub(status, expiresIn as { value: number });
+  const { t, served, file } = await setup(stub.url);
+  const app = new PushApp(() => t.clock.now());
+  const tokenRequests = () => stub.seen.filter((s) => s.path === "/token").length;
+  try {
+    await enrol(t, app);
+    await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.equal(tokenRequests(), 1);
+    status.value = 200;
+    await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.equal(tokenRequests(), 2, "the refused token was dropped");
+    await postForm(served, "/validate/check", { user: "alice", pass: "1234" });
+    assert.equal(tokenRequests(), 2);
+    // a token of unknown lifetime: used for its message only
+    const other = await setup(stub.url);
+    expiresIn.value = undefined;
+    try {
+      await enrol(other.t, new PushApp(() => other.t.clock.now()));
+      for (let i = 0; i < 2; i++) {
+        await postForm(other.served, "/validate/check", { user: "alice", pass: "1234" });
+      }
+      assert.equal(tokenRequests(), 4);
+    } finally {
+      await other.served.close();
+      await other.t.close();
+      await Deno.remove(other.file);
+    }
   } finally {
     await served.close();
     await stub.close();

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { sign } from "node:crypto";
+import { createHash, sign } from "node:crypto";
 import type { Deps } from "../../deps.ts";
 import { ConfigAdminError } from "../../errors.ts";
 
@@ -59,9 +59,18 @@ function invalid(): ConfigAdminError {
 
 /** Reads and checks a service account file; throws ERR302 when it is none. */
 export async function readServiceAccount(path: string): Promise<ServiceAccount> {
+  return (await loadServiceAccount(path)).account;
+}
+
+/** The checked account and the file's text (part of the access token cache's key). */
+async function loadServiceAccount(
+  path: string,
+): Promise<{ account: ServiceAccount; text: string }> {
+  let text: string;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await Deno.readTextFile(path));
+    text = await Deno.readTextFile(path);
+    parsed = JSON.parse(text);
   } catch {
     throw new ConfigAdminError("Please check your configuration. Can not load JSON file.");
   }
@@ -70,7 +79,7 @@ export async function readServiceAccount(path: string): Promise<ServiceAccount> 
   for (const key of ["project_id", "private_key", "client_email", "token_uri"] as const) {
     if (typeof a[key] !== "string" || a[key] === "") throw invalid();
   }
-  return a as ServiceAccount;
+  return { account: a as ServiceAccount, text };
 }
 
 /** Problems of a definition's options (empty: fine). */
@@ -107,12 +116,55 @@ function b64url(bytes: Uint8Array | string): string {
   return btoa(bin).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-/** The service account's OAuth2 access token (JWT bearer grant). */
+/*
+ * Why a cache here, outside a store: DESIGN keeps caches of stored objects
+ * behind their store, so that a change anywhere is seen everywhere. This one
+ * holds no stored object but an external credential: Google's OAuth2 access
+ * token for a service account, valid for `expires_in` seconds wherever it is
+ * used. Each process keeps its own; a stale one costs at most one more token
+ * request, never a wrong decision. Rule: an entry is used until
+ * REFRESH_EARLY_S before its expiry (google-auth refreshes 3 min 45 s early),
+ * dropped when FCM answers 401, and keyed by the file's path, the account's
+ * client_email and private_key_id and a hash of the file's whole text, so a
+ * replaced or edited file takes effect with the next message. The token is
+ * never logged.
+ */
+const REFRESH_EARLY_S = 225;
+const MAX_CACHED_TOKENS = 100;
+const TOKENS = new Map<string, { token: string; refreshAt: number }>();
+
+function cacheKey(path: string, account: ServiceAccount, text: string): string {
+  return createHash("sha256")
+    .update(JSON.stringify([path, account.client_email, account.private_key_id ?? "", text]))
+    .digest("hex");
+}
+
+/** The cached access token of `key`, or a new one (then cached while `expires_in` allows). */
+async function cachedAccessToken(
+  deps: Deps,
+  key: string,
+  account: ServiceAccount,
+  client: Deno.HttpClient | undefined,
+): Promise<string> {
+  const now = deps.clock.now();
+  const hit = TOKENS.get(key);
+  if (hit && hit.refreshAt > now) return hit.token;
+  const { token, expiresIn } = await accessToken(deps, account, client);
+  for (const [k, v] of TOKENS) if (v.refreshAt <= now) TOKENS.delete(k);
+  // a token without a usable lifetime is used once, not kept
+  if (expiresIn !== undefined && expiresIn > REFRESH_EARLY_S) {
+    if (TOKENS.size >= MAX_CACHED_TOKENS) TOKENS.delete(TOKENS.keys().next().value!);
+    TOKENS.set(key, { token, refreshAt: now + (expiresIn - REFRESH_EARLY_S) * 1000 });
+  }
+  return token;
+}
+
+/** The service account's OAuth2 access token (JWT bearer grant) and its lifetime in seconds. */
 async function accessToken(
   deps: Deps,
   account: ServiceAccount,
   client: Deno.HttpClient | undefined,
-): Promise<string> {
+): Promise<{ token: string; expiresIn?: number }> {
   const now = Math.floor(deps.clock.now() / 1000);
   const header: Record<string, string> = { alg: "RS256", typ: "JWT" };
   if (account.private_key_id) header.kid = account.private_key_id;
@@ -139,7 +191,11 @@ async function accessToken(
   if (!res.ok || typeof body?.access_token !== "string") {
     throw new Error(`the token endpoint answered ${res.status}`);
   }
-  return body.access_token;
+  const expiresIn = Number(body.expires_in);
+  return {
+    token: body.access_token,
+    expiresIn: Number.isFinite(expiresIn) ? expiresIn : undefined,
+  };
 }
 
 /**
@@ -155,14 +211,16 @@ export async function sendFirebaseMessage(
 ): Promise<boolean> {
   let client: Deno.HttpClient | undefined;
   try {
-    const account = await readServiceAccount(options[JSON_CONFIG] ?? "");
+    const path = options[JSON_CONFIG] ?? "";
+    const { account, text } = await loadServiceAccount(path);
+    const key = cacheKey(path, account, text);
     if (options[HTTPS_PROXY]) {
       // checked at save time; a definition stored otherwise (older data) fails here, not silently direct
       const proxy = proxyUrl(options[HTTPS_PROXY]);
       if (proxy === undefined) throw new Error(`option ${HTTPS_PROXY} is not a proxy URL`);
       client = Deno.createHttpClient({ proxy: { url: proxy } });
     }
-    const token = await accessToken(deps, account, client);
+    const token = await cachedAccessToken(deps, key, account, client);
     const message = {
       message: {
         data,
@@ -201,6 +259,8 @@ export async function sendFirebaseMessage(
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
     await res.body?.cancel();
+    // a token FCM no longer takes (revoked, key deleted) is fetched anew next time
+    if (res.status === 401) TOKENS.delete(key);
     if (res.status !== 200) {
       deps.log.warn("Firebase did not take the push message", { status: res.status });
       return false;
