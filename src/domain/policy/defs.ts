@@ -517,12 +517,22 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   },
   containerwebui: {
     description: "the web interface's container pages (container wizard, default container type)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({
       webui: {
-        container_wizard_registration: b('WebUI setting "container_wizard_registration".'),
-        container_wizard_type: s("Container type of the container wizard."),
-        container_wizard_template: s("Container template of the container wizard."),
+        container_wizard_registration: b(
+          "The container wizard registers the new smartphone container at once (shows the " +
+            "registration QR code).",
+        ),
+        container_wizard_type: s(
+          "Container type the container wizard creates; a user without a container sees only " +
+            "the wizard until they have one.",
+          { value: ["generic", "smartphone", "yubikey"] },
+        ),
+        container_wizard_template: s(
+          "Container template the container wizard creates the container from (of the " +
+            "wizard's type; `name` or `name(type)`).",
+        ),
         default_container_type: s("Container type preselected.", {
           value: ["generic", "smartphone", "yubikey"],
         }),

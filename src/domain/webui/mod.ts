@@ -18,6 +18,7 @@ import { getUserAttributes, resolveUser, splitUser, type UserRef } from "../user
 import { getTokensOfUser } from "../token/mod.ts";
 import { subscriptionStatus, webuiSubscriptionStatus } from "../subscription/mod.ts";
 import { realmNames } from "../realm/mod.ts";
+import { listContainers } from "../container/mod.ts";
 import { isPasswordResetOffered } from "../register/mod.ts";
 
 /** Who logged in: the `/auth` answer's user (a local admin has realm `""`). */
@@ -221,8 +222,8 @@ export async function loginSettings(
   out.user_page_size = intOr(await value("user_page_size"), WEBUI_DEFAULT.pageSize);
   out.policy_template_url = templateUrl.values[0] ?? WEBUI_DEFAULT.policyTemplateUrl;
   out.default_tokentype = (await value("default_tokentype")) ?? WEBUI_DEFAULT.tokenType;
-  // containers are not built: no container policy exists, privacyIDEA's default stands
-  out.default_container_type = WEBUI_DEFAULT.containerType;
+  out.default_container_type = (await value("default_container_type")) ??
+    WEBUI_DEFAULT.containerType;
   out.user_details = await flag("user_details");
   out.token_wizard = tokenWizard;
   out.token_wizard_2nd = isUser && await flag("tokenwizard_2nd_token");
@@ -258,9 +259,50 @@ export async function loginSettings(
   out.logout_redirect_url = (await value("logout_redirect")) ?? "";
   out.require_description = requireDescription.values;
   out.rss_age = intOr(rssAge.values[0], RSS_AGE_DEFAULT[who.role]);
-  // containers are not built: the container wizard never runs
-  out.container_wizard = { enabled: false };
+  out.container_wizard = isUser ? await containerWizard(deps, realmUser, m, seen) : {
+    enabled: false,
+  };
   return { values: out, policies: [...seen] };
+}
+
+/**
+ * The container wizard of a user who has no container yet (privacyIDEA's get_webui_settings):
+ * on with a `container_wizard_type`; its template (`container_wizard_template`, privacyIDEA
+ * offers it as `name(type)`: the name alone is kept) and whether the new container is
+ * registered at once (`container_wizard_registration`). The policies count as used (audit)
+ * only when the wizard runs, as in privacyIDEA, which reads them only for a user without one.
+ */
+async function containerWizard(
+  deps: Deps,
+  realmUser: () => Promise<UserRef | undefined>,
+  m: PolicyMatcher,
+  seen: Set<string>,
+): Promise<Record<string, unknown>> {
+  const off = { enabled: false };
+  // the policy first: without one, no login pays for counting the user's containers
+  const type = await m.values("container_wizard_type", { unique: true });
+  if (type.values.length === 0) return off;
+  const user = await realmUser();
+  if (!user) return off;
+  const owned = await listContainers(deps, {
+    owner: { uid: user.uid, realm: user.realm, resolver: user.resolver },
+    page: 1,
+    pagesize: 1,
+  });
+  if ((owned.count ?? owned.containers.length) > 0) return off;
+  const template = await m.values("container_wizard_template", { unique: true });
+  const registration = await m.bool("container_wizard_registration");
+  note(seen, type.policies);
+  note(seen, template.policies);
+  note(seen, registration);
+  return {
+    enabled: true,
+    type: type.values[0],
+    template: template.values.length === 0
+      ? null
+      : template.values[0].split(`(${type.values[0]})`)[0],
+    registration: registration.length > 0,
+  };
 }
 
 /** The node name when a `show_node` policy matches, else `""`. */

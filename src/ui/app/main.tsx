@@ -57,6 +57,7 @@ import { SubscriptionsPage } from "./pages/subscriptions.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { SystemPage } from "./pages/system.tsx";
 import { MyDetailsPage, SelfServicePage, USER_PAGES } from "./pages/self_service.tsx";
+import { ContainerWizardPage } from "./pages/container_wizard.tsx";
 
 /** An admin page: its route, its menu label and the rights that show it. */
 interface AdminPage {
@@ -99,11 +100,15 @@ function allowedPages(s: Session): AdminPage[] {
 }
 
 function userPages(s: Session) {
+  // the container wizard is the only page until the user has a container (privacyIDEA's too)
+  if (s.settings.containerWizard) return [];
   return USER_PAGES.filter((p) => p.rights.length === 0 || p.rights.some((r) => hasRight(s, r)));
 }
 
 /** The self-service pages: those the user's policies allow. */
 function UserRoutes(props: { route: Route; session: Session }) {
+  const wizard = props.session.settings.containerWizard;
+  if (wizard) return <ContainerWizardPage wizard={wizard} />;
   const first = props.route.parts[0] ?? "";
   if (first === "" || first === "enrol") return <SelfServicePage />;
   if (!userPages(props.session).some((p) => p.path === first)) {
@@ -342,7 +347,8 @@ function Shell(
     props.focusOnStart && s.role === "admin" && !s.settings.hideWelcome,
   );
   const [noToken, setNoToken] = useState(
-    props.focusOnStart && s.role === "user" && s.settings.dialogNoToken,
+    props.focusOnStart && s.role === "user" && s.settings.dialogNoToken &&
+      !s.settings.containerWizard,
   );
   useFocusRescue();
   useEffect(() => {

@@ -40,6 +40,21 @@ export interface UiSettings {
   dialogNoToken: boolean;
   /** QR codes (data: URLs) of authenticator apps for the enrolment form. */
   appQrCodes: { src: string; label: string }[];
+  /** The container type the create form starts with (policy default_container_type). */
+  defaultContainerType: string;
+  /**
+   * The container wizard of a user without a container (policies container_wizard_*): the
+   * type and template to create from, and whether to register the container at once.
+   */
+  containerWizard?: ContainerWizard;
+}
+
+/** What `POST /auth`'s `container_wizard` asks for when enabled. */
+export interface ContainerWizard {
+  type: string;
+  /** The template's name, or "" for none. */
+  template: string;
+  registration: boolean;
 }
 
 /** The logged-in caller. */
@@ -71,6 +86,7 @@ const DEFAULT_SETTINGS: UiSettings = {
   userDetails: false,
   dialogNoToken: false,
   appQrCodes: [],
+  defaultContainerType: "generic",
 };
 
 function decodeClaims(token: string): Record<string, unknown> | undefined {
@@ -141,6 +157,17 @@ export function settingsOf(value: Record<string, unknown>): Partial<UiSettings> 
   out.node = typeof value.show_node === "string" ? value.show_node : "";
   out.userDetails = value.user_details === true;
   out.dialogNoToken = value.dialog_no_token === true;
+  if (typeof value.default_container_type === "string") {
+    out.defaultContainerType = value.default_container_type;
+  }
+  const wizard = value.container_wizard as Record<string, unknown> | null | undefined;
+  if (wizard && wizard.enabled === true && typeof wizard.type === "string") {
+    out.containerWizard = {
+      type: wizard.type,
+      template: typeof wizard.template === "string" ? wizard.template : "",
+      registration: wizard.registration === true,
+    };
+  }
   const apps: [unknown, string][] = [
     [value.qr_image_android, "the privacyIDEA Authenticator for Android (Google Play)"],
     [value.qr_image_ios, "the privacyIDEA Authenticator for iOS (App Store)"],
@@ -161,6 +188,8 @@ const SETTING_KEYS = [
   "logout_time",
   "timeout_action",
   "default_tokentype",
+  "default_container_type",
+  "container_wizard",
   "logout_redirect_url",
   "search_on_enter",
   "hide_buttons",

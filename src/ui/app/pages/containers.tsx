@@ -190,8 +190,10 @@ export function ContainersPage() {
 function NewContainer(
   props: { self: boolean; types: ContainerTypes; typesError?: string; onClose: () => void },
 ) {
+  const { session } = useSession();
   const names = Object.keys(props.types).sort();
-  const [chosen, setType] = useState("");
+  // policy default_container_type names the type the form starts with
+  const [chosen, setType] = useState(session.settings.defaultContainerType);
   const [description, setDescription] = useState("");
   const [user, setUser] = useState("");
   const [realm, setRealm] = useState("");
@@ -541,9 +543,33 @@ function ContainerStates(props: PartProps) {
 }
 
 /** What `POST /container/register/initialize` answers: the app's URL and its QR code. */
-interface Registration {
+export interface Registration {
   container_url: { value: string; img: string };
   ttl?: number;
+}
+
+/** The registration's QR code and `pia://` link for the privacyIDEA Authenticator app. */
+export function RegistrationQr(props: { serial: string; registration: Registration }) {
+  const { container_url: shown, ttl } = props.registration;
+  const url = shown.value;
+  return (
+    <figure class="qr">
+      <img
+        src={shown.img}
+        width={220}
+        height={220}
+        alt={`QR code of container ${props.serial}: scan it with the privacyIDEA Authenticator app`}
+        data-otpauth={url}
+      />
+      <figcaption>
+        Scan the QR code with the privacyIDEA Authenticator app
+        {ttl ? ` within ${ttl} minutes` : ""}.{" "}
+        <a href={url} class="otpauth" data-otpauth={url}>Open in the app</a>
+        <br />
+        Registration URL: <code class="secret" data-testid="container-url">{url}</code>
+      </figcaption>
+    </figure>
+  );
 }
 
 function registrationText(state: string, device: string): string {
@@ -576,30 +602,12 @@ function SmartphoneRegistration(props: PartProps) {
   const c = props.container;
   const state = c.info?.registration_state ?? "";
   const waiting = state === "client_wait";
-  const url = shown?.container_url.value;
   return (
     <Panel title="Smartphone">
       <p class="note" role="status" data-testid="registration-state">
         {registrationText(state, c.info?.device ?? "")}
       </p>
-      {url && waiting && (
-        <figure class="qr">
-          <img
-            src={shown.container_url.img}
-            width={220}
-            height={220}
-            alt={`QR code of container ${c.serial}: scan it with the privacyIDEA Authenticator app`}
-            data-otpauth={url}
-          />
-          <figcaption>
-            Scan the QR code with the privacyIDEA Authenticator app
-            {shown.ttl ? ` within ${shown.ttl} minutes` : ""}.{" "}
-            <a href={url} class="otpauth" data-otpauth={url}>Open in the app</a>
-            <br />
-            Registration URL: <code class="secret" data-testid="container-url">{url}</code>
-          </figcaption>
-        </figure>
-      )}
+      {shown && waiting && <RegistrationQr serial={c.serial} registration={shown} />}
       <div class="actions">
         {canRegister && state !== "registered" && state !== "rollover" && (
           <button

@@ -93,7 +93,7 @@ function PushEnrolment(
 }
 
 /** What `POST /token/init` answered, shown to the person enrolling. */
-function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void }) {
+export function EnrollResult(props: { type: string; detail: Detail; onDone?: () => void }) {
   const { session } = useSession();
   const d = props.detail;
   const act = useAction();
