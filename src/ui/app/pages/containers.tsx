@@ -573,61 +573,100 @@ export function RegistrationQr(props: { serial: string; registration: Registrati
 }
 
 function registrationText(state: string, device: string): string {
+  const on = device ? ` (${device})` : "";
   if (state === "registered") {
-    return `The smartphone is registered${
-      device ? ` (${device})` : ""
-    }: the app synchronises the container's tokens.`;
+    return `The smartphone is registered${on}: the app synchronises the container's tokens.`;
   }
   if (state === "client_wait") {
     return "The container waits for the app (registration state client_wait): it is registered once the app has scanned the QR code.";
   }
   if (state === "rollover") {
-    return "A new device is being registered (registration state rollover).";
+    return `A new device is being registered (registration state rollover): until it has scanned the QR code, the old device${on} keeps the container.`;
+  }
+  if (state === "rollover_completed") {
+    return `The container moved to a new device${on} (registration state rollover_completed): its tokens get new keys at the app's next synchronisation.`;
   }
   return "No smartphone is registered for this container.";
 }
 
+/** Registration states in which the container is on a device (a rollover may start). */
+const ON_A_DEVICE = ["registered", "rollover", "rollover_completed"];
+
 /**
  * A smartphone container's registration with the privacyIDEA Authenticator app: the QR code of
  * `POST /container/register/initialize` (`container_register`) and the state, read again from
- * `GET /container/` when the app has scanned it (as the push enrolment does); a registration
- * ended with `POST /container/register/<serial>/terminate` (`container_unregister`).
+ * `GET /container/` when the app has scanned it (as the push enrolment does). A registered
+ * container moves to a new device with `rollover` (`container_rollover`): a new QR code, the old
+ * device's keys valid until the new one has scanned it. Either may ask the app for a passphrase
+ * (`passphrase_prompt`, `passphrase_response`). A registration is ended with
+ * `POST /container/register/<serial>/terminate` (`container_unregister`).
  */
 function SmartphoneRegistration(props: PartProps) {
   const { session } = useSession();
-  const canRegister = hasRight(session, "container_register");
   const canUnregister = hasRight(session, "container_unregister");
   const [shown, setShown] = useState<Registration | undefined>(undefined);
+  const [prompt, setPrompt] = useState("");
+  const [passphrase, setPassphrase] = useState("");
   const act = useAction();
   const c = props.container;
   const state = c.info?.registration_state ?? "";
-  const waiting = state === "client_wait";
+  const waiting = state === "client_wait" || state === "rollover";
+  const isRollover = ON_A_DEVICE.includes(state);
+  // a registration starts on a container without one, a rollover on one with a device
+  const canStart = isRollover
+    ? hasRight(session, "container_rollover")
+    : hasRight(session, "container_register");
+  let label = "Register smartphone";
+  if (state === "client_wait") label = "New QR code";
+  else if (state === "rollover") label = "New rollover QR code";
+  else if (isRollover) label = "Roll over to a new device";
   return (
     <Panel title="Smartphone">
       <p class="note" role="status" data-testid="registration-state">
         {registrationText(state, c.info?.device ?? "")}
       </p>
       {shown && waiting && <RegistrationQr serial={c.serial} registration={shown} />}
-      <div class="actions">
-        {canRegister && state !== "registered" && state !== "rollover" && (
-          <button
-            type="button"
-            class={waiting ? undefined : "primary"}
-            disabled={act.busy}
-            onClick={() =>
-              act.run(async () => {
-                const { value } = await api<Registration>(
-                  "POST",
-                  "/container/register/initialize",
-                  { container_serial: c.serial },
-                );
-                setShown(value);
-                props.onChanged();
-              })}
-          >
-            {waiting ? "New QR code" : "Register smartphone"}
+      {canStart && (
+        <Form
+          label={isRollover
+            ? `Rollover of container ${c.serial}`
+            : `Registration of container ${c.serial}`}
+          onSubmit={() =>
+            act.run(async () => {
+              const params: Record<string, unknown> = { container_serial: c.serial };
+              if (isRollover) params.rollover = true;
+              if (prompt.trim()) params.passphrase_prompt = prompt.trim();
+              if (passphrase) params.passphrase_response = passphrase;
+              const { value } = await api<Registration>(
+                "POST",
+                "/container/register/initialize",
+                params,
+              );
+              setShown(value);
+              setPassphrase("");
+              props.onChanged();
+            })}
+        >
+          <Field
+            label="Passphrase prompt"
+            value={prompt}
+            onValue={setPrompt}
+            hint="Optional: the app asks for a passphrase with this text before it registers"
+          />
+          <Field
+            label="Passphrase"
+            type="password"
+            autoComplete="new-password"
+            value={passphrase}
+            onValue={setPassphrase}
+            hint="Optional: the answer the app must be given (tell it to the user another way)"
+          />
+          <button type="submit" class={waiting ? undefined : "primary"} disabled={act.busy}>
+            {label}
           </button>
-        )}
+        </Form>
+      )}
+      <div class="actions">
         {waiting && (
           <button type="button" disabled={act.busy} onClick={props.onChanged}>
             Refresh the registration state
