@@ -37,6 +37,8 @@ export interface NewChallenge {
   challenge?: string;
   /** Seconds it stays valid; undefined: {@link challengeValidity} of its type. */
   validity?: number;
+  /** The challenge's session (e.g. `enrollment`); default "". */
+  session?: string;
 }
 
 /** One entry of `detail.multi_challenge`. */
@@ -74,7 +76,7 @@ export async function createChallenges(
       serial: c.serial,
       data: c.data ?? "",
       challenge: c.challenge ?? "",
-      session: "",
+      session: c.session ?? "",
       created_at: now,
       expires_at: now + (c.validity ?? challengeValidity(system, c.type)) * 1000,
     })),

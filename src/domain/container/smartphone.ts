@@ -45,6 +45,7 @@ import {
   consumeTransaction,
   createChallenges,
   deleteChallengesOf,
+  settleChallenge,
 } from "../challenge/mod.ts";
 import { listBindings } from "../machine/mod.ts";
 import { loadPolicySet } from "../policy/mod.ts";
@@ -109,6 +110,13 @@ const MAX_PASSPHRASE = 200;
 const MAX_OPEN_CHALLENGES = 20;
 
 const SIGNATURE_ERROR = "Could not verify signature!";
+
+/**
+ * Session of a registration started by a login (`enroll_via_multichallenge=smartphone`): its
+ * finalize marks the challenge answered instead of deleting it, and the login's last
+ * `/validate/check` consumes it.
+ */
+export const ENROLLMENT_SESSION = "enrollment";
 
 function signatureError(): AppError {
   return new AppError(SIGNATURE_ERROR, 3002);
@@ -285,6 +293,7 @@ async function newChallenge(
   c: Container,
   data: ChallengeData,
   minutes: number,
+  session = "",
 ): Promise<{ nonce: string; timeStamp: string; transactionId: string }> {
   const nonce = toHex(deps.random.bytes(20));
   const system = await loadSystemConfig(deps);
@@ -295,6 +304,7 @@ async function newChallenge(
     challenge: nonce,
     data: JSON.stringify(data),
     validity: minutes * 60,
+    session,
   }]);
   // the signed time stamp is the stored creation time, so it reads the same on every node
   const [row] = await challengesOfTransaction(deps, transactionId, [c.serial]);
@@ -335,7 +345,8 @@ async function consumeChallenge(
   const now = deps.clock.now();
   const hash = containerInfoValue(c, "hash_algorithm") ?? OPTIONS.hash_algorithm;
   for (const row of await challengesOfSerial(deps, c.serial)) {
-    if (row.expiresAt < now) continue;
+    // an answered one (a login's registration, waiting for its last check) is used up
+    if (row.expiresAt < now || row.isAnswered) continue;
     let data: ChallengeData;
     try {
       data = JSON.parse(row.data);
@@ -367,6 +378,9 @@ async function consumeChallenge(
       containerDict: req.containerDict,
     });
     if (!verifyEcdsaDer(key, text, req.signature, hash)) continue;
+    // a login's registration stays, answered, for the login's last /validate/check; one
+    // conditional update, so of parallel requests with this signature only one answers it
+    if (row.session === ENROLLMENT_SESSION) return await settleChallenge(deps, row.id, "answered");
     // one conditional delete: of parallel requests with this signature only one gets the row
     const removed = await consumeTransaction(deps, row.transactionId);
     return removed.includes(c.serial);
@@ -411,6 +425,7 @@ async function startRegistration(
   policies: ContainerPolicies,
   input: RegistrationInput,
   isRollover: boolean,
+  session = "",
 ): Promise<Record<string, unknown>> {
   const serverUrl = requireServerUrl(policies);
   const params = input as Record<string, unknown>;
@@ -435,13 +450,19 @@ async function startRegistration(
   await resetContainerTimestamps(deps, c);
   await deleteChallengesOf(deps, [c.serial]);
   const scope = endpointUrl(serverUrl, FINALIZE);
-  const challenge = await newChallenge(deps, c, {
-    type: "container",
-    scope,
-    passphrase_prompt: prompt,
-    passphrase_response: response ? encryptSecret(deps.keys.config, response, deps.random) : "",
-    passphrase_user: isUserPassphrase,
-  }, policies.registrationTtl);
+  const challenge = await newChallenge(
+    deps,
+    c,
+    {
+      type: "container",
+      scope,
+      passphrase_prompt: prompt,
+      passphrase_response: response ? encryptSecret(deps.keys.config, response, deps.random) : "",
+      passphrase_user: isUserPassphrase,
+    },
+    policies.registrationTtl,
+    session,
+  );
   const info: Record<string, string> = { ...OPTIONS };
   if (isRollover) {
     info[REGISTRATION_STATE] = "rollover";
@@ -489,13 +510,15 @@ async function startRegistration(
 
 /**
  * `POST /container/register/initialize`: starts the registration, or with
- * `rollover` a rollover to a new device, of a smartphone container.
+ * `rollover` a rollover to a new device, of a smartphone container. `session`
+ * marks the registration challenge ({@link ENROLLMENT_SESSION} for a login's).
  */
 export async function initRegistration(
   deps: Deps,
   c: Container,
   policies: ContainerPolicies,
   input: RegistrationInput & { rollover?: unknown },
+  options: { session?: string } = {},
 ): Promise<Record<string, unknown>> {
   requireSmartphone(c);
   const isRollover = isPyTruthy(input.rollover);
@@ -505,7 +528,7 @@ export async function initRegistration(
   } else if (state !== "" && state !== "client_wait") {
     throw new AppError("Container is already registered.", 3000);
   }
-  const value = await startRegistration(deps, c, policies, input, isRollover);
+  const value = await startRegistration(deps, c, policies, input, isRollover, options.session);
   return { ...value, offline_tokens: await offlineSerials(deps, await tokensOf(deps, c)) };
 }
 

@@ -272,10 +272,12 @@ function authenticationDefs(ctx: DefsContext): Record<string, ActionDef> {
       value: types,
       multiple: true,
     }),
-    // privacyIDEA 3.12 also offers PUSH and SMARTPHONE (types Tessera does not have)
-    enroll_via_multichallenge: s("Token type enrolled during authentication.", {
-      value: ["HOTP", "TOTP", "DAYPASSWORD", "EMAIL", "SMS", "PASSKEY", "PUSH"],
-    }),
+    // SMARTPHONE: a smartphone container registered with the app (compared case-insensitively)
+    enroll_via_multichallenge: s(
+      "Token type enrolled during authentication (SMARTPHONE: a smartphone container is " +
+        "registered with the privacyIDEA Authenticator app).",
+      { value: ["HOTP", "TOTP", "DAYPASSWORD", "EMAIL", "SMS", "PASSKEY", "PUSH", "SMARTPHONE"] },
+    ),
     enroll_via_multichallenge_text: s("Text shown when a token is enrolled via multichallenge."),
     passthru: s("Without tokens, check the password against the user store or a RADIUS server.", {
       value: ["userstore", ...(ctx.radiusServers ?? [])],
@@ -508,10 +510,13 @@ export const FEATURE_DEFS: Readonly<Record<string, FeatureDefs>> = {
   containermultichallenge: {
     description: "a smartphone container registered during a login (enroll_via_multichallenge " +
       "with a container template)",
-    isBuilt: false,
+    isBuilt: true,
     actions: () => ({
       authentication: {
-        enroll_via_multichallenge_template: s("Container template used for enrollment."),
+        enroll_via_multichallenge_template: s(
+          "Smartphone container template a container made by enroll_via_multichallenge=" +
+            "SMARTPHONE is created from (its tokens enrolled with the user's rights).",
+        ),
       },
     }),
   },

@@ -44,7 +44,12 @@ import { requireApiKey, requireApiKeyOfFidoRequest } from "./_api_key.ts";
 import { checkTokenList } from "./_token_list.ts";
 import { resolveCheck } from "./_resolve.ts";
 import { checkUserCached } from "./_user_check.ts";
-import { cancelEnrolment, completeEnrolment, enrolAfterSuccess } from "./_enrol_check.ts";
+import {
+  answerContainerEnrolment,
+  cancelEnrolment,
+  completeEnrolment,
+  enrolAfterSuccess,
+} from "./_enrol_check.ts";
 import { checkFido } from "./_fido_check.ts";
 
 /**
@@ -199,7 +204,7 @@ async function checkAndPost(ctx: CheckContext): Promise<CheckResult> {
     ctx.user ??= token.owner;
     result = req.otponly ? await checkOtpOnly(ctx, token) : await checkTokenList(ctx, [token]);
   } else {
-    result = await checkUserCached(ctx);
+    result = await answerContainerEnrolment(ctx) ?? await checkUserCached(ctx);
   }
   result.user ??= ctx.user;
   result.login = login || ctx.user?.login;

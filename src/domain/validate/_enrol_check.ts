@@ -24,6 +24,7 @@ import type { CheckContext, CheckRequest, CheckResult } from "./_context.ts";
 import { postPolicies } from "./_post_policies.ts";
 import { liveOwnerOf, ownerContext } from "./_resolve.ts";
 import { fidoRefused } from "./_fido_check.ts";
+import { consumeContainerEnrolment, startContainerEnrolment } from "../container/multichallenge.ts";
 
 /**
  * `enroll_via_multichallenge` (spec 11 §5.4, spec 15 §3.8): a user who just
@@ -39,6 +40,7 @@ export async function enrolAfterSuccess(
   const p = ctx.policies;
   if (!result.value || !ctx.request.user || !user || ctx.request.isWebuiLogin) return result;
   if (p.enrollViaMultichallenge === undefined) return result;
+  if (p.enrollViaMultichallenge === "smartphone") return await enrolContainer(ctx, result);
   if (p.enrollViaMultichallenge !== "passkey") {
     return await enrolTokenViaMultichallenge(ctx.deps, user, result, {
       type: p.enrollViaMultichallenge,
@@ -66,6 +68,41 @@ export async function enrolAfterSuccess(
     serial: started.serial,
     tokenType: "passkey",
   };
+}
+
+/**
+ * `enroll_via_multichallenge=smartphone` (spec 13 §2.12): the registration QR
+ * code of the user's smartphone container as a challenge (`client_mode`
+ * `poll`), the success's detail kept beside it as privacyIDEA keeps it.
+ */
+async function enrolContainer(ctx: CheckContext, result: CheckResult): Promise<CheckResult> {
+  const p = ctx.policies;
+  const entry = await startContainerEnrolment(ctx.deps, result.user!, {
+    text: p.enrollViaMultichallengeText,
+    templateName: p.enrollViaMultichallengeTemplate,
+    client: ctx.request.clientIp,
+    userAgent: ctx.request.userAgent,
+  });
+  if (!entry) return result;
+  const detail = { ...result.detail, multi_challenge: [entry], ...entry };
+  return { ...result, value: false, detail, serial: String(entry.serial), tokenType: undefined };
+}
+
+/**
+ * The last check of a login that registered a smartphone container (user
+ * path, `transaction_id`): the app answered the registration challenge, so
+ * the user is authenticated. Only asked when `enroll_via_multichallenge` is
+ * `smartphone` for the user; undefined when the transaction is no such
+ * challenge of theirs (the check goes on with the user's tokens).
+ */
+export async function answerContainerEnrolment(
+  ctx: CheckContext,
+): Promise<CheckResult | undefined> {
+  const tid = ctx.request.transactionId;
+  if (!tid || ctx.policies.enrollViaMultichallenge !== "smartphone" || !ctx.user) return undefined;
+  const serial = await consumeContainerEnrolment(ctx.deps, ctx.user, tid);
+  if (!serial) return undefined;
+  return { value: true, detail: { serial, message: "Found matching challenge" }, serial };
 }
 
 /**

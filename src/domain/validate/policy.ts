@@ -107,6 +107,8 @@ export interface ValidatePolicies {
   clientModePerUser: boolean;
   /** `enroll_via_multichallenge`: the token type (lower case) enrolled after a success. */
   enrollViaMultichallenge?: string;
+  /** `enroll_via_multichallenge_template`: the template of a smartphone container made then. */
+  enrollViaMultichallengeTemplate?: string;
   /** `enroll_via_multichallenge_text`. */
   enrollViaMultichallengeText?: string;
   /** `enroll_via_multichallenge_optional`: the user may cancel that enrolment. */
@@ -335,6 +337,9 @@ export async function validatePolicies(
     const mode = unique("preferred_client_mode", true);
     if (mode !== undefined) out.preferredClientMode = mode.split(/\s+/).filter((x) => x !== "");
     out.enrollViaMultichallenge = unique("enroll_via_multichallenge")?.toLowerCase();
+    // not audited (privacyIDEA's write_to_audit_log=False): it only names a template
+    out.enrollViaMultichallengeTemplate =
+      m.valuesNow("enroll_via_multichallenge_template", { unique: true }).values[0];
     const enrolText = unique("enroll_via_multichallenge_text", true);
     if (enrolText !== undefined) out.enrollViaMultichallengeText = unescapeText(enrolText);
     out.isEnrollViaMultichallengeOptional =
@@ -495,6 +500,7 @@ const AUTHENTICATION_ACTIONS = [
   "set_realm",
   "enroll_via_multichallenge",
   "enroll_via_multichallenge_text",
+  "enroll_via_multichallenge_template",
   "enroll_via_multichallenge_optional",
   "enroll_via_multichallenge_passkey_offline",
   ...Object.keys(TYPE_AUTH_ACTIONS),

@@ -10,13 +10,10 @@ import type { AppEnv, RequestTarget } from "../context.ts";
 import { ok } from "../envelope.ts";
 import { boolParam, intParam, pathParam, stringParam } from "../params.ts";
 import { requestRightValues, visibleRealms } from "../rights/rights.ts";
-import { AppError, ParameterError, ResourceNotFoundError } from "../../errors.ts";
-import { checkRight } from "../../domain/policy/mod.ts";
+import { ParameterError, ResourceNotFoundError } from "../../errors.ts";
 import {
-  addNewTokenToContainer,
   addTokenToContainer,
   assignContainerUser,
-  checkContainerTokenType,
   compareWithTemplate,
   type Container,
   containerNotFound,
@@ -41,7 +38,8 @@ import {
   TEMPLATE_TOKEN_TYPES,
   unassignContainerUser,
 } from "../../domain/container/mod.ts";
-import { initToken, isOwner, type TokenWithInfo } from "../../domain/token/mod.ts";
+import { enrolTemplateTokens as enrolContainerTemplateTokens } from "../../domain/container/template_tokens.ts";
+import { isOwner, type TokenWithInfo } from "../../domain/token/mod.ts";
 import { realmExists } from "../../domain/user/mod.ts";
 import { containerRealms, tokenRealms } from "../../domain/request/context.ts";
 
@@ -219,76 +217,22 @@ containerRoutes.post("/init", async (c) => {
   });
 });
 
-// template parameters that are secrets: used to enrol, never echoed in `init_params`
-const SECRET_INIT_PARAMS = new Set(["pin", "otpkey", "password", "genkey_secret"]);
-
-/**
- * Enrols a template's tokens into a new container (privacyIDEA's
- * create_container_tokens_from_template): each with the caller's `enroll<TYPE>` right and
- * enrolment policies for its owner (a token with `user: true` belongs to the container's
- * owner, else to nobody, else into the container's first realm; a user's tokens are always
- * theirs). A token that is refused or fails is skipped. `{<serial>: {type, ...detail,
- * init_params}}`.
- */
+/** A template's tokens enrolled into the new container with the caller's rights. */
 async function enrolTemplateTokens(
   c: C,
   container: Container,
   templateTokens: unknown[],
 ): Promise<Record<string, unknown>> {
-  const deps = c.get("deps");
   const identity = c.get("identity");
   if (!identity) return {};
-  const result: Record<string, unknown> = {};
-  for (const raw of templateTokens) {
-    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) continue;
-    const { user: wantsOwner, ...rest } = raw as Record<string, unknown>;
-    delete rest.realm;
-    delete rest.resolver;
-    delete rest.serial;
-    const type = String(rest.type ?? "hotp").toLowerCase();
-    let owner = identity.role === "user" ? targetOf(c).user : undefined;
-    let realm: string | undefined;
-    if (identity.role === "admin" && wantsOwner === true) {
-      owner = container.owner;
-      if (!owner) realm = container.realms[0];
-    }
-    const context = owner
-      ? { user: owner.login, realm: owner.realm, resolver: owner.resolver }
-      : { realm: realm ?? [] };
-    const base = { client: c.get("clientIp"), userAgent: c.get("userAgent") };
-    try {
-      // the right /token/init asks for this type, matched on the token's owner (or realm)
-      await checkRight(deps, identity, `enroll${type.toUpperCase()}`, {
-        ...base,
-        ...(identity.role === "admin" ? context : {}),
-        policies: targetOf(c).policies,
-      });
-      checkContainerTokenType(container, type);
-      const { role, username, realm: callerRealm, resolver } = identity;
-      const res = await initToken(deps, { ...rest, type }, {
-        user: owner,
-        realm: owner ? undefined : realm,
-        caller: { role, username, realm: callerRealm },
-        client: c.get("clientIp"),
-        pinPolicy: {
-          caller: { role, username, realm: callerRealm, resolver },
-          context: { ...base, ...context },
-        },
-      });
-      await addNewTokenToContainer(deps, container, res.serial);
-      const initParams = Object.fromEntries(
-        Object.entries({ ...rest, type }).filter(([k]) => !SECRET_INIT_PARAMS.has(k)),
-      );
-      result[res.serial] = { type: res.type, ...res.detail, init_params: initParams };
-    } catch (err) {
-      // as privacyIDEA: a template token that is refused or fails is left out, the rest go on
-      if (!(err instanceof AppError)) throw err;
-      c.get("deps").log.info(
-        `container ${container.serial}: template token of type ${type} not enrolled: ${err.message}`,
-      );
-    }
-  }
-  return result;
+  const { role, username, realm, resolver } = identity;
+  return await enrolContainerTemplateTokens(c.get("deps"), container, templateTokens, {
+    caller: { role, username, realm, resolver },
+    callerUser: targetOf(c).user,
+    client: c.get("clientIp"),
+    userAgent: c.get("userAgent"),
+    policies: targetOf(c).policies,
+  });
 }
 
 containerRoutes.delete("/template/:template_name", async (c) => {
