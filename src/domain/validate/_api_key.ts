@@ -10,6 +10,7 @@ import type { UserRef } from "../token/mod.ts";
 import { resolveUser, splitUser } from "../token/_users.ts";
 import { mayRequireApiKey, type ValidatePolicies, validatePolicies } from "./policy.ts";
 import type { ApiKeyCheck, CheckRequest } from "./_context.ts";
+import type { ConditionData } from "../policy/mod.ts";
 
 /**
  * `api_key_required` (authorization): refuses a request without a valid
@@ -33,7 +34,7 @@ export async function requireApiKey(
  */
 export async function requireValidateApiKey(
   deps: Deps,
-  req: { clientIp: string; userAgent: string; apiKey: ApiKeyCheck },
+  req: { clientIp: string; userAgent: string; apiKey: ApiKeyCheck; conditions?: ConditionData },
 ): Promise<void> {
   if (!(await mayRequireApiKey(deps))) return;
   const policies = await validatePolicies(deps, {
@@ -41,6 +42,7 @@ export async function requireValidateApiKey(
     realm: "",
     clientIp: req.clientIp,
     userAgent: req.userAgent,
+    request: req.conditions,
   });
   await requireApiKey(policies, req.apiKey);
 }

@@ -27,12 +27,15 @@ import { withChallengeTextHeader } from "./_post_policies.ts";
 import { loadSerialToken } from "./_resolve.ts";
 import { triggerChallenges } from "./_challenges.ts";
 import type { ClientQuestion } from "../token/types/mod.ts";
+import type { ConditionData } from "../policy/mod.ts";
 
 /** Input of {@link initializeAuthentication}. */
 export interface InitializeRequest {
   type: string;
   clientIp: string;
   userAgent: string;
+  /** The request's own policy condition data (headers, environment, parameters). */
+  conditions?: ConditionData;
 }
 
 /**
@@ -56,6 +59,7 @@ export async function initializeAuthentication(
     realm: "",
     clientIp: req.clientIp,
     userAgent: req.userAgent,
+    request: req.conditions,
   });
   if (policies.disabledTokenTypes.includes(type)) {
     throw new PolicyError("The authentication method is not available.");
@@ -101,6 +105,8 @@ export interface TriggerRequest {
   clientQuestion?: ClientQuestion;
   clientIp: string;
   userAgent: string;
+  /** The request's own policy condition data (headers, environment, parameters). */
+  conditions?: ConditionData;
 }
 
 /**
@@ -145,6 +151,7 @@ export async function triggerChallenge(
     token: serialToken,
     clientIp: req.clientIp,
     userAgent: req.userAgent,
+    request: req.conditions,
   });
   let tokens = serialToken ? [serialToken] : await getTokensOfUser(deps, user!);
   if (req.type) tokens = tokens.filter((t) => t.type === req.type!.toLowerCase());
@@ -165,6 +172,7 @@ export async function triggerChallenge(
       clientIp: req.clientIp,
       userAgent: req.userAgent,
       clientQuestion: req.clientQuestion,
+      conditions: req.conditions,
     },
     login,
     realm,

@@ -204,6 +204,7 @@ async function trigger(c: C): Promise<Response> {
     clientQuestion: clientQuestionParams(p),
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
+    conditions: requestSections(c),
   });
   const audit = c.get("audit");
   audit.serial = res.serial ?? stringParam(p, "serial") ?? "";
@@ -228,6 +229,7 @@ async function poll(c: C): Promise<Response> {
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
     apiKey: apiKeyOf(c),
+    conditions: requestSections(c),
   });
   const res = await pollTransaction(c.get("deps"), tid);
   c.get("audit").info = `transaction_id: ${tid.slice(0, 64)}`;
@@ -248,6 +250,7 @@ async function initialize(c: C): Promise<Response> {
     type,
     clientIp: c.get("clientIp"),
     userAgent: c.get("userAgent"),
+    conditions: requestSections(c),
   });
   const audit = c.get("audit");
   audit.tokenType = type.slice(0, 30);
