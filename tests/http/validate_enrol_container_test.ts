@@ -17,7 +17,12 @@ import {
   poll,
 } from "./_container_enrol.ts";
 import { challengesOfTransaction } from "../../src/domain/challenge/mod.ts";
-import { containerInfoValue, createContainer } from "../../src/domain/container/mod.ts";
+import {
+  containerInfoValue,
+  createContainer,
+  setTemplate,
+} from "../../src/domain/container/mod.ts";
+import { getTokensOfUser } from "../../src/domain/token/mod.ts";
 import { resolveUser } from "../../src/domain/user/mod.ts";
 import { savePolicy } from "../../src/domain/policy/mod.ts";
 
@@ -179,6 +184,48 @@ Deno.test("enroll_via_multichallenge=smartphone: an unregistered container is re
     for (const c of await phonesOf(l, "bob")) {
       assert.equal(containerInfoValue(c, "registration_state"), undefined);
     }
+  } finally {
+    await loginDone(l);
+  }
+});
+
+Deno.test("enroll_via_multichallenge=smartphone: a template token the user may not enrol is left out, the registration goes on", async () => {
+  const l = await loginSetup(
+    "enroll_via_multichallenge=smartphone, enroll_via_multichallenge_template=tpl",
+  );
+  try {
+    await setTemplate(l.t.deps, {
+      name: "tpl",
+      containerType: "smartphone",
+      options: { tokens: [{ type: "totp", genkey: true }, { type: "hotp", genkey: true }] },
+      isDefault: false,
+    });
+    // users may enrol HOTP only
+    await savePolicy(l.t.deps, "users", { scope: "user", action: "enrollHOTP" });
+    const entry = enrolmentEntry((await login(l)).body);
+    const [phone] = await phonesOf(l);
+    assert.equal(entry.serial, phone.serial);
+    const alice = (await resolveUser(l.t.deps, "alice", "realm1"))!;
+    const types = (await getTokensOfUser(l.t.deps, alice, { withRealms: false }))
+      .map((t) => t.type).sort();
+    assert.deepEqual(types, ["hotp", "spass"]);
+    assert.equal(phone.tokens.length, 1);
+  } finally {
+    await loginDone(l);
+  }
+});
+
+Deno.test("enroll_via_multichallenge=smartphone: of two parallel last checks only one is accepted", async () => {
+  const l = await loginSetup();
+  try {
+    const entry = enrolmentEntry((await login(l)).body);
+    l.app.scan(entry.link);
+    assert.equal((await l.app.finalize()).status, 200);
+    const both = await Promise.all([
+      lastCheck(l, entry.transaction_id),
+      lastCheck(l, entry.transaction_id),
+    ]);
+    assert.deepEqual(both.map((r) => r.body.result.value).sort(), [false, true]);
   } finally {
     await loginDone(l);
   }
