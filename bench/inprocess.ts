@@ -8,8 +8,13 @@
  * is the reference.
  *
  * Run: deno run -A bench/inprocess.ts [requests per scenario] [scenario name filter] [--profile] [--sql]
+ *      [--postgres]
  * (--profile: a V8 CPU profile of each measured loop only, summarised by function;
- * --sql: print the statements of one request per scenario)
+ * --sql: print the statements of one request per scenario (SQLite) or the statements of the
+ * measured loop with their calls and time (PostgreSQL);
+ * --postgres: the database is a private PostgreSQL cluster the benchmark starts and stops;
+ * statements and transactions are counted by the server itself (pg_stat_statements,
+ * pg_stat_database), its CPU is that of all its processes)
  *
  * @module
  */
@@ -32,6 +37,8 @@ import { percentile } from "./lib/stats.ts";
 import { type CpuProfile, type ProfileRow, summarize } from "./profile_summary.ts";
 import { Session } from "node:inspector/promises";
 import { cpuUsage } from "node:process";
+import pg from "pg";
+import { type BenchCluster, startBenchCluster } from "./lib/postgres.ts";
 
 /**
  * Counts every statement of a connection by its first word and sums the time
@@ -72,6 +79,73 @@ class StatementCounter {
   }
 }
 
+/**
+ * What PostgreSQL itself counts for the benchmark's database: statements (by
+ * pg_stat_statements, by first word), commits (pg_stat_database) and the CPU
+ * time of the cluster's processes. Read through a connection to another database.
+ */
+class PgCounter {
+  #client: pg.Client;
+  #cpu0 = 0;
+  #commits0 = 0;
+  constructor(readonly cluster: BenchCluster, readonly dbName: string) {
+    this.#client = new pg.Client({ connectionString: cluster.cluster.url });
+  }
+  async open(): Promise<void> {
+    await this.#client.connect();
+    await this.#client.query("create extension if not exists pg_stat_statements");
+  }
+  async #commits(): Promise<number> {
+    // the statistics of this backend's transaction are a snapshot: clear it to see new commits
+    await this.#client.query("select pg_stat_clear_snapshot()");
+    const { rows } = await this.#client.query(
+      "select xact_commit from pg_stat_database where datname = $1",
+      [this.dbName],
+    );
+    return Number(rows[0].xact_commit);
+  }
+  async start(): Promise<void> {
+    await this.#client.query("select pg_stat_statements_reset()");
+    this.#commits0 = await this.#commits();
+    this.#cpu0 = this.cluster.cpuSeconds() ?? 0;
+  }
+  async take(): Promise<{
+    counts: Map<string, number>;
+    execMs: number;
+    cpuMs: number;
+    byStatement: Map<string, { n: number; ms: number }>;
+  }> {
+    // statistics reach the shared view after a short delay (each backend flushes at most once a second)
+    await new Promise((r) => setTimeout(r, 1100));
+    const cpuMs = ((this.cluster.cpuSeconds() ?? 0) - this.#cpu0) * 1000;
+    const { rows } = await this.#client.query(
+      `select query, calls, total_exec_time from pg_stat_statements s
+       join pg_database d on d.oid = s.dbid where d.datname = $1`,
+      [this.dbName],
+    );
+    const counts = new Map<string, number>();
+    const byStatement = new Map<string, { n: number; ms: number }>();
+    let execMs = 0;
+    for (const r of rows) {
+      const verb = (String(r.query).trimStart().match(/^\w+/)?.[0] ?? "?").toLowerCase();
+      counts.set(verb, (counts.get(verb) ?? 0) + Number(r.calls));
+      execMs += Number(r.total_exec_time);
+      byStatement.set(String(r.query), { n: Number(r.calls), ms: Number(r.total_exec_time) });
+    }
+    counts.set("commits", (await this.#commits()) - this.#commits0);
+    return { counts, execMs, cpuMs, byStatement };
+  }
+  async close(): Promise<void> {
+    await this.#client.end();
+  }
+}
+
+/** What a {@link StatementCounter} counted, in the shape of {@link PgCounter.take}. */
+function sqliteTake(c: StatementCounter) {
+  const { counts, sqlMs, byStatement } = c.take();
+  return { counts, execMs: sqlMs, byStatement, cpuMs: undefined as number | undefined };
+}
+
 const flags = Deno.args.filter((a) => a.startsWith("--"));
 const positional = Deno.args.filter((a) => !a.startsWith("--"));
 const N = Number(positional[0] ?? 1000);
@@ -84,30 +158,47 @@ if (inspector) {
   await inspector.post("Profiler.enable");
   await inspector.post("Profiler.setSamplingInterval", { interval: 500 });
 }
+const onPostgres = flags.includes("--postgres");
 const dir = await Deno.makeTempDir({ prefix: "tessera-inprocess-" });
+const cluster = onPostgres
+  ? await startBenchCluster({
+    settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"],
+  })
+  : undefined;
+const PG_DB = "tessera_inprocess";
 const config = loadConfig({
-  env: { TESSERA_SIGNING_ENABLED: "false" },
+  env: {
+    TESSERA_SIGNING_ENABLED: "false",
+    ...(cluster ? { TESSERA_STORAGE_DATABASE_URL: await cluster.createDatabase(PG_DB) } : {}),
+  },
   overrides: { dataDir: dir },
 });
 const deps = await openRuntime(config, createLogger("warn"));
-// a second connection to the same file, counted (the audit writer keeps the first)
-const counted = new NodeSqliteDatabase(config.storage.databaseUrl.replace(/^sqlite:/, ""), {
-  hotPathTables: true,
-});
-const counter = new StatementCounter(counted);
-deps.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: counted }) });
-attachDirect(deps.db, counted.direct);
-// as in the server, the audit writer shares the request's connection (another connection's
-// commits would empty this connection's page cache before every request)
-await deps.audit.flush();
-deps.audit = new AuditWriter(deps.db, createLogger("warn"));
+let counter: StatementCounter | undefined;
+let pgCounter: PgCounter | undefined;
+if (cluster) {
+  pgCounter = new PgCounter(cluster, PG_DB);
+  await pgCounter.open();
+} else {
+  // a second connection to the same file, counted (the audit writer keeps the first)
+  const counted = new NodeSqliteDatabase(config.storage.databaseUrl.replace(/^sqlite:/, ""), {
+    hotPathTables: true,
+  });
+  counter = new StatementCounter(counted);
+  deps.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: counted }) });
+  attachDirect(deps.db, counted.direct);
+  // as in the server, the audit writer shares the request's connection (another connection's
+  // commits would empty this connection's page cache before every request)
+  await deps.audit.flush();
+  deps.audit = new AuditWriter(deps.db, createLogger("warn"));
+}
 const password = (await ensureInitialAdmin(deps))!;
 const app = createApp(deps);
 const api = new Api("http://bench.local", (url, init) => Promise.resolve(app.request(url, init)));
 await api.login("admin", password);
 const e = await enrol(api, { users: 50, tokens: 200, progress: (m) => console.error(m) });
 await deps.audit.flush();
-counter.take();
+counter?.take();
 
 const hello = new Hono();
 hello.get("*", (c) => c.text("hello"));
@@ -119,8 +210,10 @@ interface Row {
   p99Us: number;
   /** CPU µs (user + system) of the whole process per request. */
   cpuUs: number;
-  /** µs per request SQLite spent executing statements. */
+  /** µs per request the database spent executing statements. */
   sqlUs: number;
+  /** PostgreSQL: CPU µs of the cluster's processes per request. */
+  dbCpuUs?: number;
   queries: string;
 }
 const rows: Row[] = [];
@@ -133,13 +226,14 @@ async function measure(
   if (only && !name.includes(only)) return;
   for (let i = 0; i < Math.min(50, n); i++) await (await send(i)).arrayBuffer(); // warm-up
   await deps.audit.flush();
-  if (showSql) {
+  if (showSql && counter) {
     counter.trace = [];
     await (await send(n + 100)).arrayBuffer();
     console.error(`--- SQL of one "${name}" request:\n  ${counter.trace.join("\n  ")}`);
     counter.trace = undefined;
   }
-  counter.take();
+  counter?.take();
+  await pgCounter?.start();
   const times: number[] = [];
   if (inspector) await inspector.post("Profiler.start");
   const cpu0 = cpuUsage();
@@ -156,7 +250,7 @@ async function measure(
     const { profile } = await inspector.post("Profiler.stop") as { profile: CpuProfile };
     printProfile(name, profile, n);
   }
-  const q = counter.take();
+  const q = counter ? sqliteTake(counter) : await pgCounter!.take();
   if (showSql) {
     const lines = [...q.byStatement].sort((a, b) => b[1].ms - a[1].ms).map(([text, v]) =>
       `  ${((v.ms * 1000) / v.n).toFixed(1).padStart(7)} µs × ${(v.n / n).toFixed(2)}/req  ${
@@ -171,7 +265,8 @@ async function measure(
     p50Us: percentile(times, 50)!,
     p99Us: percentile(times, 99)!,
     cpuUs: (cpu.user + cpu.system) / n,
-    sqlUs: (q.sqlMs * 1000) / n,
+    sqlUs: (q.execMs * 1000) / n,
+    dbCpuUs: q.cpuMs === undefined ? undefined : (q.cpuMs * 1000) / n,
     queries: [...q.counts].map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", "),
   });
   console.error(`${name}: ${(total / n).toFixed(0)} µs/request`);
@@ -253,19 +348,36 @@ console.log(
   `In-process, one request at a time, ${N} requests per scenario (signing off unless named)`,
 );
 console.log(
-  "scenario                                   mean µs   p50 µs   p99 µs   CPU µs   SQL µs  statements per request",
+  "scenario                                   mean µs   p50 µs   p99 µs   CPU µs   SQL µs" +
+    (cluster ? "  PG CPU µs" : "") + "  statements per request",
 );
 for (const r of rows) {
   console.log(
     `${r.name.padEnd(42)} ${r.meanUs.toFixed(0).padStart(7)} ${r.p50Us.toFixed(0).padStart(8)} ${
       r.p99Us.toFixed(0).padStart(8)
-    } ${r.cpuUs.toFixed(0).padStart(8)} ${r.sqlUs.toFixed(0).padStart(8)}  ${r.queries}`,
+    } ${r.cpuUs.toFixed(0).padStart(8)} ${r.sqlUs.toFixed(0).padStart(8)}${
+      cluster ? (r.dbCpuUs ?? 0).toFixed(0).padStart(11) : ""
+    }  ${r.queries}`,
   );
 }
-console.log(
-  "(CPU µs: the process's user + system time per request, all threads; SQL µs: time SQLite",
-);
-console.log(" spent executing the statements, per request, the audit rows included)");
+if (cluster) {
+  console.log(
+    "(database: PostgreSQL. CPU µs: this process's user + system time per request, all threads;",
+  );
+  console.log(
+    " SQL µs: PostgreSQL's execution time of the statements; PG CPU µs: CPU time of all its",
+  );
+  console.log(
+    " processes; statements from pg_stat_statements, commits from pg_stat_database, per request)",
+  );
+} else {
+  console.log(
+    "(CPU µs: the process's user + system time per request, all threads; SQL µs: time SQLite",
+  );
+  console.log(" spent executing the statements, per request, the audit rows included)");
+}
 await deps.audit.flush();
 await deps.db.destroy();
+await pgCounter?.close();
+await cluster?.stop();
 await Deno.remove(dir, { recursive: true });

@@ -109,6 +109,8 @@ export interface PgClusterOptions {
    * stop) loses none. Off by default: the tests' speed needs no such thing.
    */
   isCrashSafe?: boolean;
+  /** More server settings (`name=value`, each passed as `-c`), e.g. the benchmark's statement counting. */
+  settings?: string[];
 }
 
 /** Starts a private cluster; throws with PostgreSQL's own message when that fails. */
@@ -172,6 +174,7 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
       "logging_collector=on",
       "-c",
       `log_directory=${dir}/log`,
+      ...(options.settings ?? []).flatMap((setting) => ["-c", setting]),
     ], { stdout: "null", stderr: "null" }).spawn();
   let child: Deno.ChildProcess | undefined = spawn();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;

@@ -6,7 +6,7 @@
  * @module
  */
 import pg from "pg";
-import { type PgCluster, startPgCluster } from "../../tests/pg_cluster.ts";
+import { type PgCluster, type PgClusterOptions, startPgCluster } from "../../tests/pg_cluster.ts";
 import { processTreeCpuSeconds } from "./server.ts";
 
 /** A running private cluster for one benchmark run. */
@@ -31,8 +31,8 @@ export function benchDatabaseName(nodes: number): string {
 }
 
 /** Starts the cluster; throws with PostgreSQL's message (or a hint when it is not installed). */
-export async function startBenchCluster(): Promise<BenchCluster> {
-  const cluster = await startPgCluster();
+export async function startBenchCluster(options: PgClusterOptions = {}): Promise<BenchCluster> {
+  const cluster = await startPgCluster(options);
   let stopped: Promise<void> | undefined;
   return {
     cluster,
