@@ -162,7 +162,7 @@ Deno.test("import privacyidea: SMS gateways and periodic tasks are carried, chec
   }
 });
 
-Deno.test("import privacyidea: a Firebase definition keeps its httpsproxy option", async () => {
+Deno.test("import privacyidea: a Firebase definition keeps its httpsproxy option, not the legacy ones", async () => {
   const t = await createTestApp();
   const dir = await Deno.makeTempDir({ prefix: "tessera-pi-fcm-" });
   try {
@@ -184,17 +184,31 @@ Deno.test("import privacyidea: a Firebase definition keeps its httpsproxy option
     db.exec(`insert into smsgateway values (1, 'fcm', '', '${FIREBASE}')`);
     db.exec(
       `insert into smsgatewayoption values (1, 'JSON config file', '${file}', 'option', 1), ` +
-        `(2, 'httpsproxy', 'http://proxy.example.com:3128', 'option', 1)`,
+        `(2, 'httpsproxy', 'http://proxy.example.com:3128', 'option', 1), ` +
+        // options of privacyIDEA's old Firebase API, which it ignores since 3.10
+        `(3, 'registration URL', 'https://fcm.googleapis.com/fcm/send', 'option', 1), ` +
+        `(4, 'time to live', '10', 'option', 1), ` +
+        // privacyIDEA up to 3.7 also kept the app's project and API key
+        `(5, 'apikey', 'AIza-old-key', 'option', 1)`,
     );
     db.close();
     const report = await importPrivacyidea(t.deps, made.url, { encKey: ENC_KEY });
     assert.deepEqual(counts(report, "SMS gateways"), [1, 1, 0, 0], report.log.join("\n"));
+    assert.ok(
+      report.log.includes(
+        'SMS gateways fcm: the legacy Firebase options "registration URL", "time to live", ' +
+          '"apikey" left out (privacyIDEA ignores them)',
+      ),
+      report.log.join("\n"),
+    );
     const [fcm] = await value(t, "/smsgateway/");
     assert.equal(fcm.providermodule, FIREBASE);
     assert.deepEqual(fcm.options, {
       "JSON config file": file,
       httpsproxy: "http://proxy.example.com:3128",
     });
+    const stored = await t.deps.db.selectFrom("smsgatewayoption").select("key").execute();
+    assert.deepEqual(stored.map((r) => r.key).sort(), ["JSON config file", "httpsproxy"]);
   } finally {
     await t.close();
     await Deno.remove(dir, { recursive: true });

@@ -15,6 +15,7 @@
  */
 import type { Deps } from "../../deps.ts";
 import {
+  FIREBASE_LEGACY_OPTIONS,
   FIREBASE_PROVIDER,
   HTTP_PROVIDER,
   listSmsGateways,
@@ -54,8 +55,17 @@ export function smsGatewayItems(gateways: PiRow[], options: PiRow[]): PiItem[] {
         ? ""
         : String(g.description),
     };
+    const dropped: string[] = [];
     for (const o of byGateway.get(int(g.id)) ?? []) {
       const type = str(o.Type) === "header" ? "header" : "option";
+      if (
+        params.module === FIREBASE_PROVIDER && type === "option" &&
+        FIREBASE_LEGACY_OPTIONS.includes(str(o.Key))
+      ) {
+        // privacyIDEA's provider ignores them; kept, they would make the save refuse the definition
+        dropped.push(`"${str(o.Key)}"`);
+        continue;
+      }
       params[`${type}.${str(o.Key)}`] = o.Value === null || o.Value === undefined
         ? ""
         : String(o.Value);
@@ -63,6 +73,10 @@ export function smsGatewayItems(gateways: PiRow[], options: PiRow[]): PiItem[] {
     return {
       kind: "SMS gateways",
       name,
+      note: dropped.length > 0
+        ? `SMS gateways ${name}: the legacy Firebase option${dropped.length > 1 ? "s" : ""} ` +
+          `${dropped.join(", ")} left out (privacyIDEA ignores them)`
+        : undefined,
       exists: async (deps) => (await listSmsGateways(deps)).some((x) => x.name === name),
       refusal: () =>
         PROVIDERS.includes(params.module)

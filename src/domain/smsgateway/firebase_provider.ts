@@ -31,6 +31,22 @@ export const FIREBASE_PARAMETERS: Record<string, Record<string, unknown>> = {
   },
 };
 
+/**
+ * Options of privacyIDEA's older Firebase providers (up to 3.7: the app's project, app ids and
+ * API keys; the legacy API's registration URL and time to live) that its current provider
+ * ignores (spec 13 §1.7); definitions made then still hold them.
+ */
+export const FIREBASE_LEGACY_OPTIONS = [
+  "registration URL",
+  "time to live",
+  "projectid",
+  "projectnumber",
+  "appid",
+  "apikey",
+  "appidios",
+  "apikeyios",
+];
+
 // the proxy kinds Deno's HTTP client speaks
 const PROXY_PROTOCOLS = ["http:", "https:", "socks5:", "socks5h:"];
 

@@ -31,6 +31,7 @@ import * as store from "./smsgateway_store.ts";
 import { FIREBASE_PARAMETERS, firebaseOptionProblems } from "./firebase_provider.ts";
 
 export { SmsDeliveryError } from "./http_provider.ts";
+export { FIREBASE_LEGACY_OPTIONS } from "./firebase_provider.ts";
 
 /** Module path of the HTTP provider (the string privacyIDEA clients store). */
 export const HTTP_PROVIDER = "privacyidea.lib.smsprovider.HttpSMSProvider.HttpSMSProvider";
