@@ -58,6 +58,7 @@ import { AuditPage } from "./pages/audit.tsx";
 import { SystemPage } from "./pages/system.tsx";
 import { MyDetailsPage, SelfServicePage, USER_PAGES } from "./pages/self_service.tsx";
 import { ContainerWizardPage } from "./pages/container_wizard.tsx";
+import { ContainerTemplatesPage } from "./pages/container_templates.tsx";
 
 /** An admin page: its route, its menu label and the rights that show it. */
 interface AdminPage {
@@ -72,6 +73,11 @@ const ADMIN_PAGES: AdminPage[] = [
   { path: "tokens", label: "Tokens", rights: ["tokenlist"] },
   { path: "tokengroups", label: "Token groups", rights: ["tokengroup_list"] },
   { path: "containers", label: "Containers", rights: ["container_list"] },
+  {
+    path: "containertemplates",
+    label: "Container templates",
+    rights: ["container_template_list"],
+  },
   { path: "users", label: "Users", rights: ["userlist"] },
   { path: "resolvers", label: "Resolvers", rights: ["resolverread"] },
   { path: "realms", label: "Realms", rights: [] },
@@ -140,6 +146,8 @@ function AdminRoutes(props: { route: Route; session: Session }) {
       return <TokenGroupsPage />;
     case "containers":
       return parts[1] ? <ContainerDetailsPage serial={parts[1]} /> : <ContainersPage />;
+    case "containertemplates":
+      return <ContainerTemplatesPage />;
     case "enroll":
       return <EnrollPage route={props.route} />;
     case "import":

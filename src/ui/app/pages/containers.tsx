@@ -30,6 +30,11 @@ import {
   useLiveSearch,
   useLoad,
 } from "../ui.tsx";
+import { EnrollResult } from "./enroll.tsx";
+import { loadTemplates, templateTokensText } from "./container_templates.tsx";
+
+// deno-lint-ignore no-explicit-any
+type Detail = any;
 
 /** A container's owner as `GET /container/` lists it. */
 interface ContainerUser {
@@ -197,8 +202,35 @@ function NewContainer(
   const [description, setDescription] = useState("");
   const [user, setUser] = useState("");
   const [realm, setRealm] = useState("");
+  // undefined: the default template of the type (privacyIDEA's form starts with it)
+  const [picked, setPicked] = useState<string | undefined>(undefined);
+  const [made, setMade] = useState<{ serial: string; tokens: Record<string, Detail> }>();
+  const canTemplates = hasRight(session, "container_template_list");
+  const templates = useLoad(
+    () => canTemplates ? loadTemplates() : Promise.resolve([]),
+    [canTemplates],
+  );
   const act = useAction();
   const type = names.includes(chosen) ? chosen : names[0] ?? "";
+  const ofType = (templates.data ?? []).filter((t) => t.container_type === type);
+  const template = picked ?? ofType.find((t) => t.default)?.name ?? "";
+  if (made) {
+    // the template's tokens were enrolled with the container: their QR codes are shown once
+    return (
+      <Panel title="New container">
+        <p class="note" role="status">
+          Container <a href={href(["containers", made.serial])}>{made.serial}</a>{" "}
+          is created with the template's tokens.
+        </p>
+        {Object.entries(made.tokens).map(([s, d]) => (
+          <EnrollResult key={s} type={String(d.type ?? "")} detail={{ serial: s, ...d }} />
+        ))}
+        <div class="actions">
+          <button type="button" onClick={props.onClose}>Close</button>
+        </div>
+      </Panel>
+    );
+  }
   return (
     <Panel title="New container">
       <Form
@@ -206,27 +238,53 @@ function NewContainer(
         onSubmit={() =>
           act.run(async () => {
             // a user's container is theirs: the server takes the owner from the login
-            const { value } = await api<{ container_serial: string }>(
+            const { value } = await api<
+              { container_serial: string; tokens?: Record<string, Detail> }
+            >(
               "POST",
               "/container/init",
-              props.self ? { type, description } : {
+              {
                 type,
                 description,
-                user: user.trim(),
-                realm: realm.trim(),
+                ...(template ? { template_name: template } : {}),
+                ...(props.self ? {} : { user: user.trim(), realm: realm.trim() }),
               },
             );
-            go(["containers", value.container_serial]);
+            const tokens = value.tokens ?? {};
+            if (Object.keys(tokens).length > 0) {
+              setMade({ serial: value.container_serial, tokens });
+            } else go(["containers", value.container_serial]);
           })}
       >
         <LoadState error={props.typesError} />
         <Select
           label="Container type"
           value={type}
-          onValue={setType}
+          onValue={(v) => {
+            setType(v);
+            setPicked(undefined);
+          }}
           options={names.map((n) => [n, props.types[n].description])}
           required
         />
+        {canTemplates && (
+          <>
+            <LoadState error={templates.error} />
+            <Select
+              label="Template"
+              value={template}
+              onValue={setPicked}
+              options={[
+                ["", "No template"],
+                ...ofType.map((t): [string, string] => [
+                  t.name,
+                  `${t.name}: ${templateTokensText(t)}`,
+                ]),
+              ]}
+              hint="The template's tokens are enrolled into the new container"
+            />
+          </>
+        )}
         <Field label="Description" value={description} onValue={setDescription} />
         {!props.self && (
           <>
