@@ -3,8 +3,9 @@
  * chromium (headless, playwright-core) against a real `tessera serve`: the admin registers
  * alice's container with a passphrase prompt and answer typed in the page: the QR link carries
  * the prompt, the app double (tests/http/_container_app.ts) is refused without the answer and
- * registers with it; then **Roll over to a new device** (`container_rollover`) shows a new QR
- * code, a second app double registers from it, and the page shows the move; each step read
+ * registers with it; then **Roll over to a new device** (`container_rollover`), with the owner's
+ * password as passphrase, shows a new QR code, a second app double registers from it with
+ * alice's password (not without it, not with a wrong one), and the page shows the move; each step read
  * back over the API. Alice (`container_register`, no `container_rollover`) is offered no
  * rollover. No WCAG violation (axe).
  *
@@ -112,7 +113,9 @@ Deno.test({
     const url = (await link.textContent())!;
     assert.ok(url.includes("&passphrase=Enter%20the%20code%20of%20your%20letter&"), url);
     await state.filter({ hasText: "client_wait" }).waitFor();
+    // the fields are empty again for the next registration
     assert.equal(await register.getByLabel("Passphrase", { exact: true }).inputValue(), "");
+    assert.equal(await register.getByLabel("Passphrase prompt").inputValue(), "");
     const old = new ContainerApp(() => Date.now());
     old.scan(url);
     assert.equal((await old.finalize({ brand: "XY", model: "OLD1" })).status, 400);
@@ -122,8 +125,11 @@ Deno.test({
     await phone.getByRole("button", { name: "Refresh the registration state" }).click();
     await state.filter({ hasText: "The smartphone is registered (XY OLD1)" }).waitFor();
 
-    // rolled over: a new QR code; the new device registers from it
+    // rolled over with the owner's password as passphrase: a new QR code; the new device
+    // registers from it when given alice's password
     const rollover = phone.getByRole("form", { name: `Rollover of container ${serial}` });
+    await rollover.getByLabel("The owner's password is the passphrase").check();
+    assert.equal(await rollover.getByLabel("Passphrase", { exact: true }).isDisabled(), true);
     await rollover.getByRole("button", { name: "Roll over to a new device" }).click();
     await state.filter({ hasText: "registration state rollover)" }).waitFor();
     await link.waitFor();
@@ -132,9 +138,21 @@ Deno.test({
     assert.ok(newUrl.startsWith(`pia://container/${serial}?`), newUrl);
     assert.equal((await info()).registration_state, "rollover");
     problems.push(...await axe(page, "rollover QR code"));
+    assert.ok(
+      newUrl.includes(
+        "&passphrase=Please%20enter%20the%20passphrase%20of%20your%20user%20store.&send_passphrase=True",
+      ),
+      newUrl,
+    );
     const fresh = new ContainerApp(() => Date.now());
     fresh.scan(newUrl);
-    const moved = await fresh.finalize({ brand: "XY", model: "NEW2" });
+    assert.equal((await fresh.finalize({ brand: "XY", model: "NEW2" })).status, 400);
+    assert.equal(
+      (await fresh.finalize({ brand: "XY", model: "NEW2", passphrase: "wrong-Pass-1" })).status,
+      400,
+    );
+    assert.equal((await info()).registration_state, "rollover");
+    const moved = await fresh.finalize({ brand: "XY", model: "NEW2", passphrase: "alice-Pass-1" });
     assert.equal(moved.status, 200, JSON.stringify(moved.body));
     await phone.getByRole("button", { name: "Refresh the registration state" }).click();
     await state.filter({ hasText: "moved to a new device (XY NEW2)" }).waitFor();

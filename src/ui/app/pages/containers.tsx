@@ -656,7 +656,7 @@ const ON_A_DEVICE = ["registered", "rollover", "rollover_completed"];
  * `GET /container/` when the app has scanned it (as the push enrolment does). A registered
  * container moves to a new device with `rollover` (`container_rollover`): a new QR code, the old
  * device's keys valid until the new one has scanned it. Either may ask the app for a passphrase
- * (`passphrase_prompt`, `passphrase_response`). A registration is ended with
+ * (`passphrase_prompt`, `passphrase_response`) or the owner's password (`passphrase_user`). A registration is ended with
  * `POST /container/register/<serial>/terminate` (`container_unregister`).
  */
 function SmartphoneRegistration(props: PartProps) {
@@ -665,9 +665,11 @@ function SmartphoneRegistration(props: PartProps) {
   const [shown, setShown] = useState<Registration | undefined>(undefined);
   const [prompt, setPrompt] = useState("");
   const [passphrase, setPassphrase] = useState("");
+  const [isUserPassword, setUserPassword] = useState(false);
   const act = useAction();
   const c = props.container;
   const state = c.info?.registration_state ?? "";
+  const owned = c.users.length > 0;
   const waiting = state === "client_wait" || state === "rollover";
   const isRollover = ON_A_DEVICE.includes(state);
   // a registration starts on a container without one, a rollover on one with a device
@@ -694,14 +696,19 @@ function SmartphoneRegistration(props: PartProps) {
               const params: Record<string, unknown> = { container_serial: c.serial };
               if (isRollover) params.rollover = true;
               if (prompt.trim()) params.passphrase_prompt = prompt.trim();
-              if (passphrase) params.passphrase_response = passphrase;
+              // the owner's password instead of a passphrase of its own (passphrase_user)
+              if (isUserPassword && owned) params.passphrase_user = true;
+              else if (passphrase) params.passphrase_response = passphrase;
               const { value } = await api<Registration>(
                 "POST",
                 "/container/register/initialize",
                 params,
               );
               setShown(value);
+              // each registration asks anew: nothing carries over to the next one
+              setPrompt("");
               setPassphrase("");
+              setUserPassword(false);
               props.onChanged();
             })}
         >
@@ -715,10 +722,19 @@ function SmartphoneRegistration(props: PartProps) {
             label="Passphrase"
             type="password"
             autoComplete="new-password"
-            value={passphrase}
+            value={isUserPassword && owned ? "" : passphrase}
             onValue={setPassphrase}
+            disabled={isUserPassword && owned}
             hint="Optional: the answer the app must be given (tell it to the user another way)"
           />
+          {owned && (
+            <Check
+              label="The owner's password is the passphrase"
+              checked={isUserPassword}
+              onChecked={setUserPassword}
+              hint="The app asks for the password of the owner's user store"
+            />
+          )}
           <button type="submit" class={waiting ? undefined : "primary"} disabled={act.busy}>
             {label}
           </button>
