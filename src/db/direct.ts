@@ -245,6 +245,13 @@ export interface EpochCacheOptions {
    * call loads.
    */
   readsTokenTables?: boolean;
+  /**
+   * The values are read from the token table's owner and active columns
+   * only (`active`, `user_id`, `resolver`, and which tokens exist): on
+   * SQLite kept while the token epoch is current, on PostgreSQL while the
+   * cache epoch is, which those columns move there (migration 0028).
+   */
+  readsTokenOwners?: boolean;
 }
 
 /**
@@ -257,9 +264,11 @@ export class EpochCache<K, V> {
     Map<K, { epoch: number; tokenEpoch: number; value: V }>
   >();
   readonly #readsTokenTables: boolean;
+  readonly #readsTokenEpoch: boolean;
 
   constructor(options: EpochCacheOptions = {}) {
     this.#readsTokenTables = options.readsTokenTables ?? false;
+    this.#readsTokenEpoch = this.#readsTokenTables || (options.readsTokenOwners ?? false);
   }
 
   /** The cached value of `key`, or what `load` returns (then cached). */
@@ -271,7 +280,7 @@ export class EpochCache<K, V> {
     }
     // taken before loading: a write that lands while loading moves it again
     const epoch = access !== undefined ? access.epoch() : await source!.epoch();
-    const tokenEpoch = this.#readsTokenTables ? access!.tokenEpoch() : 0;
+    const tokenEpoch = this.#readsTokenEpoch && access !== undefined ? access.tokenEpoch() : 0;
     let entries = this.#byDb.get(db);
     const hit = entries?.get(key);
     if (hit !== undefined && hit.epoch === epoch && hit.tokenEpoch === tokenEpoch) {

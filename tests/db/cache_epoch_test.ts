@@ -146,3 +146,50 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "cache epoch: a token added, deleted, assigned or disabled moves it; a check's counter and fail counter updates do not (0028)",
+  ...onPostgres,
+  fn: async () => {
+    const t = await openTestDatabase();
+    const a = t.db;
+    const b = openDatabase(t.url, { poolSize: 2 });
+    const cache = new EpochCache<"n", number>({ readsTokenOwners: true });
+    let loads = 0;
+    const count = async () => {
+      beginRequest(b);
+      return await cache.get(b, "n", async () => {
+        loads++;
+        // through the query builder: a raw statement counts as a possible write of its own
+        const r = await b.selectFrom("token").select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("active", "=", 1).where("user_id", "<>", "").executeTakeFirstOrThrow();
+        return Number(r.n);
+      });
+    };
+    try {
+      assert.equal(await count(), 0);
+      await sql`insert into token (serial, tokentype, created_at, active, user_id, resolver)
+        values ('T1', 'hotp', 0, 1, '', '')`.execute(a);
+      await count();
+      assert.equal(loads, 2, "an insert moves it");
+      await sql`update token set user_id = 'u1', resolver = 'r' where serial = 'T1'`.execute(a);
+      assert.equal(await count(), 1, "an assignment on another node is seen at once");
+      // what a check writes moves nothing
+      const before = loads;
+      await sql`update token set count = count + 1 where serial = 'T1'`.execute(a);
+      await sql`update token set failcount = failcount + 1 where serial = 'T1'`.execute(a);
+      assert.equal(await count(), 1);
+      assert.equal(loads, before, "kept across counter and fail counter updates");
+      await sql`update token set active = 0 where serial = 'T1'`.execute(a);
+      assert.equal(await count(), 0, "disabling is seen at once");
+      await sql`update token set active = 1 where serial = 'T1'`.execute(a);
+      assert.equal(await count(), 1);
+      await sql`delete from token where serial = 'T1'`.execute(a);
+      assert.equal(await count(), 0, "a delete is seen at once");
+    } finally {
+      await b.destroy();
+      await t.drop();
+    }
+  },
+});

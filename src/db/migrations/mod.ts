@@ -32,6 +32,7 @@ import * as m0024 from "./0024_service_ids.ts";
 import * as m0025 from "./0025_token_containers.ts";
 import * as m0026 from "./0026_password_reset.ts";
 import * as m0027 from "./0027_import_keys.ts";
+import * as m0028 from "./0028_token_owner_epoch.ts";
 
 /** Migration name → module, applied in key order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0025_token_containers": m0025,
   "0026_password_reset": m0026,
   "0027_import_keys": m0027,
+  "0028_token_owner_epoch": m0028,
 };

@@ -6,7 +6,9 @@
  * token epoch are the ones it was counted under (db/direct.ts: on SQLite every
  * write to the token tables but the check path's counter and info writes, and
  * every commit of another process, read at the start of each request, moves
- * them). PostgreSQL's token tables move no epoch: there every call counts.
+ * them). On PostgreSQL the token tables move no epoch but for a token added
+ * or deleted or its owner or active flag changed (migration 0028's trigger),
+ * which is all the count reads: there it is kept while the epoch is current.
  * The subscriptions of an application ({@link meteredSubscriptions}, read by
  * every metered request too) are used while the epoch is the one they were
  * read under: every write to `subscription` moves it, on any process or node
@@ -112,9 +114,9 @@ export async function countActiveTokenUsers(db: Db): Promise<number> {
 }
 
 // see the module doc for when the count is used
-const activeUsers = new EpochCache<"activeUsers", number>({ readsTokenTables: true });
+const activeUsers = new EpochCache<"activeUsers", number>({ readsTokenOwners: true });
 
-/** Users with active tokens, kept while the token tables are unchanged (see the module doc). */
+/** Users with active tokens, kept while no token's owner or active flag changed (module doc). */
 export function activeTokenUsers(db: Db): Promise<number> {
   return activeUsers.get(db, "activeUsers", () => countActiveTokenUsers(db));
 }
