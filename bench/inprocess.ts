@@ -14,7 +14,8 @@
  * measured loop with their calls and time (PostgreSQL);
  * --postgres: the database is a private PostgreSQL cluster the benchmark starts and stops;
  * statements and transactions are counted by the server itself (pg_stat_statements,
- * pg_stat_database), its CPU is that of all its processes)
+ * pg_stat_database; bench/lib/pg_stats.ts, which waits ~10 s before and after each measured
+ * loop for the transaction counts), its CPU is that of all its processes)
  *
  * @module
  */
@@ -37,8 +38,8 @@ import { percentile } from "./lib/stats.ts";
 import { type CpuProfile, type ProfileRow, summarize } from "./profile_summary.ts";
 import { Session } from "node:inspector/promises";
 import { cpuUsage } from "node:process";
-import pg from "pg";
-import { type BenchCluster, startBenchCluster } from "./lib/postgres.ts";
+import { startBenchCluster } from "./lib/postgres.ts";
+import { perRequest, PgCounter, STATEMENT_COUNTING_SETTINGS } from "./lib/pg_stats.ts";
 
 /**
  * Counts every statement of a connection by its first word and sums the time
@@ -79,68 +80,22 @@ class StatementCounter {
   }
 }
 
-/**
- * What PostgreSQL itself counts for the benchmark's database: statements (by
- * pg_stat_statements, by first word), commits (pg_stat_database) and the CPU
- * time of the cluster's processes. Read through a connection to another database.
- */
-class PgCounter {
-  #client: pg.Client;
-  #cpu0 = 0;
-  #commits0 = 0;
-  constructor(readonly cluster: BenchCluster, readonly dbName: string) {
-    this.#client = new pg.Client({ connectionString: cluster.cluster.url });
-  }
-  async open(): Promise<void> {
-    await this.#client.connect();
-    await this.#client.query("create extension if not exists pg_stat_statements");
-  }
-  async #commits(): Promise<number> {
-    // the statistics of this backend's transaction are a snapshot: clear it to see new commits
-    await this.#client.query("select pg_stat_clear_snapshot()");
-    const { rows } = await this.#client.query(
-      "select xact_commit from pg_stat_database where datname = $1",
-      [this.dbName],
-    );
-    return Number(rows[0].xact_commit);
-  }
-  async start(): Promise<void> {
-    await this.#client.query("select pg_stat_statements_reset()");
-    this.#commits0 = await this.#commits();
-    this.#cpu0 = this.cluster.cpuSeconds() ?? 0;
-  }
-  async take(): Promise<{
-    counts: Map<string, number>;
-    execMs: number;
-    cpuMs: number;
-    byStatement: Map<string, { n: number; ms: number }>;
-  }> {
-    // statistics reach the shared view after a short delay (each backend flushes at most once a second)
-    await new Promise((r) => setTimeout(r, 1100));
-    const cpuMs = ((this.cluster.cpuSeconds() ?? 0) - this.#cpu0) * 1000;
-    const { rows } = await this.#client.query(
-      `select query, calls, total_exec_time from pg_stat_statements s
-       join pg_database d on d.oid = s.dbid where d.datname = $1`,
-      [this.dbName],
-    );
-    const counts = new Map<string, number>();
-    const byStatement = new Map<string, { n: number; ms: number }>();
-    let execMs = 0;
-    for (const r of rows) {
-      const verb = (String(r.query).trimStart().match(/^\w+/)?.[0] ?? "?").toLowerCase();
-      counts.set(verb, (counts.get(verb) ?? 0) + Number(r.calls));
-      execMs += Number(r.total_exec_time);
-      byStatement.set(String(r.query), { n: Number(r.calls), ms: Number(r.total_exec_time) });
-    }
-    counts.set("commits", (await this.#commits()) - this.#commits0);
-    return { counts, execMs, cpuMs, byStatement };
-  }
-  async close(): Promise<void> {
-    await this.#client.end();
-  }
+/** What a {@link PgCounter} counted, in the shape of {@link sqliteTake}'s answer (totals). */
+async function pgTake(c: PgCounter, requests: number) {
+  const sample = await c.take();
+  const work = perRequest(sample, requests);
+  const counts = new Map<string, number>(
+    Object.entries(work.statements).map(([kind, per]) => [kind, Math.round(per * requests)]),
+  );
+  counts.set("commits", sample.commits);
+  if (sample.rollbacks > 0) counts.set("rollbacks", sample.rollbacks);
+  const byStatement = new Map(
+    sample.statements.map((r) => [r.query, { n: r.calls, ms: r.totalExecMs }]),
+  );
+  return { counts, execMs: work.totals.execMs, cpuMs: sample.cpuMs, byStatement };
 }
 
-/** What a {@link StatementCounter} counted, in the shape of {@link PgCounter.take}. */
+/** What a {@link StatementCounter} counted, in the shape of {@link pgTake}'s. */
 function sqliteTake(c: StatementCounter) {
   const { counts, sqlMs, byStatement } = c.take();
   return { counts, execMs: sqlMs, byStatement, cpuMs: undefined as number | undefined };
@@ -161,9 +116,7 @@ if (inspector) {
 const onPostgres = flags.includes("--postgres");
 const dir = await Deno.makeTempDir({ prefix: "tessera-inprocess-" });
 const cluster = onPostgres
-  ? await startBenchCluster({
-    settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"],
-  })
+  ? await startBenchCluster({ settings: STATEMENT_COUNTING_SETTINGS })
   : undefined;
 const PG_DB = "tessera_inprocess";
 const config = loadConfig({
@@ -250,7 +203,7 @@ async function measure(
     const { profile } = await inspector.post("Profiler.stop") as { profile: CpuProfile };
     printProfile(name, profile, n);
   }
-  const q = counter ? sqliteTake(counter) : await pgCounter!.take();
+  const q = counter ? sqliteTake(counter) : await pgTake(pgCounter!, n);
   if (showSql) {
     const lines = [...q.byStatement].sort((a, b) => b[1].ms - a[1].ms).map(([text, v]) =>
       `  ${((v.ms * 1000) / v.n).toFixed(1).padStart(7)} µs × ${(v.n / n).toFixed(2)}/req  ${

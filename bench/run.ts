@@ -55,7 +55,14 @@ import {
   scenarioResult,
   type SignRate,
 } from "./lib/report.ts";
-import { type BenchCluster, benchDatabaseName, startBenchCluster } from "./lib/postgres.ts";
+import { type BenchCluster, benchDatabaseName } from "./lib/postgres.ts";
+import {
+  kindsText,
+  perRequest as pgPerRequest,
+  PgCounter,
+  type PgWork,
+  startCountingCluster,
+} from "./lib/pg_stats.ts";
 import { freePort, processTreeCpuSeconds, type ServerProcess, startServer } from "./lib/server.ts";
 import { planRun, shareKeys, type TargetRun, threadsFor } from "./lib/targets.ts";
 import { combineRuns, serverErrors, type WrkResult } from "./lib/stats.ts";
@@ -81,6 +88,8 @@ class Bench {
   interrupted = false;
   /** CPU seconds of the database server of the current run (PostgreSQL), if any. */
   dbCpu?: () => number | undefined;
+  /** Counts PostgreSQL's statements and transactions of the current run, if it can. */
+  pgCounter?: PgCounter;
   /** The engine/node run of the current rows when a run covers several (row group, check prefix). */
   group?: string;
   /** wrk threads of the current run (a multiple of its nodes). */
@@ -134,6 +143,7 @@ class Bench {
     this.group = run && multi ? run.label : undefined;
     this.threads = run ? threadsFor(this.o.threads, run.target.nodes) : this.o.threads;
     this.dbCpu = run?.cluster ? () => run.cluster!.cpuSeconds() : undefined;
+    this.pgCounter = run?.pgCounter;
   }
 
   /** CPU seconds of the current servers together; undefined if one cannot be read. */
@@ -185,8 +195,16 @@ class Bench {
     let cpuAfter: number | undefined;
     let dbBefore: number | undefined;
     let dbAfter: number | undefined;
-    for (const seconds of phases) {
+    // PostgreSQL's counts cover the measured run only: they start after the warm-up
+    let counter = this.pgCounter;
+    for (const [i, seconds] of phases.entries()) {
       await beforePhase?.();
+      if (counter && i === phases.length - 1) {
+        await counter.start().catch((err) => {
+          this.note(`${scenario}: PostgreSQL counts not read (${(err as Error).message})`);
+          counter = undefined;
+        });
+      }
       cpuBefore = this.serversCpu();
       dbBefore = this.dbCpu?.();
       const r = await runWrk({
@@ -208,10 +226,24 @@ class Bench {
         : undefined;
     const cpuUs = perRequest(cpuBefore, cpuAfter);
     const dbCpuUs = perRequest(dbBefore, dbAfter);
+    let pgWork: PgWork | undefined;
+    if (counter) {
+      try {
+        pgWork = pgPerRequest(await counter.take(), measured.requests, measured.sent);
+      } catch (err) {
+        this.note(`${scenario}: PostgreSQL counts not read (${(err as Error).message})`);
+      }
+    }
     progress(
       `  ${this.group ? `[${this.group}] ` : ""}${scenario}: ${
         measured.rps.toFixed(0)
-      } req/s, p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${measured.p99Ms.toFixed(2)} ms`,
+      } req/s, p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${measured.p99Ms.toFixed(2)} ms${
+        pgWork
+          ? `; PostgreSQL per request: ${pgWork.statementsPerRequest.toFixed(2)} statements (${
+            kindsText(pgWork)
+          }), ${pgWork.commitsPerRequest.toFixed(2)} commits`
+          : ""
+      }`,
     );
     if (measured.exhausted) {
       this.note(`${scenario}: the pre-computed OTPs ran out, the run stopped early`);
@@ -230,6 +262,7 @@ class Bench {
       peakRssAfterBytes: this.serversPeakRss(),
       ...(this.group ? { target: this.group } : {}),
       ...(dbCpuUs !== undefined ? { dbCpuUsPerRequest: dbCpuUs } : {}),
+      ...(pgWork ? { pg: pgWork } : {}),
     });
     return { measured, all };
   }
@@ -1062,6 +1095,7 @@ async function main(args: string[]): Promise<number> {
   }
   let cluster: BenchCluster | undefined;
   let clusterStarting: Promise<BenchCluster> | undefined;
+  let counting = false;
   // Ctrl-C or SIGTERM: stop every server and the PostgreSQL cluster before leaving
   const cleanUp = async () => {
     for (const s of bench.started) await s.stop().catch(() => {});
@@ -1090,14 +1124,29 @@ async function main(args: string[]): Promise<number> {
         if (run.target.database === "postgres") {
           if (!cluster) {
             progress("starting a private PostgreSQL cluster (initdb in a temporary folder)");
-            clusterStarting = startBenchCluster();
-            cluster = await clusterStarting;
+            const starting = startCountingCluster();
+            clusterStarting = starting.then((c) => c.cluster);
+            const started = await starting;
+            cluster = started.cluster;
+            counting = started.counting;
+            if (started.note) {
+              progress(started.note);
+              bench.notes.push(started.note);
+            }
             progress(
-              `  PostgreSQL on 127.0.0.1:${cluster.cluster.port} (pid ${cluster.cluster.pid})`,
+              `  PostgreSQL on 127.0.0.1:${cluster.cluster.port} (pid ${cluster.cluster.pid})${
+                counting ? ", counting statements (pg_stat_statements)" : ""
+              }`,
             );
           }
           run.cluster = cluster;
-          run.databaseUrl = await cluster!.createDatabase(benchDatabaseName(run.target.nodes));
+          const dbName = benchDatabaseName(run.target.nodes);
+          run.databaseUrl = await cluster!.createDatabase(dbName);
+          if (counting) {
+            const counter = new PgCounter(cluster!, dbName);
+            await counter.open();
+            run.pgCounter = counter;
+          }
           bench.enter(run, multi);
         }
         await runUnsigned(bench, run, tmp);
@@ -1132,6 +1181,7 @@ async function main(args: string[]): Promise<number> {
   } finally {
     bench.enter(undefined);
     for (const s of bench.started) await s.stop();
+    for (const run of runs) await run.pgCounter?.close().catch(() => {});
     if (cluster && (o.keep || failed)) {
       await cluster.keepLogs(`${tmp}/postgres-log`).catch(() => {});
     }

@@ -127,7 +127,9 @@ Options:
                        where its CPU time went (combine with --scenario)
   --database <db>      sqlite (default), postgres or both: PostgreSQL runs on a
                        private cluster the benchmark starts (initdb in a
-                       temporary folder) and stops at the end
+                       temporary folder) and stops at the end; it counts
+                       PostgreSQL's statements and commits per request
+                       (pg_stat_statements; ~20 s more per scenario)
   --nodes <n>          Tessera processes sharing the PostgreSQL database: 1
                        (default), 2, or "1,2"/"both" for a run of each; wrk
                        spreads its threads (and users) over the nodes.

@@ -7,6 +7,7 @@
 import { shippedRuntime } from "./server.ts";
 import { type Scenario, SCENARIO_TITLES } from "./args.ts";
 import type { WrkResult } from "./stats.ts";
+import { isOneTransaction, kindsText, type PgWork } from "./pg_stats.ts";
 
 /** One measured load scenario. */
 export interface ScenarioResult {
@@ -32,6 +33,8 @@ export interface ScenarioResult {
   target?: string;
   /** CPU time of the PostgreSQL server and its backends per request of the measured run, µs. */
   dbCpuUsPerRequest?: number;
+  /** PostgreSQL's statements, transactions and execution time per request of the measured run. */
+  pg?: PgWork;
 }
 
 /** A correctness check done by the run. */
@@ -56,8 +59,10 @@ export interface Target {
   name: string;
   goal: string;
   actual: string;
-  /** undefined: not measured in this run. */
+  /** undefined: not measured in this run, or information only ({@link isInfo}). */
   met?: boolean;
+  /** Shown for information beside the targets, not judged. */
+  isInfo?: boolean;
 }
 
 /** Everything one run produced. */
@@ -220,6 +225,28 @@ function postgresTargets(results: readonly ScenarioResult[]): Target[] {
       met: pg?.dbCpuUsPerRequest === undefined ? undefined : pg.dbCpuUsPerRequest <= 200,
     },
     {
+      name: "PostgreSQL statements per check",
+      goal: "no statement that a cache or a join makes unnecessary",
+      actual: pg?.pg === undefined
+        ? notRun("--database postgres, with pg_stat_statements")
+        : `${pg.pg.statementsPerRequest.toFixed(2)} (${kindsText(pg.pg)}; ${
+          pg.pg.execUsPerRequest.toFixed(0)
+        } µs executing)`,
+      isInfo: true,
+    },
+    {
+      name: "PostgreSQL commits per check",
+      goal: "one transaction",
+      actual: pg?.pg === undefined
+        ? notRun("--database postgres, with pg_stat_statements")
+        : `${pg.pg.commitsPerRequest.toFixed(2)}${
+          pg.pg.rollbacksPerRequest > 0
+            ? ` (+${pg.pg.rollbacksPerRequest.toFixed(2)} rolled back)`
+            : ""
+        }`,
+      met: pg?.pg === undefined ? undefined : isOneTransaction(pg.pg),
+    },
+    {
       name: "two nodes vs one on PostgreSQL",
       goal: "≥ 1.60×",
       actual: nodeRatio === undefined
@@ -342,6 +369,19 @@ export function formatReport(report: BenchReport): string {
     lines.push("Side by side (req/s · of ceiling · CPU µs/req: server, + PostgreSQL when used):");
     lines.push(table(sideBySide(report.results, groups)));
   }
+  const pgRows = report.results.filter((r) => r.pg !== undefined);
+  if (pgRows.length > 0) {
+    lines.push("");
+    lines.push("PostgreSQL per request (pg_stat_statements, pg_stat_database; measured run only):");
+    lines.push(table(pgWorkRows(pgRows)));
+    lines.push(
+      "(statements: every statement PostgreSQL ran, nested ones included, by first word;",
+    );
+    lines.push(
+      " commits: transactions committed, autocommitted single statements included; exec µs: its",
+    );
+    lines.push(" execution time of them. Divided by the answered requests.)");
+  }
   lines.push("");
   if (report.signRate) {
     const s = report.signRate;
@@ -374,7 +414,7 @@ export function formatReport(report: BenchReport): string {
   lines.push("");
   lines.push("Targets (issue 32):");
   for (const t of report.targets) {
-    const mark = t.met === undefined ? "n/a " : t.met ? "met " : "MISS";
+    const mark = t.isInfo ? "info" : t.met === undefined ? "n/a " : t.met ? "met " : "MISS";
     lines.push(`  [${mark}] ${t.name}: ${t.actual} (goal ${t.goal})`);
   }
   if (report.notes.length > 0) {
@@ -413,6 +453,23 @@ export function sideBySide(results: readonly ScenarioResult[], groups: string[])
     rows.push([
       s,
       ...groups.map((g) => compactCell(results.find((r) => r.target === g && r.scenario === s))),
+    ]);
+  }
+  return rows;
+}
+
+/** Rows of the PostgreSQL section: one per scenario row that has counts. */
+export function pgWorkRows(results: readonly ScenarioResult[]): string[][] {
+  const rows = [["scenario", "statements", "commits", "rollbacks", "exec µs", "by kind"]];
+  for (const r of results) {
+    if (!r.pg) continue;
+    rows.push([
+      r.target ? `${r.target}: ${r.scenario}` : r.scenario,
+      r.pg.statementsPerRequest.toFixed(2),
+      r.pg.commitsPerRequest.toFixed(2),
+      r.pg.rollbacksPerRequest.toFixed(2),
+      r.pg.execUsPerRequest.toFixed(0),
+      kindsText(r.pg),
     ]);
   }
   return rows;

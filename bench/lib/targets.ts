@@ -8,6 +8,7 @@
 import { type BenchTarget, targetLabel } from "./args.ts";
 import type { Enrolment } from "./enrol.ts";
 import type { BenchCluster } from "./postgres.ts";
+import type { PgCounter } from "./pg_stats.ts";
 
 /** One engine/node run: where its nodes keep their data and logs, and its state across phases. */
 export interface TargetRun {
@@ -24,6 +25,8 @@ export interface TargetRun {
   /** PostgreSQL database of the run. */
   databaseUrl?: string;
   cluster?: BenchCluster;
+  /** Counts PostgreSQL's statements and transactions in the run's database (pg_stat_statements). */
+  pgCounter?: PgCounter;
   enrolment?: Enrolment;
   /** Set when the run's unsigned part finished (the signed part needs it). */
   enrolled?: boolean;
