@@ -180,7 +180,7 @@ export function evaluateTargets(
       : "not run",
     met: signed && rate > 0 ? signed.rps / rate >= 0.9 : undefined,
   });
-  targets.push(...postgresTargets(report.results));
+  targets.push(...postgresTargets(report.results, options.primary));
   const rss = report.peakRssBytes;
   const at10k = report.tokensInDb >= 10000;
   targets.push({
@@ -194,9 +194,13 @@ export function evaluateTargets(
   return targets;
 }
 
-/** The PostgreSQL goals of issue 32, from the correct-HOTP rows of each engine/node run. */
-function postgresTargets(results: readonly ScenarioResult[]): Target[] {
-  const hotp = (label: string) => results.find((r) => r.scenario === "hotp" && r.target === label);
+/**
+ * The PostgreSQL goals of issue 32, from the correct-HOTP rows of each engine/node run (rows
+ * without a run label belong to `primary`: a run on one engine labels none).
+ */
+function postgresTargets(results: readonly ScenarioResult[], primary?: string): Target[] {
+  const hotp = (label: string) =>
+    results.find((r) => r.scenario === "hotp" && (r.target ?? primary) === label);
   const sqlite = hotp(SQLITE_1);
   const pg = hotp(POSTGRES_1);
   const pg2 = hotp(POSTGRES_2);

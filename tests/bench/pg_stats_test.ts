@@ -166,6 +166,22 @@ Deno.test("evaluateTargets: statements per check for information, commits per ch
   );
 });
 
+Deno.test("evaluateTargets: a run on PostgreSQL alone (rows without a run label) is judged", () => {
+  const r = pgReport(1000);
+  const only = { ...r, results: [r.results[0], { ...r.results[2], target: undefined }] };
+  const t = evaluateTargets(only, { primary: "PostgreSQL, 1 node" });
+  const by = (prefix: string) => t.find((x) => x.name.startsWith(prefix))!;
+  assert.equal(by("PostgreSQL CPU per check").actual, "310 µs");
+  assert.equal(by("PostgreSQL commits per check").actual, "1.00 (+0.01 rolled back)");
+  assert.equal(by("PostgreSQL commits per check").met, true);
+  // a run on SQLite alone has no PostgreSQL figures
+  const sqlite = evaluateTargets(
+    { ...r, results: [{ ...r.results[1], target: undefined }] },
+    { primary: "SQLite, 1 node" },
+  );
+  assert.match(sqlite.find((x) => x.name.startsWith("PostgreSQL CPU"))!.actual, /^not run/);
+});
+
 Deno.test("formatReport: a PostgreSQL section with the counts of every row that has them", () => {
   const r = pgReport(1000);
   assert.deepEqual(pgWorkRows(r.results), [
