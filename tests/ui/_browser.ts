@@ -121,6 +121,20 @@ export async function call(
   return await res.json();
 }
 
+/** Calls the API with `jwt` and asserts that it succeeded (`result.status` true); returns the envelope. */
+export async function ok(
+  server: Server,
+  jwt: string,
+  method: string,
+  path: string,
+  params: Record<string, unknown> = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const res = await call(server.base, method, path, params, jwt);
+  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
+  return res;
+}
+
 /** An admin JWT through the API. */
 export async function adminJwt(server: Server): Promise<string> {
   const res = await call(server.base, "POST", "/auth", {

@@ -15,27 +15,13 @@ import { wcagViolations } from "./_axe.ts";
 import {
   addAdmin,
   adminJwt,
-  call,
   launchChromium,
   login,
-  type Server,
+  ok,
   settled,
   startTessera,
   watchErrors,
 } from "./_browser.ts";
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
-}
 
 Deno.test({
   name:

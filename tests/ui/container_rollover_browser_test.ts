@@ -16,28 +16,7 @@ import type { Browser, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { ContainerApp } from "../http/_container_app.ts";
 import { wcagViolations } from "./_axe.ts";
-import {
-  adminJwt,
-  call,
-  launchChromium,
-  login,
-  type Server,
-  startTessera,
-  watchErrors,
-} from "./_browser.ts";
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
-}
+import { adminJwt, launchChromium, login, ok, startTessera, watchErrors } from "./_browser.ts";
 
 async function axe(page: Page, where: string): Promise<string[]> {
   return (await wcagViolations(page)).map((v) =>

@@ -15,7 +15,7 @@ import {
   call,
   launchChromium,
   login,
-  type Server,
+  ok,
   settled,
   startTessera,
   watchErrors,
@@ -24,18 +24,6 @@ import {
 const ROOT = new URL("../..", import.meta.url).pathname;
 const KEY = "3132333435363738393031323334353637383930";
 const HOTP0 = "755224";
-
-/** Calls the API and asserts success. */
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-) {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-}
 
 /** The table's rows as lists of cell texts (row headings first). */
 async function rows(page: Page, testId: string): Promise<string[][]> {

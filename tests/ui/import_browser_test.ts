@@ -17,7 +17,7 @@ import {
   call,
   launchChromium,
   login,
-  type Server,
+  ok,
   settled,
   startTessera,
   watchErrors,
@@ -27,19 +27,6 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 // RFC 4226's key; its first values are 755224, 287082
 const KEY = "3132333435363738393031323334353637383930";
 const HELPER_PASSWORD = "Helper-Pass-1";
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
-}
 
 Deno.test({
   name:

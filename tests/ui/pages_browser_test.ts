@@ -17,6 +17,7 @@ import {
   call,
   launchChromium,
   login,
+  ok,
   type Server,
   settled,
   startTessera,
@@ -27,19 +28,6 @@ const DOCS = new URL("../../docs/ui/", import.meta.url).pathname;
 const UPDATE = Deno.env.get("UPDATE_DOCS") === "1";
 const KEY = "3132333435363738393031323334353637383930";
 const ALICE_PASSWORD = "Alice-Pass-1";
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
-}
 
 /** A world with something on every page. */
 async function populate(

@@ -15,10 +15,9 @@ import { TEST_ENGINE } from "../test_db.ts";
 import { wcagViolations } from "./_axe.ts";
 import {
   adminJwt,
-  call,
   launchChromium,
   login,
-  type Server,
+  ok,
   settled,
   startTessera,
   watchErrors,
@@ -27,19 +26,6 @@ import {
 const ROOT = new URL("../..", import.meta.url).pathname;
 const NODE = "ui-node";
 const READER_PASSWORD = "Reader-Pass-1";
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
-}
 
 /** The text of the elements `aria-describedby` names. */
 async function description(field: Locator): Promise<string> {

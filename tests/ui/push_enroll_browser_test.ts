@@ -19,26 +19,13 @@ import {
   call,
   launchChromium,
   login,
-  type Server,
+  ok,
   settled,
   startTessera,
   watchErrors,
 } from "./_browser.ts";
 
 const ALICE_PASSWORD = "Alice-Pass-1";
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
-}
 
 async function violations(page: Page): Promise<string[]> {
   return (await wcagViolations(page)).map((v) =>

@@ -15,7 +15,7 @@ import {
   call,
   launchChromium,
   login,
-  type Server,
+  ok,
   settled,
   startTessera,
   watchErrors,
@@ -24,19 +24,6 @@ import {
 const KEY = "3132333435363738393031323334353637383930";
 const HOTP = ["755224", "287082", "359152", "969429"];
 const ALICE_PASSWORD = "Alice-Pass-1";
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
-}
 
 async function serious(page: Page): Promise<string[]> {
   return (await wcagViolations(page)).filter((v) => ["serious", "critical"].includes(v.impact))

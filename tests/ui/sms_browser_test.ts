@@ -16,6 +16,7 @@ import {
   call,
   launchChromium,
   login,
+  ok,
   type Server,
   settled,
   startTessera,
@@ -43,19 +44,6 @@ function startSink() {
     requests,
     close: () => server.shutdown(),
   };
-}
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
 }
 
 /** The text of the help that describes the control `label` names (its aria-describedby). */

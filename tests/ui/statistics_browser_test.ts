@@ -12,10 +12,9 @@ import { TEST_ENGINE } from "../test_db.ts";
 import { wcagViolations } from "./_axe.ts";
 import {
   adminJwt,
-  call,
   launchChromium,
   login,
-  type Server,
+  ok,
   settled,
   startTessera,
   watchErrors,
@@ -23,19 +22,6 @@ import {
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const READER_PASSWORD = "Reader-Pass-1";
-
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
-}
 
 Deno.test({
   name:

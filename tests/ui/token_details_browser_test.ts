@@ -17,6 +17,7 @@ import {
   call,
   launchChromium,
   login,
+  ok,
   type Server,
   settled,
   startTessera,
@@ -58,20 +59,6 @@ async function newPage(browser: Browser): Promise<Page> {
     bypassCSP: true,
   });
   return await context.newPage();
-}
-
-/** Calls the API and asserts success; returns the envelope. */
-async function ok(
-  server: Server,
-  jwt: string,
-  method: string,
-  path: string,
-  params: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await call(server.base, method, path, params, jwt);
-  assert.equal(res.result.status, true, `${method} ${path}: ${JSON.stringify(res)}`);
-  return res;
 }
 
 /** Realms over one editable SQL resolver, with users. */
