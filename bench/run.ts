@@ -213,6 +213,7 @@ class Bench {
         scriptPath: `${this.tmp}/run${++this.runNo}-${scenario}.lua`,
         seconds,
         connections,
+        cpus: this.o.wrkCpus,
       });
       cpuAfter = this.serversCpu();
       dbAfter = this.dbCpu?.();
@@ -348,7 +349,14 @@ class Bench {
     const port = freePort();
     const server = await startServer({
       denoFlags,
-      args: ["serve", "--data-dir", dataDir, "--listen", `127.0.0.1:${port}`],
+      args: [
+        "serve",
+        "--data-dir",
+        dataDir,
+        "--listen",
+        `127.0.0.1:${port}`,
+        ...(this.o.workers > 1 ? ["--workers", String(this.o.workers)] : []),
+      ],
       port,
       env: {
         TESSERA_SIGNING_ENABLED: String(signing),
@@ -1202,6 +1210,8 @@ async function main(args: string[]): Promise<number> {
   const primary = runs[0];
   bench.report.targets = evaluateTargets(bench.report, { primary: primary.label });
   if (multi) bench.notes.push(`the ratio targets are judged on the ${primary.label} rows`);
+  if (o.workers > 1) bench.notes.push(`each Tessera node served from ${o.workers} processes`);
+  if (o.wrkCpus !== undefined) bench.notes.push(`wrk pinned to CPU ${o.wrkCpus}`);
   bench.notes.push(`total run time ${((performance.now() - started) / 1000).toFixed(0)} s`);
   const loadAtEnd = loadAverage();
   if (loadAtStart !== undefined && loadAtEnd !== undefined) {

@@ -80,6 +80,10 @@ export interface BenchOptions {
   databases: DatabaseEngine[];
   /** Node counts of the PostgreSQL runs (SQLite always runs one node). */
   nodes: NodeCount[];
+  /** Processes of each Tessera node (`serve --workers`). */
+  workers: number;
+  /** CPUs wrk is pinned to (`taskset -c`), e.g. "1"; undefined: not pinned. */
+  wrkCpus?: string;
   help: boolean;
 }
 
@@ -98,6 +102,7 @@ export const DEFAULTS: BenchOptions = {
   serverEnv: {},
   databases: ["sqlite"],
   nodes: [1],
+  workers: 1,
   help: false,
 };
 
@@ -134,6 +139,10 @@ Options:
                        (default), 2, or "1,2"/"both" for a run of each; wrk
                        spreads its threads (and users) over the nodes.
                        SQLite always runs one node
+  --workers <n>        processes per Tessera node (serve --workers n; 1)
+  --wrk-cpus <list>    pin wrk to these CPUs (taskset -c, e.g. 1): with the
+                       load generator on its own core, --workers 2 shows what a
+                       second process adds
   -h, --help           this text`;
 
 /** Thrown for bad command lines; the message is for the user. */
@@ -221,6 +230,17 @@ export function parseBenchArgs(args: string[]): BenchOptions {
       case "--nodes":
         o.nodes = parseNodes(value());
         break;
+      case "--workers":
+        o.workers = positiveInt("workers", value());
+        break;
+      case "--wrk-cpus": {
+        const cpus = value();
+        if (!/^\d+(?:[-,]\d+)*$/.test(cpus)) {
+          throw new ArgsError(`Cannot parse --wrk-cpus "${cpus}": use a CPU list such as 1 or 0,1`);
+        }
+        o.wrkCpus = cpus;
+        break;
+      }
       case "--scenario":
       case "--scenarios": {
         chosen ??= [];

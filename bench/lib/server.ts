@@ -4,13 +4,7 @@
  *
  * @module
  */
-import {
-  parseProcStat,
-  parseProcStatCpu,
-  parseProcStatus,
-  type ProcStat,
-  treeCpuSeconds,
-} from "./stats.ts";
+import { parseProcStat, parseProcStatus, type ProcStat, treeCpuSeconds } from "./stats.ts";
 
 /** A started server process. */
 export interface ServerProcess {
@@ -151,11 +145,8 @@ export async function startServer(options: {
     url,
     logFile: options.logFile,
     cpuSeconds() {
-      try {
-        return parseProcStatCpu(Deno.readTextFileSync(`/proc/${child.pid}/stat`));
-      } catch {
-        return undefined;
-      }
+      // the whole process tree: `serve --workers n` runs its workers as child processes
+      return processTreeCpuSeconds(child.pid);
     },
     peakRss() {
       const peak = procMemory(child.pid).peakRss;

@@ -113,20 +113,6 @@ export function parseProcStatus(text: string): { peakRss?: number; rss?: number 
   return { peakRss: kb("VmHWM"), rss: kb("VmRSS") };
 }
 
-/**
- * CPU seconds (user + system, all threads) out of a /proc/<pid>/stat line;
- * `ticksPerSecond` is CLK_TCK (100 on Linux).
- */
-export function parseProcStatCpu(text: string, ticksPerSecond = 100): number | undefined {
-  // the command name may contain spaces and parentheses: fields start after the last ")"
-  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // rest[0] is field 3 (state); utime and stime are fields 14 and 15
-  const utime = Number(rest[11]);
-  const stime = Number(rest[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
-  return (utime + stime) / ticksPerSecond;
-}
-
 /** What {@link parseProcStat} reads out of a /proc/<pid>/stat line. */
 export interface ProcStat {
   ppid: number;

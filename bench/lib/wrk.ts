@@ -53,16 +53,22 @@ export async function runWrk(options: {
   scriptPath: string;
   seconds: number;
   connections: number;
+  /** CPUs to pin wrk to (`taskset -c <cpus>`). */
+  cpus?: string;
 }): Promise<WrkResult> {
   await Deno.writeTextFile(options.scriptPath, luaScript(options.spec));
-  const out = await new Deno.Command("wrk", {
-    args: wrkArgs({
-      url: options.url,
-      script: options.scriptPath,
-      seconds: options.seconds,
-      connections: options.connections,
-      threads: options.spec.threads,
-    }),
+  const pin = options.cpus === undefined ? [] : ["-c", options.cpus, "wrk"];
+  const out = await new Deno.Command(pin.length > 0 ? "taskset" : "wrk", {
+    args: [
+      ...pin,
+      ...wrkArgs({
+        url: options.url,
+        script: options.scriptPath,
+        seconds: options.seconds,
+        connections: options.connections,
+        threads: options.spec.threads,
+      }),
+    ],
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -144,3 +144,14 @@ Deno.test("benchTargets: SQLite once with one node, then PostgreSQL per node cou
     { database: "postgres", nodes: 2 },
   ]);
 });
+
+Deno.test("parseBenchArgs: --workers and --wrk-cpus", () => {
+  const o = parseBenchArgs(["--workers", "2", "--wrk-cpus", "1"]);
+  assert.equal(o.workers, 2);
+  assert.equal(o.wrkCpus, "1");
+  assert.equal(parseBenchArgs(["--wrk-cpus=0,1"]).wrkCpus, "0,1");
+  assert.equal(parseBenchArgs([]).workers, 1);
+  assert.equal(parseBenchArgs([]).wrkCpus, undefined);
+  assert.throws(() => parseBenchArgs(["--workers", "0"]), ArgsError);
+  assert.throws(() => parseBenchArgs(["--wrk-cpus", "one"]), /Cannot parse --wrk-cpus/);
+});

@@ -3,7 +3,6 @@ import {
   combineRuns,
   mean,
   parseProcStat,
-  parseProcStatCpu,
   parseProcStatus,
   parseWrkOutput,
   percentile,
@@ -71,14 +70,6 @@ Deno.test("parseProcStatus reads VmHWM and VmRSS in bytes", () => {
   const text = "Name:\tdeno\nVmPeak:\t 999 kB\nVmHWM:\t  120000 kB\nVmRSS:\t   90000 kB\n";
   assert.deepEqual(parseProcStatus(text), { peakRss: 120000 * 1024, rss: 90000 * 1024 });
   assert.deepEqual(parseProcStatus("Name:\tx\n"), { peakRss: undefined, rss: undefined });
-});
-
-Deno.test("parseProcStatCpu adds utime and stime, even with spaces and ) in the name", () => {
-  const fields = ["S", "1", "1", "1", "0", "-1", "4194560", "10", "0", "0", "0", "250", "50"];
-  assert.equal(parseProcStatCpu(`1234 (deno) ${fields.join(" ")} 0 0 20`), 3);
-  assert.equal(parseProcStatCpu(`1234 (a b) c)) ${fields.join(" ")} 0 0 20`), 3);
-  assert.equal(parseProcStatCpu(`1234 (deno) ${fields.join(" ")}`, 1000), 0.3);
-  assert.equal(parseProcStatCpu("garbage"), undefined);
 });
 
 Deno.test("combineRuns adds requests, statuses, accepts and socket errors over runs", () => {
