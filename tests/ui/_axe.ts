@@ -130,6 +130,23 @@ export async function wcagViolations(page: Page): Promise<Finding[]> {
   return findingsOf(result);
 }
 
+/**
+ * The WCAG violations axe finds on the page as lines `where: rule (impact) at target: summary`
+ * for an assertion that the list is empty; `seriousOnly` keeps the serious and critical ones.
+ */
+export async function axe(
+  page: Page,
+  where = "",
+  options: { seriousOnly?: boolean } = {},
+): Promise<string[]> {
+  const found = await wcagViolations(page);
+  const kept = options.seriousOnly
+    ? found.filter((v) => v.impact === "serious" || v.impact === "critical")
+    : found;
+  const prefix = where ? `${where}: ` : "";
+  return kept.map((v) => `${prefix}${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`);
+}
+
 /** The focus ring rule's verdict on the focused element (empty: it passes). */
 export async function focusRingViolations(page: Page): Promise<Finding[]> {
   await installAxe(page);

@@ -12,17 +12,11 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { ContainerApp } from "../http/_container_app.ts";
-import { wcagViolations } from "./_axe.ts";
+import { axe } from "./_axe.ts";
 import { adminJwt, launchChromium, login, ok, startTessera, watchErrors } from "./_browser.ts";
-
-async function axe(page: Page, where: string): Promise<string[]> {
-  return (await wcagViolations(page)).map((v) =>
-    `${where}: ${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`
-  );
-}
 
 Deno.test({
   name:

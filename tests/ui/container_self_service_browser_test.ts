@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { ContainerApp } from "../http/_container_app.ts";
-import { wcagViolations } from "./_axe.ts";
+import { axe } from "./_axe.ts";
 import {
   adminJwt,
   launchChromium,
@@ -27,12 +27,6 @@ import {
 } from "./_browser.ts";
 
 const KEY = "3132333435363738393031323334353637383930";
-
-async function axe(page: Page, where: string): Promise<string[]> {
-  return (await wcagViolations(page)).map((v) =>
-    `${where}: ${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`
-  );
-}
 
 async function sideways(page: Page): Promise<number> {
   return await page.evaluate(

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { ContainerApp } from "../http/_container_app.ts";
-import { wcagViolations } from "./_axe.ts";
+import { axe } from "./_axe.ts";
 import {
   adminJwt,
   launchChromium,
@@ -25,12 +25,6 @@ import {
   startTessera,
   watchErrors,
 } from "./_browser.ts";
-
-async function axe(page: Page, where: string): Promise<string[]> {
-  return (await wcagViolations(page)).map((v) =>
-    `${where}: ${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`
-  );
-}
 
 async function logout(page: Page) {
   await page.getByRole("banner").getByRole("button", { name: "Log out" }).click();

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
-import { wcagViolations } from "./_axe.ts";
+import { axe } from "./_axe.ts";
 import {
   addAdmin,
   adminJwt,
@@ -25,12 +25,6 @@ import {
   startTessera,
   watchErrors,
 } from "./_browser.ts";
-
-async function axe(page: Page, where: string): Promise<string[]> {
-  return (await wcagViolations(page)).map((v) =>
-    `${where}: ${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`
-  );
-}
 
 async function sideways(page: Page): Promise<number> {
   return await page.evaluate(

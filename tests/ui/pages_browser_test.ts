@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { installVendorKey, signedFile } from "../fixtures/subscription_keys.ts";
-import { wcagViolations } from "./_axe.ts";
+import { axe } from "./_axe.ts";
 import {
   adminJwt,
   call,
@@ -176,12 +176,6 @@ async function screenshot(page: Page, name: string) {
   if (!reduce?.success) console.warn(`${path}: kept in full colour (no working convert)`);
 }
 
-/** A page's serious and critical findings, named. */
-async function findings(page: Page, where: string): Promise<string[]> {
-  return (await wcagViolations(page)).filter((v) => ["serious", "critical"].includes(v.impact))
-    .map((v) => `${where}: ${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`);
-}
-
 Deno.test({
   name:
     "web UI: every page, admin and user, has no serious axe finding and no console error; dialogs keep the keyboard; the user's pages fit 390 px",
@@ -213,7 +207,7 @@ Deno.test({
 
     await page.goto(`${base}/`);
     await page.getByRole("button", { name: "Log in" }).waitFor();
-    problems.push(...await findings(page, "login"));
+    problems.push(...await axe(page, "login", { seriousOnly: true }));
     await screenshot(page, "login");
 
     await login(page, base, "admin", server.adminPassword);
@@ -252,7 +246,7 @@ Deno.test({
       await page.goto(`${base}/${hash}`);
       await page.getByRole("heading", { level: 1, name: heading }).waitFor();
       await settled(page);
-      problems.push(...await findings(page, hash));
+      problems.push(...await axe(page, hash, { seriousOnly: true }));
       await screenshot(page, name);
     }
     // the user's page lists their tokens
@@ -267,7 +261,7 @@ Deno.test({
     await page.getByRole("form", { name: "New resolver" }).getByLabel("Resolver type")
       .selectOption("ldapresolver");
     await settled(page);
-    problems.push(...await findings(page, "new LDAP resolver"));
+    problems.push(...await axe(page, "new LDAP resolver", { seriousOnly: true }));
     await screenshot(page, "resolver-ldap");
 
     // an SMS gateway's form: its provider's parameters typed, its free options as rows
@@ -276,7 +270,7 @@ Deno.test({
     await page.getByRole("button", { name: "Edit sms-out" }).click();
     await page.getByRole("form", { name: "Edit SMS gateway sms-out" }).getByLabel("Option 1 name")
       .waitFor();
-    problems.push(...await findings(page, "SMS gateway form"));
+    problems.push(...await axe(page, "SMS gateway form", { seriousOnly: true }));
     await screenshot(page, "sms-gateway");
 
     // a periodic task's form: the module's options typed
@@ -285,7 +279,7 @@ Deno.test({
     await page.getByRole("button", { name: "Edit token-statistics" }).click();
     await page.getByRole("form", { name: "Edit periodic task token-statistics" })
       .getByLabel("total_tokens", { exact: true }).waitFor();
-    problems.push(...await findings(page, "periodic task form"));
+    problems.push(...await axe(page, "periodic task form", { seriousOnly: true }));
     await screenshot(page, "periodic-task");
 
     // a dialog keeps the keyboard: Tab and Shift+Tab stay on its buttons
@@ -302,7 +296,7 @@ Deno.test({
       );
       assert.ok(inside, `after ${key} the focus left the dialog`);
     }
-    problems.push(...await findings(page, "confirmation dialog"));
+    problems.push(...await axe(page, "confirmation dialog", { seriousOnly: true }));
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
 
@@ -315,7 +309,7 @@ Deno.test({
     await test.getByRole("button", { name: "Check" }).click();
     await page.getByTestId("test-result").filter({ hasText: /^Accepted/ }).waitFor();
     await page.getByTestId("token-counter").filter({ hasText: /^2$/ }).waitFor();
-    problems.push(...await findings(page, "token test answered"));
+    problems.push(...await axe(page, "token test answered", { seriousOnly: true }));
     await test.evaluate((form) => form.closest("section")?.scrollIntoView());
     await screenshot(page, "token-test");
 
@@ -333,7 +327,7 @@ Deno.test({
       serial: url.searchParams.get("serial"),
     });
     assert.equal(enrolled.result.value.tokens[0]?.description, "Front desk");
-    problems.push(...await findings(page, "enrolled token"));
+    problems.push(...await axe(page, "enrolled token", { seriousOnly: true }));
     await qr.evaluate((img) => img.closest("section")?.scrollIntoView());
     await screenshot(page, "enroll-qr");
     await page.getByRole("button", { name: "Log out" }).click();
@@ -351,7 +345,7 @@ Deno.test({
         await page.goto(`${base}/${hash}`);
         await page.getByRole("heading", { level: 1, name: heading }).waitFor();
         await settled(page);
-        problems.push(...await findings(page, `${hash} at ${width} px`));
+        problems.push(...await axe(page, `${hash} at ${width} px`, { seriousOnly: true }));
         const sideways = await page.evaluate(
           "document.documentElement.scrollWidth - document.documentElement.clientWidth",
         ) as number;

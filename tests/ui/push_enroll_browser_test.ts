@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { PushApp } from "../http/_push_app.ts";
-import { wcagViolations } from "./_axe.ts";
+import { axe } from "./_axe.ts";
 import {
   adminJwt,
   call,
@@ -26,12 +26,6 @@ import {
 } from "./_browser.ts";
 
 const ALICE_PASSWORD = "Alice-Pass-1";
-
-async function violations(page: Page): Promise<string[]> {
-  return (await wcagViolations(page)).map((v) =>
-    `${v.rule} (${v.impact}) at ${v.target}: ${v.summary}`
-  );
-}
 
 /** Enrols a push token in the open form; returns the URL and QR code the page shows. */
 async function enrolPushInPage(page: Page) {
@@ -131,7 +125,7 @@ Deno.test({
       url.includes(`url=${encodeURIComponent(`${base}/ttype/push`).replaceAll("%2F", "/")}`),
       url,
     );
-    const problems = await violations(page);
+    const problems = await axe(page);
     let listed = await pushTokens();
     assert.equal(listed.length, 1);
     assert.equal(listed[0].rollout_state, "clientwait");
@@ -185,7 +179,7 @@ Deno.test({
       ["push"],
     );
     const userUrl = await enrolPushInPage(user);
-    problems.push(...await violations(user));
+    problems.push(...await axe(user));
     const userSerial = await finishWithApp(user, userUrl);
     const alices = (await ok(server, jwt, "GET", "/token/", { user: "alice", realm: "staff" }))
       .result.value.tokens;
