@@ -135,6 +135,34 @@ export async function ok(
   return res;
 }
 
+/** Users to add: name → password, or name → the fields of `POST /user/` (with `password`). */
+export type PeopleUsers = Record<string, string | Record<string, unknown>>;
+
+/**
+ * Makes the editable SQL resolver "people" (`people.sqlite` in the server's folder, the default
+ * table and columns), the realms over it (default: "staff") and its users, each call asserted.
+ */
+export async function peopleRealms(
+  server: Server,
+  jwt: string,
+  options: { realms?: string[]; users?: PeopleUsers } = {},
+): Promise<void> {
+  const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
+  await ok(server, jwt, "POST", "/resolver/people", {
+    ...defaults.result.value,
+    type: "sqlresolver",
+    Database: "people.sqlite",
+    Editable: "1",
+  });
+  for (const realm of options.realms ?? ["staff"]) {
+    await ok(server, jwt, "POST", `/realm/${realm}`, { resolvers: "people" });
+  }
+  for (const [user, fields] of Object.entries(options.users ?? {})) {
+    const more = typeof fields === "string" ? { password: fields } : fields;
+    await ok(server, jwt, "POST", "/user/", { user, resolver: "people", ...more });
+  }
+}
+
 /** An admin JWT through the API. */
 export async function adminJwt(server: Server): Promise<string> {
   const res = await call(server.base, "POST", "/auth", {

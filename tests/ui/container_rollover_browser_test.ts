@@ -16,7 +16,15 @@ import type { Browser } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { ContainerApp } from "../http/_container_app.ts";
 import { axe } from "./_axe.ts";
-import { adminJwt, launchChromium, login, ok, startTessera, watchErrors } from "./_browser.ts";
+import {
+  adminJwt,
+  launchChromium,
+  login,
+  ok,
+  peopleRealms,
+  startTessera,
+  watchErrors,
+} from "./_browser.ts";
 
 Deno.test({
   name:
@@ -30,19 +38,7 @@ Deno.test({
   try {
     const base = server.base;
     const jwt = await adminJwt(server);
-    const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
-    await ok(server, jwt, "POST", "/resolver/people", {
-      ...defaults.result.value,
-      type: "sqlresolver",
-      Database: "people.sqlite",
-      Editable: "1",
-    });
-    await ok(server, jwt, "POST", "/realm/staff", { resolvers: "people" });
-    await ok(server, jwt, "POST", "/user/", {
-      user: "alice",
-      resolver: "people",
-      password: "alice-Pass-1",
-    });
+    await peopleRealms(server, jwt, { users: { alice: "alice-Pass-1" } });
     await ok(server, jwt, "POST", "/policy/phones", {
       scope: "container",
       action: `privacyIDEA_server_url=${base}/`,

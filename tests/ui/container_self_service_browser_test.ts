@@ -21,6 +21,7 @@ import {
   launchChromium,
   login,
   ok,
+  peopleRealms,
   settled,
   startTessera,
   watchErrors,
@@ -46,21 +47,7 @@ Deno.test({
   try {
     const base = server.base;
     const jwt = await adminJwt(server);
-    const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
-    await ok(server, jwt, "POST", "/resolver/people", {
-      ...defaults.result.value,
-      type: "sqlresolver",
-      Database: "people.sqlite",
-      Editable: "1",
-    });
-    await ok(server, jwt, "POST", "/realm/staff", { resolvers: "people" });
-    for (const user of ["alice", "bob"]) {
-      await ok(server, jwt, "POST", "/user/", {
-        user,
-        resolver: "people",
-        password: `${user}-Pass-1`,
-      });
-    }
+    await peopleRealms(server, jwt, { users: { alice: "alice-Pass-1", bob: "bob-Pass-1" } });
     await ok(server, jwt, "POST", "/token/init", {
       type: "hotp",
       serial: "ALICE1",

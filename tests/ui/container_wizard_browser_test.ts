@@ -21,6 +21,7 @@ import {
   launchChromium,
   login,
   ok,
+  peopleRealms,
   settled,
   startTessera,
   watchErrors,
@@ -43,19 +44,7 @@ Deno.test({
   try {
     const base = server.base;
     const jwt = await adminJwt(server);
-    const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
-    await ok(server, jwt, "POST", "/resolver/people", {
-      ...defaults.result.value,
-      type: "sqlresolver",
-      Database: "people.sqlite",
-      Editable: "1",
-    });
-    await ok(server, jwt, "POST", "/realm/staff", { resolvers: "people" });
-    await ok(server, jwt, "POST", "/user/", {
-      user: "alice",
-      resolver: "people",
-      password: "alice-Pass-1",
-    });
+    await peopleRealms(server, jwt, { users: { alice: "alice-Pass-1" } });
     await ok(server, jwt, "POST", "/policy/alicecontainers", {
       scope: "user",
       action: "container_list, container_create, container_register, enrollHOTP",

@@ -21,6 +21,7 @@ import {
   launchChromium,
   login,
   ok,
+  peopleRealms,
   settled,
   startTessera,
   watchErrors,
@@ -44,19 +45,7 @@ Deno.test({
   try {
     const base = server.base;
     const jwt = await adminJwt(server);
-    const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
-    await ok(server, jwt, "POST", "/resolver/people", {
-      ...defaults.result.value,
-      type: "sqlresolver",
-      Database: "people.sqlite",
-      Editable: "1",
-    });
-    await ok(server, jwt, "POST", "/realm/staff", { resolvers: "people" });
-    await ok(server, jwt, "POST", "/user/", {
-      user: "alice",
-      resolver: "people",
-      password: "Alice-Pass-1",
-    });
+    await peopleRealms(server, jwt, { users: { alice: "Alice-Pass-1" } });
     await ok(server, jwt, "POST", "/token/init", { type: "spass", serial: "SPASS001", pin: "1" });
     const containers = async () =>
       (await ok(server, jwt, "GET", "/container/")).result.value.containers;

@@ -18,6 +18,7 @@ import {
   launchChromium,
   login,
   ok,
+  peopleRealms,
   type Server,
   settled,
   startTessera,
@@ -34,24 +35,18 @@ async function populate(
   server: Server,
   jwt: string,
 ): Promise<{ eventId: number; containerSerial: string }> {
-  const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
-  await ok(server, jwt, "POST", "/resolver/people", {
-    ...defaults.result.value,
-    type: "sqlresolver",
-    Database: "people.sqlite",
-    Editable: "1",
+  const person = (givenname: string, surname: string, email: string) => ({
+    password: ALICE_PASSWORD,
+    givenname,
+    surname,
+    email,
   });
-  await ok(server, jwt, "POST", "/realm/staff", { resolvers: "people" });
-  for (const [user, given, sur] of [["alice", "Alice", "Meyer"], ["bob", "Bob", "Kraus"]]) {
-    await ok(server, jwt, "POST", "/user/", {
-      user,
-      resolver: "people",
-      password: ALICE_PASSWORD,
-      givenname: given,
-      surname: sur,
-      email: `${user}@example.com`,
-    });
-  }
+  await peopleRealms(server, jwt, {
+    users: {
+      alice: person("Alice", "Meyer", "alice@example.com"),
+      bob: person("Bob", "Kraus", "bob@example.com"),
+    },
+  });
   const init = (p: Record<string, unknown>) => ok(server, jwt, "POST", "/token/init", p);
   await init({
     type: "hotp",

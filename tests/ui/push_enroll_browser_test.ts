@@ -20,6 +20,7 @@ import {
   launchChromium,
   login,
   ok,
+  peopleRealms,
   settled,
   startTessera,
   watchErrors,
@@ -144,19 +145,7 @@ Deno.test({
     );
 
     // a user with enrollPUSH in the self-service
-    const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
-    await ok(server, jwt, "POST", "/resolver/people", {
-      ...defaults.result.value,
-      type: "sqlresolver",
-      Database: "people.sqlite",
-      Editable: "1",
-    });
-    await ok(server, jwt, "POST", "/realm/staff", { resolvers: "people" });
-    await ok(server, jwt, "POST", "/user/", {
-      user: "alice",
-      resolver: "people",
-      password: ALICE_PASSWORD,
-    });
+    await peopleRealms(server, jwt, { users: { alice: ALICE_PASSWORD } });
     await ok(server, jwt, "POST", "/policy/self", {
       scope: "user",
       action: "enrollPUSH, enrollpin",

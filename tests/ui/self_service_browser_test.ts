@@ -16,6 +16,7 @@ import {
   launchChromium,
   login,
   ok,
+  peopleRealms,
   settled,
   startTessera,
   watchErrors,
@@ -37,19 +38,8 @@ Deno.test({
   try {
     const base = server.base;
     const jwt = await adminJwt(server);
-    const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
-    await ok(server, jwt, "POST", "/resolver/people", {
-      ...defaults.result.value,
-      type: "sqlresolver",
-      Database: "people.sqlite",
-      Editable: "1",
-    });
-    await ok(server, jwt, "POST", "/realm/staff", { resolvers: "people" });
-    await ok(server, jwt, "POST", "/user/", {
-      user: "alice",
-      resolver: "people",
-      password: ALICE_PASSWORD,
-      email: "alice@example.com",
+    await peopleRealms(server, jwt, {
+      users: { alice: { password: ALICE_PASSWORD, email: "alice@example.com" } },
     });
     await ok(server, jwt, "POST", "/token/init", {
       type: "hotp",

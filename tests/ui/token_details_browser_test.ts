@@ -18,6 +18,7 @@ import {
   launchChromium,
   login,
   ok,
+  peopleRealms,
   type Server,
   settled,
   startTessera,
@@ -61,23 +62,6 @@ async function newPage(browser: Browser): Promise<Page> {
   return await context.newPage();
 }
 
-/** Realms over one editable SQL resolver, with users. */
-async function makeUsers(server: Server, jwt: string, realms: Record<string, string[]>) {
-  const defaults = await ok(server, jwt, "GET", "/resolver/sqlresolver/default");
-  await ok(server, jwt, "POST", "/resolver/people", {
-    ...defaults.result.value,
-    type: "sqlresolver",
-    Database: "people.sqlite",
-    Editable: "1",
-  });
-  for (const [realm, users] of Object.entries(realms)) {
-    await ok(server, jwt, "POST", `/realm/${realm}`, { resolvers: "people" });
-    for (const user of users) {
-      await ok(server, jwt, "POST", "/user/", { user, resolver: "people", password: "Pass-1" });
-    }
-  }
-}
-
 // deno-lint-ignore no-explicit-any
 async function tokenOf(server: Server, jwt: string, serial: string): Promise<any> {
   const res = await ok(server, jwt, "GET", "/token/", { serial });
@@ -89,7 +73,7 @@ browserTest(
   () =>
     withServer(async ({ server, browser, jwt }) => {
       const base = server.base;
-      await makeUsers(server, jwt, { staff: ["alice"] });
+      await peopleRealms(server, jwt, { users: { alice: "Pass-1" } });
       await ok(server, jwt, "POST", "/token/init", {
         type: "hotp",
         serial: "HOTP1",
@@ -166,7 +150,7 @@ browserTest(
   () =>
     withServer(async ({ server, browser, jwt }) => {
       const base = server.base;
-      await makeUsers(server, jwt, { staff: ["alice"] });
+      await peopleRealms(server, jwt, { users: { alice: "Pass-1" } });
       await ok(server, jwt, "POST", "/token/init", {
         type: "hotp",
         serial: "HOTP2",
@@ -267,7 +251,10 @@ browserTest(
   () =>
     withServer(async ({ server, browser, jwt }) => {
       const base = server.base;
-      await makeUsers(server, jwt, { staff: ["alice"], guests: ["gina"] });
+      await peopleRealms(server, jwt, {
+        realms: ["staff", "guests"],
+        users: { alice: "Pass-1", gina: "Pass-1" },
+      });
       await ok(server, jwt, "POST", "/token/init", {
         type: "hotp",
         serial: "STAFF1",

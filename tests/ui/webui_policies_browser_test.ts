@@ -12,6 +12,7 @@ import {
   call,
   launchChromium,
   login,
+  peopleRealms,
   type Server,
   settled,
   startTessera,
@@ -24,26 +25,6 @@ const ALICE_PASSWORD = "Alice-Pass-1";
 async function uiPolicy(server: Server, jwt: string, action: string, scope = "webui") {
   const res = await call(server.base, "POST", `/policy/ui-${scope}`, { scope, action }, jwt);
   assert.equal(res.result.status, true, JSON.stringify(res));
-}
-
-/** realm staff over an editable SQL resolver, with alice. */
-async function makeStaff(server: Server, jwt: string) {
-  const defaults = await call(server.base, "GET", "/resolver/sqlresolver/default", {}, jwt);
-  const resolver = await call(server.base, "POST", "/resolver/people", {
-    ...defaults.result.value,
-    type: "sqlresolver",
-    Database: "people.sqlite",
-    Editable: "1",
-  }, jwt);
-  assert.equal(resolver.result.status, true, JSON.stringify(resolver));
-  const realm = await call(server.base, "POST", "/realm/staff", { resolvers: "people" }, jwt);
-  assert.equal(realm.result.status, true, JSON.stringify(realm));
-  const user = await call(server.base, "POST", "/user/", {
-    user: "alice",
-    resolver: "people",
-    password: ALICE_PASSWORD,
-  }, jwt);
-  assert.equal(user.result.status, true, JSON.stringify(user));
 }
 
 async function logout(page: Page) {
@@ -71,7 +52,7 @@ Deno.test({
       .newPage();
     const errors = watchErrors(page);
     const jwt = await adminJwt(server);
-    await makeStaff(server, jwt);
+    await peopleRealms(server, jwt, { users: { alice: ALICE_PASSWORD } });
 
     await t.step("the login page: login_text, realm_dropdown, privacy_statement_link", async () => {
       await page.goto(`${base}/`);
