@@ -183,6 +183,19 @@ export function watchErrors(page: Page): string[] {
   return errors;
 }
 
+/**
+ * A new page in a context of its own (CSP bypassed so that axe can be added to it), sized
+ * `viewport` (default 1100 × 900), with its console errors and uncaught exceptions collected.
+ */
+export async function openPage(
+  browser: Browser,
+  viewport = { width: 1100, height: 900 },
+): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport, bypassCSP: true });
+  const page = await context.newPage();
+  return { page, errors: watchErrors(page) };
+}
+
 /** Logs in through the login form and waits for the logged-in page. */
 export async function login(page: Page, base: string, username: string, password: string) {
   await page.goto(`${base}/`);

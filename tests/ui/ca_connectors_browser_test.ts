@@ -18,6 +18,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   settled,
   startTessera,
   watchErrors,
@@ -39,12 +40,7 @@ Deno.test({
     const listed = async () => (await ok(server, jwt, "GET", "/caconnector/")).result.value;
 
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "CA connectors" }).click();

@@ -21,6 +21,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   peopleRealms,
   startTessera,
   watchErrors,
@@ -59,12 +60,7 @@ Deno.test({
         .containers[0].info;
 
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.goto(`${base}/#/containers/${serial}`);
     const phone = page.getByRole("region", { name: "Smartphone" });

@@ -21,6 +21,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   peopleRealms,
   settled,
   startTessera,
@@ -81,12 +82,7 @@ Deno.test({
       (await containers()).find((c: any) => c.serial === serial);
 
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "alice@staff", "alice-Pass-1");
     await page.getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "My containers" }).click();

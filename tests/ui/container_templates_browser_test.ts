@@ -19,6 +19,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   peopleRealms,
   settled,
   startTessera,
@@ -48,12 +49,7 @@ Deno.test({
       (await ok(server, jwt, "GET", "/container/templates")).result.value.templates;
 
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "Container templates" }).click();

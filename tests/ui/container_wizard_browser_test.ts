@@ -21,10 +21,10 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   peopleRealms,
   settled,
   startTessera,
-  watchErrors,
 } from "./_browser.ts";
 
 async function logout(page: Page) {
@@ -62,12 +62,7 @@ Deno.test({
       (await ok(server, jwt, "GET", "/container/")).result.value.containers;
 
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     const typeOfNewForm = async () => {
       await page.goto(`${base}/#/containers`);
       await page.getByRole("button", { name: "New container" }).click();

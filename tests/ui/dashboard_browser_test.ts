@@ -16,9 +16,9 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   settled,
   startTessera,
-  watchErrors,
 } from "./_browser.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -89,11 +89,7 @@ Deno.test({
     assert.equal((await check("SPASS1", "1")).result.value, false);
 
     browser = await launchChromium();
-    const page = await (await browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      bypassCSP: true,
-    })).newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser, { width: 1280, height: 900 });
     await login(page, base, "admin", server.adminPassword);
     // the first page, its heading focused
     await page.getByRole("heading", { level: 1, name: "Dashboard" }).waitFor();

@@ -16,10 +16,10 @@ import {
   call,
   launchChromium,
   login,
+  openPage,
   type Server,
   settled,
   startTessera,
-  watchErrors,
 } from "./_browser.ts";
 
 /** Runs `fn` with a fresh server and a logged-in admin page, and closes both. */
@@ -30,12 +30,7 @@ async function withAdmin(
   let browser: Browser | undefined;
   try {
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser, { width: 1280, height: 900 });
     const jwt = await adminJwt(server);
     await login(page, server.base, "admin", server.adminPassword);
     await fn({ server, page, jwt, browser });

@@ -18,6 +18,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   peopleRealms,
   settled,
   startTessera,
@@ -43,12 +44,7 @@ Deno.test({
     const jwt = await adminJwt(server);
     await peopleRealms(server, jwt, { realms: ["staff", "guests"] });
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.goto(`${base}/#/tokens`);
     await page.getByRole("heading", { level: 1, name: "Tokens" }).waitFor();

@@ -18,11 +18,11 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   peopleRealms,
   type Server,
   settled,
   startTessera,
-  watchErrors,
 } from "./_browser.ts";
 
 const DOCS = new URL("../../docs/ui/", import.meta.url).pathname;
@@ -192,12 +192,7 @@ Deno.test({
     const jwt = await adminJwt(server);
     const { eventId, containerSerial } = await populate(server, jwt);
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 760 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser, { width: 1100, height: 760 });
     const problems: string[] = [];
 
     await page.goto(`${base}/`);

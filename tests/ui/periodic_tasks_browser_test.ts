@@ -18,6 +18,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   settled,
   startTessera,
   watchErrors,
@@ -51,12 +52,7 @@ Deno.test({
     const jwt = await adminJwt(server);
     await ok(server, jwt, "POST", "/token/init", { type: "spass", serial: "SPASS001", pin: "1" });
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "Periodic tasks" }).click();

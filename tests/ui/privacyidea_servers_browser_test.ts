@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
 import { TEST_ENGINE } from "../test_db.ts";
 import { axe } from "./_axe.ts";
-import { adminJwt, call, launchChromium, login, startTessera, watchErrors } from "./_browser.ts";
+import { adminJwt, call, launchChromium, login, openPage, startTessera } from "./_browser.ts";
 
 /** A remote privacyIDEA whose /validate/check accepts `remote` with `right` only. */
 function startRemote() {
@@ -49,12 +49,7 @@ Deno.test({
     const jwt = await adminJwt(server);
     const list = async () => (await call(base, "GET", "/privacyideaserver/", {}, jwt)).result.value;
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "privacyIDEA servers" }).click();

@@ -20,6 +20,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   peopleRealms,
   settled,
   startTessera,
@@ -81,12 +82,7 @@ Deno.test({
       (await ok(server, jwt, "GET", "/token/", { type: "push" })).result.value.tokens;
 
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
 
     // without the policies: the server refuses, the page says so, nothing is made

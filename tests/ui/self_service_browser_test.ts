@@ -16,10 +16,10 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   peopleRealms,
   settled,
   startTessera,
-  watchErrors,
 } from "./_browser.ts";
 
 const KEY = "3132333435363738393031323334353637383930";
@@ -62,11 +62,7 @@ Deno.test({
     });
 
     browser = await launchChromium();
-    const page = await (await browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      bypassCSP: true,
-    })).newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser, { width: 1280, height: 900 });
     await login(page, base, "alice@staff", ALICE_PASSWORD);
     await page.getByRole("heading", { level: 1, name: "My tokens" }).waitFor();
     await settled(page);

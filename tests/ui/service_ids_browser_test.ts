@@ -17,6 +17,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   settled,
   startTessera,
   watchErrors,
@@ -38,12 +39,7 @@ Deno.test({
     await ok(server, jwt, "POST", "/serviceid/mail", { description: "Mail servers" });
 
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "Service IDs" }).click();

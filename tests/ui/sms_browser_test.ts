@@ -17,6 +17,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   type Server,
   settled,
   startTessera,
@@ -80,12 +81,7 @@ Deno.test({
     const jwt = await adminJwt(server);
     await ok(server, jwt, "POST", "/smtpserver/mail", { server: "127.0.0.1" });
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", {
       name: "SMS gateways",

@@ -15,6 +15,7 @@ import {
   launchChromium,
   login,
   ok,
+  openPage,
   settled,
   startTessera,
   watchErrors,
@@ -62,12 +63,7 @@ Deno.test({
     values = (await ok(server, jwt, "GET", "/monitoring/total_tokens")).result.value;
 
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "Statistics" }).click();

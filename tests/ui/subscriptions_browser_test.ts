@@ -18,6 +18,7 @@ import {
   call,
   launchChromium,
   login,
+  openPage,
   settled,
   startTessera,
   watchErrors,
@@ -50,12 +51,7 @@ Deno.test({
       num_users: 50,
     });
     browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1100, height: 900 },
-      bypassCSP: true,
-    });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "Subscriptions" }).click();
