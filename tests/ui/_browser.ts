@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { TEST_ENGINE } from "../test_db.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CHROMIUM_CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
@@ -95,6 +96,38 @@ export async function startTessera(env: Record<string, string> = {}): Promise<Se
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/** What a browser test is given: a running server, its base URL, an admin JWT and chromium. */
+export interface UiTestContext {
+  server: Server;
+  base: string;
+  jwt: string;
+  browser: Browser;
+}
+
+/**
+ * A browser test with a fresh `tessera serve` and chromium, both stopped at the end; it runs in
+ * the SQLite half of the test command only (the UI is engine-blind).
+ */
+export function uiTest(name: string, fn: (ctx: UiTestContext) => Promise<void>): void {
+  Deno.test({
+    name,
+    ignore: TEST_ENGINE !== "sqlite",
+    sanitizeResources: false,
+    sanitizeOps: false,
+  }, async () => {
+    const server = await startTessera();
+    let browser: Browser | undefined;
+    try {
+      const jwt = await adminJwt(server);
+      browser = await launchChromium();
+      await fn({ server, base: server.base, jwt, browser });
+    } finally {
+      await browser?.close().catch(() => {});
+      await server.stop();
+    }
+  });
 }
 
 /** Calls the API directly (test setup and checks), as curl would; returns the envelope. */

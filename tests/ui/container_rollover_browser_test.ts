@@ -12,33 +12,13 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
 import { ContainerApp } from "../http/_container_app.ts";
 import { axe } from "./_axe.ts";
-import {
-  adminJwt,
-  launchChromium,
-  login,
-  ok,
-  openPage,
-  peopleRealms,
-  startTessera,
-  watchErrors,
-} from "./_browser.ts";
+import { login, ok, openPage, peopleRealms, uiTest, watchErrors } from "./_browser.ts";
 
-Deno.test({
-  name:
-    "web UI: a smartphone container is registered with a passphrase and rolled over to a new device from its page; without container_rollover no rollover is offered",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: a smartphone container is registered with a passphrase and rolled over to a new device from its page; without container_rollover no rollover is offered",
+  async ({ server, base, jwt, browser }) => {
     await peopleRealms(server, jwt, { users: { alice: "alice-Pass-1" } });
     await ok(server, jwt, "POST", "/policy/phones", {
       scope: "container",
@@ -59,7 +39,6 @@ Deno.test({
       (await ok(server, jwt, "GET", "/container/", { container_serial: serial })).result.value
         .containers[0].info;
 
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.goto(`${base}/#/containers/${serial}`);
@@ -144,8 +123,5 @@ Deno.test({
 
     assert.deepEqual(problems, []);
     assert.deepEqual([...errors, ...aliceErrors], []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

@@ -12,21 +12,10 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser, Page } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
+import type { Page } from "playwright-core";
 import { ContainerApp } from "../http/_container_app.ts";
 import { axe } from "./_axe.ts";
-import {
-  adminJwt,
-  launchChromium,
-  login,
-  ok,
-  openPage,
-  peopleRealms,
-  settled,
-  startTessera,
-  watchErrors,
-} from "./_browser.ts";
+import { login, ok, openPage, peopleRealms, settled, uiTest, watchErrors } from "./_browser.ts";
 
 const KEY = "3132333435363738393031323334353637383930";
 
@@ -36,18 +25,9 @@ async function sideways(page: Page): Promise<number> {
   ) as number;
 }
 
-Deno.test({
-  name:
-    "web UI: a user makes a smartphone container in My containers, adds a token, and registers it with the app from the QR link; a user with container_list only is offered nothing",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: a user makes a smartphone container in My containers, adds a token, and registers it with the app from the QR link; a user with container_list only is offered nothing",
+  async ({ server, base, jwt, browser }) => {
     await peopleRealms(server, jwt, { users: { alice: "alice-Pass-1", bob: "bob-Pass-1" } });
     await ok(server, jwt, "POST", "/token/init", {
       type: "hotp",
@@ -81,7 +61,6 @@ Deno.test({
       // deno-lint-ignore no-explicit-any
       (await containers()).find((c: any) => c.serial === serial);
 
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser);
     await login(page, base, "alice@staff", "alice-Pass-1");
     await page.getByRole("navigation", { name: "Main" })
@@ -230,8 +209,5 @@ Deno.test({
 
     assert.deepEqual(problems, []);
     assert.deepEqual([...errors, ...bobErrors], []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

@@ -11,33 +11,12 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
 import { axe } from "./_axe.ts";
-import {
-  adminJwt,
-  launchChromium,
-  login,
-  ok,
-  openPage,
-  peopleRealms,
-  settled,
-  startTessera,
-  watchErrors,
-} from "./_browser.ts";
+import { login, ok, openPage, peopleRealms, settled, uiTest, watchErrors } from "./_browser.ts";
 
-Deno.test({
-  name:
-    "web UI: a container template is made, used by the New container form (its tokens enrolled and shown) and deleted; a user without container_template_list is offered none",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: a container template is made, used by the New container form (its tokens enrolled and shown) and deleted; a user without container_template_list is offered none",
+  async ({ server, base, jwt, browser }) => {
     await peopleRealms(server, jwt, { users: { alice: "alice-Pass-1" } });
     await ok(server, jwt, "POST", "/policy/alicecontainers", {
       scope: "user",
@@ -48,7 +27,6 @@ Deno.test({
     const templates = async (): Promise<any[]> =>
       (await ok(server, jwt, "GET", "/container/templates")).result.value.templates;
 
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
@@ -188,8 +166,5 @@ Deno.test({
 
     assert.deepEqual(problems, []);
     assert.deepEqual([...errors, ...aliceErrors], []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

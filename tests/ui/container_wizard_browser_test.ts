@@ -12,38 +12,19 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser, Page } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
+import type { Page } from "playwright-core";
 import { ContainerApp } from "../http/_container_app.ts";
 import { axe } from "./_axe.ts";
-import {
-  adminJwt,
-  launchChromium,
-  login,
-  ok,
-  openPage,
-  peopleRealms,
-  settled,
-  startTessera,
-} from "./_browser.ts";
+import { login, ok, openPage, peopleRealms, settled, uiTest } from "./_browser.ts";
 
 async function logout(page: Page) {
   await page.getByRole("banner").getByRole("button", { name: "Log out" }).click();
   await page.getByRole("button", { name: "Log in" }).waitFor();
 }
 
-Deno.test({
-  name:
-    "web UI: default_container_type preselects the create form's type; the container wizard makes a user's smartphone container from the template and registers it with the app",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: default_container_type preselects the create form's type; the container wizard makes a user's smartphone container from the template and registers it with the app",
+  async ({ server, base, jwt, browser }) => {
     await peopleRealms(server, jwt, { users: { alice: "alice-Pass-1" } });
     await ok(server, jwt, "POST", "/policy/alicecontainers", {
       scope: "user",
@@ -61,7 +42,6 @@ Deno.test({
     const containers = async (): Promise<any[]> =>
       (await ok(server, jwt, "GET", "/container/")).result.value.containers;
 
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser);
     const typeOfNewForm = async () => {
       await page.goto(`${base}/#/containers`);
@@ -177,8 +157,5 @@ Deno.test({
 
     assert.deepEqual(problems, []);
     assert.deepEqual(errors, []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

@@ -12,19 +12,16 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
+import type { BrowserContext, Page } from "playwright-core";
 import { axe } from "./_axe.ts";
 import {
   addAdmin,
-  adminJwt,
-  launchChromium,
   login,
   ok,
   openPage,
   peopleRealms,
   settled,
-  startTessera,
+  uiTest,
   watchErrors,
 } from "./_browser.ts";
 
@@ -34,18 +31,9 @@ async function sideways(page: Page): Promise<number> {
   ) as number;
 }
 
-Deno.test({
-  name:
-    "web UI: a container is made for a user, given a token, changed, emptied and deleted as /container/ then lists it; a reader may not change it, an admin without container_list has no entry",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: a container is made for a user, given a token, changed, emptied and deleted as /container/ then lists it; a reader may not change it, an admin without container_list has no entry",
+  async ({ server, base, jwt, browser }) => {
     await peopleRealms(server, jwt, { users: { alice: "Alice-Pass-1" } });
     await ok(server, jwt, "POST", "/token/init", { type: "spass", serial: "SPASS001", pin: "1" });
     const containers = async () =>
@@ -59,7 +47,6 @@ Deno.test({
       scope: "webui",
       action: "token_page_size=1",
     });
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
@@ -257,8 +244,5 @@ Deno.test({
 
     assert.deepEqual(problems, []);
     assert.deepEqual(errors, []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

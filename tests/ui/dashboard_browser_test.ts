@@ -7,19 +7,9 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser, Page } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
+import type { Page } from "playwright-core";
 import { axe } from "./_axe.ts";
-import {
-  adminJwt,
-  call,
-  launchChromium,
-  login,
-  ok,
-  openPage,
-  settled,
-  startTessera,
-} from "./_browser.ts";
+import { call, login, ok, openPage, settled, uiTest } from "./_browser.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const KEY = "3132333435363738393031323334353637383930";
@@ -35,18 +25,9 @@ async function rows(page: Page, testId: string): Promise<string[][]> {
   return out;
 }
 
-Deno.test({
-  name:
-    "web UI: the dashboard is the admin's first page: token counts, checks of the last hour and day, subscriptions, what needs attention; a realm-limited admin sees their realm's figures",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: the dashboard is the admin's first page: token counts, checks of the last hour and day, subscriptions, what needs attention; a realm-limited admin sees their realm's figures",
+  async ({ server, base, jwt, browser }) => {
     const defaults = await call(base, "GET", "/resolver/sqlresolver/default", {}, jwt);
     await ok(server, jwt, "POST", "/resolver/people", {
       ...defaults.result.value,
@@ -88,7 +69,6 @@ Deno.test({
     await check("HOTP2", "111111");
     assert.equal((await check("SPASS1", "1")).result.value, false);
 
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser, { width: 1280, height: 900 });
     await login(page, base, "admin", server.adminPassword);
     // the first page, its heading focused
@@ -174,8 +154,5 @@ Deno.test({
     ]);
     assert.equal(await page.getByRole("region", { name: "Subscriptions" }).count(), 0);
     assert.deepEqual(errors, []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

@@ -9,19 +9,15 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import type { Browser } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
 import { axe } from "./_axe.ts";
 import {
-  adminJwt,
   call,
-  launchChromium,
   login,
   ok,
   openPage,
   peopleRealms,
   settled,
-  startTessera,
+  uiTest,
   watchErrors,
 } from "./_browser.ts";
 
@@ -30,20 +26,10 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 const KEY = "3132333435363738393031323334353637383930";
 const HELPER_PASSWORD = "Helper-Pass-1";
 
-Deno.test({
-  name:
-    "web UI: an OATH CSV imported in the browser lands in the chosen realm and authenticates; a broken file imports nothing; no link or page without importtokens",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: an OATH CSV imported in the browser lands in the chosen realm and authenticates; a broken file imports nothing; no link or page without importtokens",
+  async ({ server, base, jwt, browser }) => {
     await peopleRealms(server, jwt, { realms: ["staff", "guests"] });
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.goto(`${base}/#/tokens`);
@@ -166,8 +152,5 @@ Deno.test({
 
     assert.deepEqual(problems, []);
     assert.deepEqual(errors, []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

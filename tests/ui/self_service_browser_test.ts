@@ -7,37 +7,16 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
 import { axe } from "./_axe.ts";
-import {
-  adminJwt,
-  call,
-  launchChromium,
-  login,
-  ok,
-  openPage,
-  peopleRealms,
-  settled,
-  startTessera,
-} from "./_browser.ts";
+import { call, login, ok, openPage, peopleRealms, settled, uiTest } from "./_browser.ts";
 
 const KEY = "3132333435363738393031323334353637383930";
 const HOTP = ["755224", "287082", "359152", "969429"];
 const ALICE_PASSWORD = "Alice-Pass-1";
 
-Deno.test({
-  name:
-    "web UI: a user's self-service shows exactly what their policies allow, and each allowed action works",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: a user's self-service shows exactly what their policies allow, and each allowed action works",
+  async ({ server, base, jwt, browser }) => {
     await peopleRealms(server, jwt, {
       users: { alice: { password: ALICE_PASSWORD, email: "alice@example.com" } },
     });
@@ -61,7 +40,6 @@ Deno.test({
       realm: "staff",
     });
 
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser, { width: 1280, height: 900 });
     await login(page, base, "alice@staff", ALICE_PASSWORD);
     await page.getByRole("heading", { level: 1, name: "My tokens" }).waitFor();
@@ -181,8 +159,5 @@ Deno.test({
     await page.goto(`${base}/#/audit`);
     await page.getByRole("alert").filter({ hasText: "not allowed" }).waitFor();
     assert.deepEqual(errors, []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

@@ -8,37 +8,16 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
+import type { BrowserContext, Page } from "playwright-core";
 import { axe } from "./_axe.ts";
-import {
-  addAdmin,
-  adminJwt,
-  launchChromium,
-  login,
-  ok,
-  openPage,
-  settled,
-  startTessera,
-  watchErrors,
-} from "./_browser.ts";
+import { addAdmin, login, ok, openPage, settled, uiTest, watchErrors } from "./_browser.ts";
 
-Deno.test({
-  name:
-    "web UI: service IDs are made, described and deleted; a reader may not change them, an admin without serviceid_list has no entry",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: service IDs are made, described and deleted; a reader may not change them, an admin without serviceid_list has no entry",
+  async ({ server, base, jwt, browser }) => {
     const listed = async () => (await ok(server, jwt, "GET", "/serviceid/")).result.value;
     await ok(server, jwt, "POST", "/serviceid/mail", { description: "Mail servers" });
 
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
@@ -120,8 +99,5 @@ Deno.test({
 
     assert.deepEqual(problems, []);
     assert.deepEqual(errors, []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);

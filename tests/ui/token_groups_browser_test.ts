@@ -8,39 +8,17 @@
  * Runs in the SQLite half of the test command only (the UI is engine-blind).
  */
 import assert from "node:assert/strict";
-import type { Browser } from "playwright-core";
-import { TEST_ENGINE } from "../test_db.ts";
 import { axe } from "./_axe.ts";
-import {
-  addAdmin,
-  adminJwt,
-  launchChromium,
-  login,
-  ok,
-  openPage,
-  settled,
-  startTessera,
-  watchErrors,
-} from "./_browser.ts";
+import { addAdmin, login, ok, openPage, settled, uiTest, watchErrors } from "./_browser.ts";
 
 const READER_PASSWORD = "Reader-Pass-1";
 
-Deno.test({
-  name:
-    "web UI: token groups are made, given to a token, taken back and deleted; admins without the rights see no entry and may not change a token's groups",
-  ignore: TEST_ENGINE !== "sqlite",
-  sanitizeResources: false,
-  sanitizeOps: false,
-}, async () => {
-  const server = await startTessera();
-  let browser: Browser | undefined;
-  try {
-    const base = server.base;
-    const jwt = await adminJwt(server);
+uiTest(
+  "web UI: token groups are made, given to a token, taken back and deleted; admins without the rights see no entry and may not change a token's groups",
+  async ({ server, base, jwt, browser }) => {
     await ok(server, jwt, "POST", "/token/init", { type: "spass", serial: "SPASS001", pin: "1" });
     await ok(server, jwt, "POST", "/tokengroup/other", { description: "another group" });
 
-    browser = await launchChromium();
     const { page, errors } = await openPage(browser);
     await login(page, base, "admin", server.adminPassword);
     await page.getByRole("navigation", { name: "Main" })
@@ -143,8 +121,5 @@ Deno.test({
 
     assert.deepEqual(problems, []);
     assert.deepEqual(errors, []);
-  } finally {
-    await browser?.close().catch(() => {});
-    await server.stop();
-  }
-});
+  },
+);
