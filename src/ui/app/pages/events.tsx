@@ -201,21 +201,31 @@ function EventForm(props: { def?: EventDef; available: string[]; modules: string
   const [conditions, setConditions] = useState<Record<string, string>>(d?.conditions ?? {});
   const [newCond, setNewCond] = useState("");
   const eventsId = useId();
+  // each load remembers its module: right after the module changes, the last module's actions
+  // and positions are still loaded, and must neither show nor be saved with the new module
   const actions = useLoad(
-    () => get<Record<string, Record<string, OptionDef>>>(`/event/actions/${seg(module)}`),
+    async () => ({
+      module,
+      defs: await get<Record<string, Record<string, OptionDef>>>(`/event/actions/${seg(module)}`),
+    }),
     [module],
   );
-  const positions = useLoad(() => get<string[]>(`/event/positions/${seg(module)}`), [module]);
+  const positions = useLoad(
+    async () => ({ module, list: await get<string[]>(`/event/positions/${seg(module)}`) }),
+    [module],
+  );
+  const actionDefs = actions.data?.module === module ? actions.data.defs : undefined;
+  const positionList = positions.data?.module === module ? positions.data.list : undefined;
   const conds = useLoad(
     () => get<Record<string, ConditionDef>>(`/event/conditions/${seg(module)}`),
     [module],
   );
-  const actionNames = Object.keys(actions.data ?? {});
+  const actionNames = Object.keys(actionDefs ?? {});
   const a = action || actionNames[0] || "";
   useEffect(() => {
-    if (actions.data && action && !(action in actions.data)) setAction("");
-  }, [actions.data]);
-  const optionDefs = actions.data?.[a] ?? {};
+    if (actionDefs && action && !(action in actionDefs)) setAction("");
+  }, [actionDefs]);
+  const optionDefs = actionDefs?.[a] ?? {};
   const act = useAction();
   return (
     <Form
@@ -267,12 +277,12 @@ function EventForm(props: { def?: EventDef; available: string[]; modules: string
       {actionNames.length > 0 && (
         <Select label="Action" value={a} onValue={setAction} options={actionNames} />
       )}
-      {positions.data && (
+      {positionList && (
         <Select
           label="Position"
           value={position}
           onValue={setPosition}
-          options={positions.data}
+          options={positionList}
           hint="pre: before the request is handled; post: after it"
         />
       )}
@@ -353,7 +363,13 @@ function EventForm(props: { def?: EventDef; available: string[]; modules: string
         )}
       </fieldset>
       {hasRight(session, "eventhandling_write") && (
-        <button type="submit" class="primary" disabled={act.busy}>Save event handler</button>
+        <button
+          type="submit"
+          class="primary"
+          disabled={act.busy || actionDefs === undefined || positionList === undefined}
+        >
+          Save event handler
+        </button>
       )}
       <Outcome error={act.error} note={act.note} />
     </Form>
