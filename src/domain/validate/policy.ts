@@ -337,9 +337,11 @@ export async function validatePolicies(
     const mode = unique("preferred_client_mode", true);
     if (mode !== undefined) out.preferredClientMode = mode.split(/\s+/).filter((x) => x !== "");
     out.enrollViaMultichallenge = unique("enroll_via_multichallenge")?.toLowerCase();
-    // not audited (privacyIDEA's write_to_audit_log=False): it only names a template
-    out.enrollViaMultichallengeTemplate =
-      m.valuesNow("enroll_via_multichallenge_template", { unique: true }).values[0];
+    if (out.enrollViaMultichallenge === "smartphone") {
+      // not audited (privacyIDEA's write_to_audit_log=False): it only names a template
+      out.enrollViaMultichallengeTemplate =
+        m.valuesNow("enroll_via_multichallenge_template", { unique: true }).values[0];
+    }
     const enrolText = unique("enroll_via_multichallenge_text", true);
     if (enrolText !== undefined) out.enrollViaMultichallengeText = unescapeText(enrolText);
     out.isEnrollViaMultichallengeOptional =
