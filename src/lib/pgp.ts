@@ -4,7 +4,7 @@
  *
  * @module
  */
-import * as openpgp from "openpgp";
+import type * as openpgp from "openpgp";
 
 /** An OpenPGP key pair as Tessera keeps it. */
 export interface PgpKeyPair {
@@ -21,6 +21,13 @@ export interface PgpKeyPair {
 /** The largest decompressed message {@link decryptPgpMessage} accepts by default (32 MiB). */
 export const MAX_DECRYPTED_BYTES = 32 * 1024 * 1024;
 
+let openpgpLoading: Promise<typeof import("openpgp")> | undefined;
+
+// openpgp is large (about 10 MB resident) and serves only GPG imports: loaded on first use
+function openpgpModule(): Promise<typeof import("openpgp")> {
+  return openpgpLoading ??= import("openpgp");
+}
+
 /** A key the caller named that cannot serve as an import key (the message says why). */
 export class PgpKeyError extends Error {}
 
@@ -35,6 +42,7 @@ function pairOf(key: openpgp.PrivateKey): PgpKeyPair {
 
 /** A new RSA 3072 key pair (GnuPG's long-time default, which every vendor's tool can use). */
 export async function generatePgpKeyPair(name: string, now: Date): Promise<PgpKeyPair> {
+  const openpgp = await openpgpModule();
   const { privateKey } = await openpgp.generateKey({
     type: "rsa",
     rsaBits: 3072,
@@ -53,6 +61,7 @@ export async function readPgpPrivateKeys(
   armored: string,
   passphrase?: string,
 ): Promise<PgpKeyPair[]> {
+  const openpgp = await openpgpModule();
   let keys: openpgp.PrivateKey[];
   try {
     keys = await openpgp.readPrivateKeys({ armoredKeys: armored });
@@ -90,6 +99,7 @@ export async function decryptPgpMessage(
   privateArmors: string[],
   maxBytes = MAX_DECRYPTED_BYTES,
 ): Promise<Uint8Array> {
+  const openpgp = await openpgpModule();
   const message = await openpgp.readMessage({ armoredMessage });
   const decryptionKeys = await Promise.all(
     privateArmors.map((armoredKey) => openpgp.readPrivateKey({ armoredKey })),

@@ -7,14 +7,35 @@
  *
  * @module
  */
-// @peculiar/x509 resolves its algorithm providers through tsyringe, which needs the
-// Reflect metadata API before the library loads
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
-import * as pkijs from "pkijs";
-import * as asn1js from "asn1js";
+import type * as x509 from "@peculiar/x509";
+import type * as pkijs from "pkijs";
 import { Buffer } from "node:buffer";
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
+
+/** The certificate libraries, loaded together on first use. */
+interface X509Libraries {
+  x509: typeof import("@peculiar/x509");
+  pkijs: typeof import("pkijs");
+  asn1js: typeof import("asn1js");
+}
+
+let librariesLoading: Promise<X509Libraries> | undefined;
+
+// about 10 MB resident with @simplewebauthn/server's share, and only certificate tokens and CAs
+// use them: loaded on first use, not with the server
+function libraries(): Promise<X509Libraries> {
+  return librariesLoading ??= (async () => {
+    // @peculiar/x509 resolves its algorithm providers through tsyringe, which needs the
+    // Reflect metadata API before the library loads
+    await import("reflect-metadata");
+    const [x509, pkijs, asn1js] = await Promise.all([
+      import("@peculiar/x509"),
+      import("pkijs"),
+      import("asn1js"),
+    ]);
+    return { x509, pkijs, asn1js };
+  })();
+}
 
 /** A CA key ready to sign, with the signature algorithm that goes with it. */
 export interface SigningKey {
@@ -160,10 +181,13 @@ export async function signingKeyOf(pkcs8: Uint8Array): Promise<SigningKey> {
 }
 
 /** True when the PKCS#8 key and the certificate's public key are one key pair. */
-export function keyMatchesCertificate(pkcs8: Uint8Array, certPem: string): boolean {
+export async function keyMatchesCertificate(
+  pkcs8: Uint8Array,
+  certPem: string,
+): Promise<boolean> {
   const key = createPrivateKey({ key: Buffer.from(pkcs8), format: "der", type: "pkcs8" });
   const spki = createPublicKey(key).export({ type: "spki", format: "der" });
-  return spki.equals(Buffer.from(certificatePublicKey(certPem)));
+  return spki.equals(Buffer.from(await certificatePublicKey(certPem)));
 }
 
 /** A new RSA key pair (e = 65537) for a certificate: its PKCS#8 DER and a signer for its CSR. */
@@ -200,6 +224,7 @@ export async function parseCertificateRequest(text: string): Promise<Certificate
   if (!body.startsWith(BEGIN)) body = BEGIN + body;
   if (!body.endsWith(END)) body = body + END;
   const der = fromPem(body, "CERTIFICATE REQUEST");
+  const { x509 } = await libraries();
   let csr: x509.Pkcs10CertificateRequest;
   try {
     csr = new x509.Pkcs10CertificateRequest(der);
@@ -225,6 +250,7 @@ export async function createCertificateRequest(
   subject: NameAttributes,
   keys: CryptoKeyPair,
 ): Promise<string> {
+  const { x509 } = await libraries();
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: jsonName(subject),
     keys,
@@ -234,7 +260,8 @@ export async function createCertificateRequest(
 }
 
 /** The DER SubjectPublicKeyInfo of a PEM certificate; throws {@link X509InputError}. */
-export function certificatePublicKey(pem: string): Uint8Array {
+export async function certificatePublicKey(pem: string): Promise<Uint8Array> {
+  const { x509 } = await libraries();
   try {
     return new Uint8Array(new x509.X509Certificate(pem).publicKey.rawData);
   } catch {
@@ -259,6 +286,7 @@ export const EXTENSION_PROFILES = [
 export type ExtensionProfile = typeof EXTENSION_PROFILES[number];
 
 async function profileExtensions(
+  x509: X509Libraries["x509"],
   profile: ExtensionProfile,
   subjectKey: x509.PublicKey,
   issuer: x509.X509Certificate,
@@ -321,6 +349,7 @@ export interface IssueOptions {
 
 /** Issues a certificate signed by the CA; returns its PEM. */
 export async function issueCertificate(o: IssueOptions): Promise<string> {
+  const { x509 } = await libraries();
   const issuer = new x509.X509Certificate(o.caCertificate);
   const publicKey = new x509.PublicKey(bytes(o.publicKey));
   const cert = await x509.X509CertificateGenerator.create({
@@ -333,7 +362,7 @@ export async function issueCertificate(o: IssueOptions): Promise<string> {
     publicKey,
     signingKey: o.caKey.privateKey,
     signingAlgorithm: o.caKey.algorithm,
-    extensions: await profileExtensions(o.profile, publicKey, issuer, o.crlUrls ?? []),
+    extensions: await profileExtensions(x509, o.profile, publicKey, issuer, o.crlUrls ?? []),
   });
   return toPem(cert.rawData, "CERTIFICATE");
 }
@@ -346,6 +375,7 @@ export async function createCaCertificate(o: {
   notBefore: Date;
   notAfter: Date;
 }): Promise<string> {
+  const { x509 } = await libraries();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: o.serialHex,
     name: jsonName(o.subject),
@@ -376,7 +406,8 @@ export interface CertificateFacts {
 }
 
 /** Facts of a PEM certificate; throws {@link X509InputError}. */
-export function certificateFacts(pem: string): CertificateFacts {
+export async function certificateFacts(pem: string): Promise<CertificateFacts> {
+  const { x509 } = await libraries();
   let cert: x509.X509Certificate;
   try {
     cert = new x509.X509Certificate(pem);
@@ -396,6 +427,7 @@ export function certificateFacts(pem: string): CertificateFacts {
 
 /** True when `certPem` carries a signature made by the key of `caPem`. */
 export async function isSignedBy(certPem: string, caPem: string): Promise<boolean> {
+  const { x509 } = await libraries();
   try {
     const cert = new x509.X509Certificate(certPem);
     const ca = new x509.X509Certificate(caPem);
@@ -443,6 +475,7 @@ export async function createCrl(o: {
   nextUpdate: Date;
   crlNumber: number;
 }): Promise<string> {
+  const { x509, asn1js } = await libraries();
   const ca = new x509.X509Certificate(o.caCertificate);
   const crlNumber = new asn1js.Integer({ value: o.crlNumber }).toBER(false);
   const crl = await x509.X509CrlGenerator.create({
@@ -468,7 +501,8 @@ export async function createCrl(o: {
 }
 
 /** The next-update time of a PEM CRL, or undefined when it has none or does not parse. */
-export function crlNextUpdate(pem: string): Date | undefined {
+export async function crlNextUpdate(pem: string): Promise<Date | undefined> {
+  const { x509 } = await libraries();
   try {
     return new x509.X509Crl(fromPem(pem, "X509 CRL")).nextUpdate;
   } catch {
@@ -493,6 +527,7 @@ export async function createPkcs12(o: {
   password: string;
   friendlyName: string;
 }): Promise<Uint8Array> {
+  const { pkijs, asn1js } = await libraries();
   const password = new TextEncoder().encode(o.password).buffer as ArrayBuffer;
   const keyInfo = pkijs.PrivateKeyInfo.fromBER(o.pkcs8.slice().buffer as ArrayBuffer);
   const certDer = o.certificate ? fromPem(o.certificate, "CERTIFICATE") : undefined;

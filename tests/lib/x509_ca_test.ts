@@ -79,10 +79,10 @@ Deno.test("x509_ca: a CSR made here is signed into a certificate the CA verifies
   assert.equal(cert.serialNumber, "1000");
   assert.equal(cert.issuer, "CN=TestCA");
   // the comma stays inside the CN value: no name syntax is parsed from input
-  assert.deepEqual(certificateFacts(pem).subject, csr.subject);
+  assert.deepEqual((await certificateFacts(pem)).subject, csr.subject);
   assert.equal(slashName(csr.subject), "/CN=alice, O=evil/OU=realm1");
-  assert.equal(keyMatchesCertificate(ca.pkcs8, ca.cert), true);
-  assert.equal(keyMatchesCertificate(ca.pkcs8, pem), false);
+  assert.equal(await keyMatchesCertificate(ca.pkcs8, ca.cert), true);
+  assert.equal(await keyMatchesCertificate(ca.pkcs8, pem), false);
 });
 
 Deno.test("x509_ca: a CSR with a broken signature is reported, garbage throws", async () => {

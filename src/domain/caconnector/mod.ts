@@ -304,12 +304,12 @@ async function importCa(
   try {
     if (!block) throw new X509InputError("no certificate");
     certificate = `${block}\n`;
-    certificateFacts(certificate);
+    await certificateFacts(certificate);
   } catch {
     // the content is never echoed: the file may be any file the server can read
     throw new ParameterError(`Cannot use cacert "${certPath}": it holds no PEM certificate`);
   }
-  if (!keyMatchesCertificate(pkcs8, certificate)) {
+  if (!(await keyMatchesCertificate(pkcs8, certificate))) {
     throw new ParameterError(
       `Cannot use cakey "${keyPath}" with cacert "${certPath}": the key is not the certificate's`,
     );
@@ -546,7 +546,7 @@ export async function revokeCertificate(
   const ca = await loadCa(deps, caName);
   let facts;
   try {
-    facts = certificateFacts(certificate);
+    facts = await certificateFacts(certificate);
   } catch (err) {
     if (err instanceof X509InputError) throw new CAError("The token holds no valid certificate");
     throw err;
@@ -599,7 +599,7 @@ async function makeCrl(deps: Deps, ca: LoadedCa): Promise<string> {
 export async function currentCrl(deps: Deps, name: string): Promise<string> {
   const ca = await loadCa(deps, name);
   const overlapDays = Number(ca.config.CRL_Overlap_Period || "2");
-  const next = ca.row.crl ? crlNextUpdate(ca.row.crl) : undefined;
+  const next = ca.row.crl ? await crlNextUpdate(ca.row.crl) : undefined;
   if (next && deps.clock.now() + overlapDays * DAY_MS <= next.getTime()) return ca.row.crl;
   return await makeCrl(deps, ca);
 }

@@ -14,7 +14,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { Buffer } from "node:buffer";
 import pg from "pg";
-import mysql from "mysql2/promise";
+import type mysql from "mysql2/promise";
 import { ParameterError } from "../../errors.ts";
 
 /** One row as the source returns it (column names as privacyIDEA spells them). */
@@ -310,6 +310,8 @@ async function openMysql(url: string): Promise<PiSource> {
   const where = target.socketPath
     ? `${serverOf(url)} (socket ${target.socketPath})`
     : serverOf(url);
+  // mysql2 loads with the first MariaDB/MySQL migration source: the server rarely needs it
+  const { default: mysql } = await import("mysql2/promise");
   let conn: mysql.Connection;
   try {
     conn = await mysql.createConnection({

@@ -16,7 +16,7 @@
  */
 import { Kysely, MysqlDialect, PostgresDialect } from "kysely";
 import type { MysqlPool, MysqlPoolConnection, MysqlQueryResult } from "kysely";
-import { createPool, type ExecuteValues, type PoolConnection } from "mysql2";
+import type { ExecuteValues, Pool as MysqlDriverPool, PoolConnection } from "mysql2";
 import pg from "pg";
 import { createHash } from "node:crypto";
 import type { Config } from "../../config.ts";
@@ -348,37 +348,52 @@ function isBrokenMysqlConnection(err: unknown): boolean {
   return e?.fatal === true || e?.code === "PROTOCOL_SEQUENCE_TIMEOUT";
 }
 
+let mysqlLoading: Promise<typeof import("mysql2")> | undefined;
+
+// mysql2 loads with the first connection of a MariaDB/MySQL resolver: most servers have none,
+// and it holds about 4 MB resident
+function mysqlDriver(): Promise<typeof import("mysql2")> {
+  return mysqlLoading ??= import("mysql2");
+}
+
 function openMysql(s: SqlServerSettings, size: number, ca: string | undefined): UserDb {
-  const pool = createPool({
-    host: s.socket ? undefined : s.host,
-    port: s.socket ? undefined : s.port,
-    socketPath: s.socket,
-    user: s.user,
-    password: s.password,
-    database: s.database,
-    charset: s.charset ?? "utf8mb4",
-    connectionLimit: size,
-    maxIdle: size,
-    idleTimeout: IDLE_MS,
-    waitForConnections: true,
-    queueLimit: 0,
-    connectTimeout: Math.min(CONNECT_TIMEOUT_MS, s.timeoutMs),
-    enableKeepAlive: true,
-    // ids beyond 2^53 and DECIMAL values stay exact: they come back as text
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-    dateStrings: true,
-    multipleStatements: false,
-    // ssl_ca: TLS with the server's certificate checked against it (and its name, unless
-    // ssl_check_hostname=false)
-    ssl: ca === undefined ? undefined : {
-      ca,
-      rejectUnauthorized: true,
-      ...(s.checkHostname === false ? { checkServerIdentity: () => undefined } : {}),
-    },
-  });
-  // an idle connection the server closed reports here; the pool drops it
-  pool.on("connection", (c) => c.on("error", () => {}));
+  let pool: MysqlDriverPool | undefined;
+  let opening: Promise<MysqlDriverPool> | undefined;
+  const poolOf = () =>
+    opening ??= mysqlDriver().then(({ createPool }) => createMysqlPool(createPool));
+  function createMysqlPool(createPool: typeof import("mysql2").createPool): MysqlDriverPool {
+    pool = createPool({
+      host: s.socket ? undefined : s.host,
+      port: s.socket ? undefined : s.port,
+      socketPath: s.socket,
+      user: s.user,
+      password: s.password,
+      database: s.database,
+      charset: s.charset ?? "utf8mb4",
+      connectionLimit: size,
+      maxIdle: size,
+      idleTimeout: IDLE_MS,
+      waitForConnections: true,
+      queueLimit: 0,
+      connectTimeout: Math.min(CONNECT_TIMEOUT_MS, s.timeoutMs),
+      enableKeepAlive: true,
+      // ids beyond 2^53 and DECIMAL values stay exact: they come back as text
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      dateStrings: true,
+      multipleStatements: false,
+      // ssl_ca: TLS with the server's certificate checked against it (and its name, unless
+      // ssl_check_hostname=false)
+      ssl: ca === undefined ? undefined : {
+        ca,
+        rejectUnauthorized: true,
+        ...(s.checkHostname === false ? { checkServerIdentity: () => undefined } : {}),
+      },
+    });
+    // an idle connection the server closed reports here; the pool drops it
+    pool.on("connection", (c) => c.on("error", () => {}));
+    return pool;
+  }
   const recycleMs = s.recycleSeconds * 1000;
   const born = new WeakMap<object, number>();
   /** A pooled connection within the wait limit; an old one (poolRecycle) is replaced. */
@@ -388,21 +403,32 @@ function openMysql(s: SqlServerSettings, size: number, ca: string | undefined): 
       isSettled = true;
       callback(new SqlTimeoutError("waiting for a connection", s.timeoutMs));
     }, s.timeoutMs);
-    pool.getConnection((err, conn) => {
-      if (isSettled) {
-        conn?.release();
-        return;
-      }
-      clearTimeout(timer);
-      isSettled = true;
-      if (err) return callback(err);
-      if (!born.has(conn)) born.set(conn, Date.now());
-      if (recycleMs > 0 && Date.now() - born.get(conn)! > recycleMs) {
-        conn.destroy();
-        return acquire(callback);
-      }
-      callback(null, conn);
-    });
+    if (pool) getConnection(pool);
+    else {
+      poolOf().then(getConnection, (err) => {
+        if (isSettled) return;
+        clearTimeout(timer);
+        isSettled = true;
+        callback(err);
+      });
+    }
+    function getConnection(pool: MysqlDriverPool): void {
+      pool.getConnection((err, conn) => {
+        if (isSettled) {
+          conn?.release();
+          return;
+        }
+        clearTimeout(timer);
+        isSettled = true;
+        if (err) return callback(err);
+        if (!born.has(conn)) born.set(conn, Date.now());
+        if (recycleMs > 0 && Date.now() - born.get(conn)! > recycleMs) {
+          conn.destroy();
+          return acquire(callback);
+        }
+        callback(null, conn);
+      });
+    }
   }
   const bounded: MysqlPool = {
     getConnection(callback) {
@@ -413,7 +439,11 @@ function openMysql(s: SqlServerSettings, size: number, ca: string | undefined): 
       );
     },
     end(callback) {
-      pool.end((err) => callback(err ?? null));
+      if (!opening) return callback(null);
+      opening.then(
+        (pool) => pool.end((err) => callback(err ?? null)),
+        () => callback(null),
+      );
     },
   };
   const db: UserDb = new Kysely({ dialect: new MysqlDialect({ pool: bounded }) });

@@ -8,17 +8,8 @@
  *
  * @module
  */
-import {
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from "@simplewebauthn/server";
-import {
-  decodeAttestationObject,
-  getCertificateInfo,
-  isoBase64URL,
-} from "@simplewebauthn/server/helpers";
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
+import { Buffer } from "node:buffer";
 import { EnrollmentError, ParameterError, PolicyError } from "../../../errors.ts";
 import { decryptSecret } from "../../../lib/crypto.ts";
 import { fromHex, toHex } from "../../../lib/random.ts";
@@ -50,9 +41,26 @@ const B64URL_REGEXP = /^[A-Za-z0-9_-]*$/;
 const DOMAIN_REGEXP =
   /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
+/** The WebAuthn library and its helpers, loaded together on first use. */
+interface WebAuthnLibraries {
+  server: typeof import("@simplewebauthn/server");
+  helpers: typeof import("@simplewebauthn/server/helpers");
+}
+
+let librariesLoading: Promise<WebAuthnLibraries> | undefined;
+
+// @simplewebauthn/server and its ASN.1 and COSE dependencies hold about 8 MB resident and only
+// FIDO enrolments and answers use them: loaded on first use, not with the server
+function libraries(): Promise<WebAuthnLibraries> {
+  return librariesLoading ??= Promise.all([
+    import("@simplewebauthn/server"),
+    import("@simplewebauthn/server/helpers"),
+  ]).then(([server, helpers]) => ({ server, helpers }));
+}
+
 /** Base64url without padding of `bytes`. */
 export function b64url(bytes: Uint8Array): string {
-  return isoBase64URL.fromBuffer(bytes as Uint8Array<ArrayBuffer>);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
 }
 
 /**
@@ -69,7 +77,8 @@ export function canonicalB64url(text: string): string | undefined {
 /** Decodes a client's base64url value (padded or standard base64 accepted); undefined if bad. */
 export function fromB64url(text: string): Uint8Array | undefined {
   const t = canonicalB64url(text);
-  return t === undefined ? undefined : isoBase64URL.toBuffer(t);
+  // canonicalB64url let only base64url characters through: nothing is skipped in decoding
+  return t === undefined ? undefined : new Uint8Array(Buffer.from(t, "base64url"));
 }
 
 /**
@@ -251,9 +260,10 @@ export async function verifyRegistration(input: {
     throw new FidoCheckError(`origin "${input.origin}" does not belong to "${input.rpId}"`);
   }
   const challenge = expectChallenge(input.challenge);
+  const { server, helpers } = await libraries();
   let result;
   try {
-    result = await verifyRegistrationResponse({
+    result = await server.verifyRegistrationResponse({
       // the credential id is taken from the authenticator data, not from the client
       response: {
         id: "-",
@@ -275,10 +285,10 @@ export async function verifyRegistration(input: {
   }
   if (!result.verified) throw new FidoCheckError("the attestation signature does not verify");
   const info = result.registrationInfo;
-  const statement = decodeAttestationObject(info.attestationObject).get("attStmt");
+  const statement = helpers.decodeAttestationObject(info.attestationObject).get("attStmt");
   const x5c = (statement.get("x5c") ?? []) as Uint8Array[];
   return {
-    credentialId: isoBase64URL.toBuffer(info.credential.id),
+    credentialId: helpers.isoBase64URL.toBuffer(info.credential.id),
     publicKey: info.credential.publicKey,
     signCount: info.credential.counter,
     aaguid: info.aaguid,
@@ -338,9 +348,10 @@ export async function verifyAssertion(input: {
     throw new FidoCheckError(`origin "${origin}" does not belong to "${input.rpId}"`);
   }
   const challenge = expectChallenge(input.challenge.nonce);
+  const { server } = await libraries();
   let result;
   try {
-    result = await verifyAuthenticationResponse({
+    result = await server.verifyAuthenticationResponse({
       response: {
         id: fields.id!,
         rawId: fields.id!,
@@ -371,10 +382,11 @@ export async function verifyAssertion(input: {
 }
 
 /** Subject and issuer (RFC 4514 form), serial (decimal) and CN of an attestation certificate. */
-export function certificateFacts(
+export async function certificateFacts(
   der: Uint8Array,
-): { subject: string; issuer: string; serial: string; cn: string } {
-  const info = getCertificateInfo(der as Uint8Array<ArrayBuffer>);
+): Promise<{ subject: string; issuer: string; serial: string; cn: string }> {
+  const { helpers } = await libraries();
+  const info = helpers.getCertificateInfo(der as Uint8Array<ArrayBuffer>);
   const rfc4514 = (n: Record<string, string | undefined>) =>
     (["CN", "OU", "O", "C"] as const).filter((k) => n[k] !== undefined)
       .map((k) => `${k}=${n[k]!.replace(/([,+"\\<>;])/g, "\\$1")}`).join(",");
@@ -390,7 +402,7 @@ export function certificateFacts(
 /** PEM of a DER certificate without newlines (passkey `attestation_certificate`). */
 export function pemWithoutNewlines(der: Uint8Array): string {
   return `-----BEGIN CERTIFICATE-----${
-    isoBase64URL.fromBuffer(der as Uint8Array<ArrayBuffer>, "base64")
+    Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString("base64")
   }-----END CERTIFICATE-----`;
 }
 

@@ -167,7 +167,9 @@ async function signCsr(
     } catch {
       throw new ParameterError('Cannot parse parameter "attestation": not a PEM certificate');
     }
-    if (!Buffer.from(certificatePublicKey(att.toString())).equals(Buffer.from(csr.publicKey))) {
+    if (
+      !Buffer.from(await certificatePublicKey(att.toString())).equals(Buffer.from(csr.publicKey))
+    ) {
       ctx.deps.log.warn("certificate request does not match attestation certificate.");
       throw new AppError("certificate request does not match attestation certificate.", 10);
     }
@@ -261,7 +263,7 @@ async function init(ctx: TypeInitContext): Promise<TypeInitResult> {
     if (made.password !== undefined) detail.pkcs12_password = made.password;
   } else if (upload) {
     try {
-      certificateFacts(upload);
+      await certificateFacts(upload);
     } catch {
       throw new ParameterError('Cannot parse parameter "certificate": not a PEM certificate');
     }

@@ -187,7 +187,7 @@ async function completeRegistration(ctx: TypeInitContext): Promise<TypeInitResul
   let description: string | undefined;
   if (reg.x5c.length > 0) {
     info.attestation_certificate = pemWithoutNewlines(reg.x5c[0]);
-    description = certificateFacts(reg.x5c[0]).cn || undefined;
+    description = (await certificateFacts(reg.x5c[0])).cn || undefined;
   }
   return {
     secret: new TextEncoder().encode(id),

@@ -245,7 +245,7 @@ async function completeRegistration(ctx: TypeInitContext): Promise<TypeInitResul
   };
   let description = WEBAUTHN_DEFAULT_DESCRIPTION;
   if (reg.x5c.length > 0) {
-    const cert = certificateFacts(reg.x5c[0]);
+    const cert = await certificateFacts(reg.x5c[0]);
     info.attestation_issuer = cert.issuer;
     info.attestation_subject = cert.subject;
     info.attestation_serial = cert.serial;
