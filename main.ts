@@ -12,6 +12,7 @@ import { createLogger, type Logger } from "./src/lib/logger.ts";
 import { closeRuntime, openRuntime } from "./src/runtime.ts";
 import type { Deps } from "./src/deps.ts";
 import { createApp } from "./src/app.ts";
+import { loadMetricsLibrary } from "./src/http/metrics.ts";
 import {
   addAdmin,
   deleteAdmin,
@@ -382,6 +383,8 @@ async function serveProcess(
   if (!isWorker) checkListenAddress(config.server.host, config.server.port);
   const deps = await openRuntime(config, log, { migrate: !isWorker });
   if (!isWorker) await writeInitialAdmin(deps, config, log);
+  // prom-client is loaded only by a server that counts
+  if (config.metrics.enabled) await loadMetricsLibrary();
   const app = createApp(deps, {
     // a scrape reaching any worker adds up every worker's counters
     metricsPeers: options.worker !== undefined && options.metricsDir

@@ -18,6 +18,7 @@ const LAZY_PACKAGES = [
   "@peculiar/x509",
   "reflect-metadata",
   "@simplewebauthn/server",
+  "prom-client",
 ];
 
 /** Packages of the tests and the web UI's build that the server must never load. */

@@ -6,6 +6,7 @@
  */
 import type { Hono } from "hono";
 import { createApp } from "../src/app.ts";
+import { loadMetricsLibrary } from "../src/http/metrics.ts";
 import { type Config, loadConfig } from "../src/config.ts";
 import type { Deps } from "../src/deps.ts";
 import { openTestDatabase } from "./test_db.ts";
@@ -89,6 +90,7 @@ export async function createTestApp(
     nodeName: "test-node",
     ...options.deps,
   };
+  if (deps.config.metrics.enabled) await loadMetricsLibrary();
   const app = createApp(deps, { routeRules: options.routeRules });
   let adminToken: string | undefined;
 

@@ -16,7 +16,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import type { AppEnv } from "./context.ts";
 import type { Deps } from "../deps.ts";
 import { ENVELOPE_BODIES } from "./envelope.ts";
@@ -40,6 +40,16 @@ export interface MetricsPeers {
   dir: string;
   /** This worker's number. */
   worker: number;
+}
+
+let promClient: typeof import("prom-client") | undefined;
+
+/**
+ * Loads prom-client, which {@link createMetrics} needs: only a server with
+ * metrics on loads it (about 2 MB resident), before it creates its app.
+ */
+export async function loadMetricsLibrary(): Promise<void> {
+  promClient ??= await import("prom-client");
 }
 
 /** The label value of anything outside a label's fixed set. */
@@ -80,6 +90,8 @@ function statusOf(c: Context<AppEnv>): string {
 
 /** Builds the registry and the counting middleware for `deps`. */
 export function createMetrics(deps: Deps, peers?: MetricsPeers): Metrics {
+  if (!promClient) throw new Error("metrics: loadMetricsLibrary() must run before createMetrics");
+  const { AggregatorRegistry, Counter, Gauge, Histogram, Registry } = promClient;
   const registry = new Registry();
   const requests = new Counter({
     name: "tessera_http_requests_total",
