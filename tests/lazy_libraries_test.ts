@@ -19,6 +19,7 @@ const LAZY_PACKAGES = [
   "reflect-metadata",
   "@simplewebauthn/server",
   "prom-client",
+  "cron-parser",
 ];
 
 /** Packages of the tests and the web UI's build that the server must never load. */

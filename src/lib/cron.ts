@@ -6,7 +6,14 @@
  *
  * @module
  */
-import { CronExpressionParser } from "cron-parser";
+import type { CronExpressionParser } from "cron-parser";
+
+let parserLoading: Promise<typeof CronExpressionParser> | undefined;
+
+// cron-parser (with luxon, about 1.5 MB resident) serves only periodic tasks: loaded on first use
+function cronParser(): Promise<typeof CronExpressionParser> {
+  return parserLoading ??= import("cron-parser").then((m) => m.CronExpressionParser);
+}
 
 // croniter's aliases, written out (cron-parser lacks @midnight)
 const ALIASES: Readonly<Record<string, string>> = {
@@ -42,11 +49,12 @@ function toParserExpression(interval: string): { expression: string } | { proble
 }
 
 /** Why `interval` is no crontab expression, or undefined when it is one. */
-export function cronProblem(interval: string): string | undefined {
+export async function cronProblem(interval: string): Promise<string | undefined> {
   const parsed = toParserExpression(interval);
   if ("problem" in parsed) return parsed.problem;
+  const parser = await cronParser();
   try {
-    CronExpressionParser.parse(parsed.expression, { currentDate: new Date(0), strict: false });
+    parser.parse(parsed.expression, { currentDate: new Date(0), strict: false });
     return undefined;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
@@ -58,10 +66,15 @@ export function cronProblem(interval: string): string | undefined {
  * read in the time zone `tz` (an IANA name; default: this process's local
  * zone). Throws on an expression {@link cronProblem} refuses.
  */
-export function nextCronTime(interval: string, afterMs: number, tz?: string): number {
+export async function nextCronTime(
+  interval: string,
+  afterMs: number,
+  tz?: string,
+): Promise<number> {
   const parsed = toParserExpression(interval);
   if ("problem" in parsed) throw new Error(parsed.problem);
-  const it = CronExpressionParser.parse(parsed.expression, {
+  const parser = await cronParser();
+  const it = parser.parse(parsed.expression, {
     currentDate: new Date(afterMs),
     tz,
     strict: false,

@@ -181,7 +181,7 @@ export async function savePeriodicTask(deps: Deps, input: PeriodicTaskInput): Pr
   const interval = input.interval.trim();
   const problem = interval.length > MAX_INTERVAL
     ? `at most ${MAX_INTERVAL} characters`
-    : cronProblem(interval);
+    : await cronProblem(interval);
   if (problem !== undefined) throw new ParameterError(`Invalid interval: ${problem}`);
   const nodes = parseNodes(input.nodes);
   const module = Object.hasOwn(TASK_MODULES, input.taskmodule)

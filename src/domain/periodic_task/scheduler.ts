@@ -55,14 +55,14 @@ export interface TaskRun {
 class LeaseLostError extends Error {}
 
 /** The next due time of a task on a node, or undefined when its interval cannot be read. */
-function dueTime(
+async function dueTime(
   deps: Deps,
   task: Pick<store.StoredTask, "name" | "interval">,
   reference: number,
   timeZone?: string,
-): number | undefined {
+): Promise<number | undefined> {
   try {
-    return nextCronTime(task.interval, reference, timeZone);
+    return await nextCronTime(task.interval, reference, timeZone);
   } catch (err) {
     deps.log.warn("Ignoring periodic task: its interval cannot be read", {
       task: task.name,
@@ -93,7 +93,12 @@ export async function runDueTasks(deps: Deps, options: RunOptions): Promise<Task
     ) {
       continue;
     }
-    const due = dueTime(deps, listed, listed.lastRuns[node] ?? listed.lastUpdate, options.timeZone);
+    const due = await dueTime(
+      deps,
+      listed,
+      listed.lastRuns[node] ?? listed.lastUpdate,
+      options.timeZone,
+    );
     if (due === undefined || due > now) continue;
     const lease = { id: listed.id, node, holder: options.holder };
     let run: TaskRun | undefined;
@@ -131,7 +136,7 @@ async function runLeased(
   const [task] = await store.listTasks(deps.db, { id: lease.id });
   const due = task === undefined || !task.isActive || !task.nodes.includes(lease.node)
     ? undefined
-    : dueTime(deps, task, task.lastRuns[lease.node] ?? task.lastUpdate, context.timeZone);
+    : await dueTime(deps, task, task.lastRuns[lease.node] ?? task.lastUpdate, context.timeZone);
   if (task === undefined || due === undefined || due > context.now) {
     await store.releaseLease(deps.db, lease);
     return undefined;
