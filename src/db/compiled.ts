@@ -12,6 +12,7 @@ import type { Db } from "./schema.ts";
 import {
   type DirectResult,
   executeDirect,
+  executeDirectOrWait,
   type ExecuteOptions,
   noteStatement,
   type PendingCommits,
@@ -61,6 +62,11 @@ export interface RunOptions<R> extends ExecuteOptions {
  * A hot-path write that joins the connection's write group is committed when
  * this returns, unless `pending` is given: then its commit is added there and
  * the caller must settle `pending` before it relies on the write.
+ *
+ * While another process holds SQLite's write lock, a hot-path write waits for
+ * it here asynchronously (the event loop serves other requests meanwhile),
+ * then runs as above, `onDirect` included; it rejects with SQLite's busy error
+ * when the lock stayed held for `storage.statement_timeout`.
  */
 export async function runCached<R>(
   db: Db,
@@ -72,7 +78,13 @@ export async function runCached<R>(
 ): Promise<{ rows: R[]; numAffectedRows?: bigint }> {
   const { sql, params } = compiled(db, key, build, args);
   // no transaction open on the connection: run it now, without Kysely's async driver
-  const now = executeDirect<R>(db, sql, params, options);
+  let now = executeDirectOrWait<R>(db, sql, params, options);
+  // another process holds the write lock: wait without blocking the thread, then run it (in
+  // the group that begins when the lock is free, or through Kysely if a transaction took it)
+  while (now !== undefined && "lockWait" in now) {
+    await now.lockWait;
+    now = executeDirectOrWait<R>(db, sql, params, options);
+  }
   if (now !== undefined) {
     options?.onDirect?.(now);
     // a write that joined the write group counts once the group has committed

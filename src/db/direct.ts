@@ -44,6 +44,19 @@ export interface DirectResult {
   committed?: Promise<void>;
 }
 
+/**
+ * A hot-path write that could not run yet: another connection (another
+ * worker process, the CLI) holds SQLite's write lock, so the write group
+ * cannot begin. `lockWait` resolves once the statement can be tried again
+ * (the group has begun, or a transaction of this connection took the lock:
+ * then the statement goes through Kysely); it rejects with SQLite's busy
+ * error when the lock stayed held for the busy timeout
+ * (`storage.statement_timeout`). The statement did not run.
+ */
+export interface LockWait {
+  lockWait: Promise<void>;
+}
+
 /** How {@link DirectAccess.execute} treats one statement. */
 export interface ExecuteOptions {
   /**
@@ -59,9 +72,16 @@ export interface DirectAccess {
   /**
    * Runs a statement on the connection synchronously. A quiet write (see
    * {@link movesEpoch}) joins the write group; any other write commits an
-   * open group first and runs on its own.
+   * open group first and runs on its own. A quiet write that finds the
+   * write lock held by another connection does not run: it returns a
+   * {@link LockWait}, and so does every quiet write while one is pending
+   * (they then share one group).
    */
-  execute(sql: string, params: readonly unknown[], options?: ExecuteOptions): DirectResult;
+  execute(
+    sql: string,
+    params: readonly unknown[],
+    options?: ExecuteOptions,
+  ): DirectResult | LockWait;
   /** True while a transaction other than the write group is open. */
   inTransaction(): boolean;
   /** The `committed` promise of the write group open now; undefined when none is open. */
@@ -160,7 +180,25 @@ export function directOf(db: object): DirectAccess | undefined {
  * Runs a compiled statement on `db`'s connection right now, when `db` has
  * direct access and no transaction other than the write group is open on it;
  * undefined otherwise (the caller then goes through Kysely). A write's
- * `committed` must be awaited before the caller relies on it.
+ * `committed` must be awaited before the caller relies on it. A hot-path
+ * write that would wait for another connection's write lock returns a
+ * {@link LockWait}: the caller awaits it and calls again.
+ */
+export function executeDirectOrWait<R>(
+  db: object,
+  sql: string,
+  params: readonly unknown[],
+  options?: ExecuteOptions,
+): (DirectResult & { rows: R[] }) | LockWait | undefined {
+  const direct = attached.get(db);
+  if (direct === undefined || direct.inTransaction()) return undefined;
+  return direct.execute(sql, params, options) as (DirectResult & { rows: R[] }) | LockWait;
+}
+
+/**
+ * {@link executeDirectOrWait} for callers that cannot wait: a write that would
+ * wait for the write lock returns undefined too (the caller goes through
+ * Kysely, whose statements wait under SQLite's busy timeout).
  */
 export function executeDirect<R>(
   db: object,
@@ -168,9 +206,8 @@ export function executeDirect<R>(
   params: readonly unknown[],
   options?: ExecuteOptions,
 ): (DirectResult & { rows: R[] }) | undefined {
-  const direct = attached.get(db);
-  if (direct === undefined || direct.inTransaction()) return undefined;
-  return direct.execute(sql, params, options) as DirectResult & { rows: R[] };
+  const res = executeDirectOrWait<R>(db, sql, params, options);
+  return res === undefined || "lockWait" in res ? undefined : res;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   type DirectAccess,
   type DirectResult,
   type ExecuteOptions,
+  type LockWait,
   QUIET_WRITE,
   READ_ONLY,
   requestsBegunCount,
@@ -101,6 +102,25 @@ class WriteGroup {
 
 const CACHE_LIMIT = 500;
 
+/** A hot-path write waiting for another connection's write lock (see {@link LockWait}). */
+interface LockWaiter {
+  /** `performance.now()` after which it fails with the busy error. */
+  readonly deadline: number;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** Pause between attempts to begin the write group while another connection holds the lock. */
+export const LOCK_RETRY_MS = 1;
+
+// SQLITE_BUSY, the primary result code of a lock another connection holds
+const SQLITE_BUSY = 5;
+
+function isBusy(err: unknown): boolean {
+  const errcode = (err as { errcode?: unknown } | null)?.errcode;
+  return typeof errcode === "number" && (errcode & 0xff) === SQLITE_BUSY;
+}
+
 /**
  * Transactions take the write lock when they begin. A deferred BEGIN reads
  * first and fails at once with SQLITE_BUSY when another process committed in
@@ -130,6 +150,18 @@ export const EXTERNAL_CHECK_MS = 1;
  * commit rolls the group back and rejects every member. Any statement that
  * comes through Kysely (its transactions included) and any other write
  * commits the open group first, so they keep their own semantics.
+ *
+ * The group's BEGIN never waits in the thread: it runs with busy timeout 0,
+ * and when another connection (another worker process, the CLI) holds the
+ * write lock, the hot-path write returns a {@link LockWait} instead of
+ * running. The connection then tries to begin the group every
+ * {@link LOCK_RETRY_MS} from a timer, while the event loop serves other
+ * requests; hot-path writes that come meanwhile join the same wait, and once
+ * the group has begun they all run in it. A wait longer than the busy
+ * timeout fails with SQLite's busy error, as a blocking wait would. Every
+ * other statement waits for the lock under the connection's busy timeout
+ * as SQLite does (synchronously, in SQLite's steps of up to 100 ms): those
+ * are admin and maintenance paths.
  */
 export class NodeSqliteDatabase implements SqliteDatabase {
   readonly raw: DatabaseSync;
@@ -150,6 +182,14 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   #group: WriteGroup | undefined = undefined;
   readonly #begin: Prepared;
   readonly #commit: Prepared;
+  readonly #busyTimeoutMs: number;
+  // busy timeout 0 while the group begins, then back (~3 µs per group)
+  readonly #noBusyWait: StatementSync;
+  readonly #busyWait: StatementSync;
+  // hot-path writes waiting for another connection's write lock, oldest first
+  #lockWaiters: LockWaiter[] = [];
+  #lockError: unknown = undefined;
+  #lockTimer: ReturnType<typeof setTimeout> | undefined = undefined;
 
   readonly #hasQuietWrites: boolean;
 
@@ -165,12 +205,15 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.raw = new DatabaseSync(path);
     // the wait for another connection's write lock (SQLite's only wait: statements run in
     // this process and cannot hang on a peer); storage.statement_timeout
-    this.raw.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? BUSY_TIMEOUT_MS)}`);
+    this.#busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? BUSY_TIMEOUT_MS);
+    this.raw.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
     if (path !== ":memory:") this.raw.exec("PRAGMA journal_mode = WAL");
     this.raw.exec("PRAGMA synchronous = NORMAL");
     this.raw.exec("PRAGMA foreign_keys = ON");
     this.#begin = this.#prepared(BEGIN);
     this.#commit = this.#prepared("commit");
+    this.#noBusyWait = this.raw.prepare("PRAGMA busy_timeout = 0");
+    this.#busyWait = this.raw.prepare(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
     this.direct = {
       inTransaction: () => this.raw.isTransaction && this.#group === undefined,
       openGroup: () => this.#group?.committed,
@@ -227,11 +270,21 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     }
   }
 
-  #executeDirect(sql: string, params: readonly unknown[], options?: ExecuteOptions): DirectResult {
+  #executeDirect(
+    sql: string,
+    params: readonly unknown[],
+    options?: ExecuteOptions,
+  ): DirectResult | LockWait {
     const p = this.#prepared(sql);
-    const args = bindable(params);
     const keep = options?.keepsTokenCache ?? false;
-    if (p.kind === Kind.QuietWrite) return this.#groupWrite(p, args, keep);
+    if (p.kind === Kind.QuietWrite) {
+      // writes that came while others wait for the lock wait with them (one group, in order)
+      if (this.#group === undefined && (this.#lockWaiters.length > 0 || !this.#beginGroup())) {
+        return this.#waitForLock();
+      }
+      return this.#groupWrite(p, bindable(params), keep);
+    }
+    const args = bindable(params);
     // any other write keeps autocommit semantics
     if (p.kind === Kind.Write) this.endWriteGroup();
     return this.#result(p, args, keep);
@@ -243,15 +296,75 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return { rows: [], numAffectedRows: BigInt(res.changes) };
   }
 
-  #groupWrite(p: Prepared, args: SqlValue[], keepsTokenCache: boolean): DirectResult {
-    let group = this.#group;
-    if (group === undefined) {
+  // Begins the write group without waiting: false when another connection holds the lock.
+  #beginGroup(): boolean {
+    this.#noBusyWait.run();
+    try {
       this.exec(this.#begin, [], false);
-      const g = group = this.#group = new WriteGroup();
-      setImmediate(() => {
-        if (this.#group === g) this.endWriteGroup();
-      });
+    } catch (err) {
+      if (!isBusy(err)) throw err;
+      this.#lockError = err;
+      return false;
+    } finally {
+      this.#busyWait.run();
     }
+    const g = this.#group = new WriteGroup();
+    setImmediate(() => {
+      if (this.#group === g) this.endWriteGroup();
+    });
+    return true;
+  }
+
+  // Joins the wait for the write lock (starting it): each waiter fails after the busy timeout.
+  #waitForLock(): LockWait {
+    const deadline = performance.now() + this.#busyTimeoutMs;
+    if (this.#lockWaiters.length === 0) {
+      this.#lockTimer = setTimeout(() => this.#retryLock(), LOCK_RETRY_MS);
+    }
+    const lockWait = new Promise<void>((resolve, reject) => {
+      this.#lockWaiters.push({ deadline, resolve, reject });
+    });
+    return { lockWait };
+  }
+
+  #retryLock(): void {
+    this.#lockTimer = undefined;
+    // the group began (a write that needed no wait), or a transaction of this connection
+    // holds the lock (the waiters' statements then go through Kysely and wait for it there)
+    let isFree = this.#group !== undefined || this.raw.isTransaction;
+    if (!isFree) {
+      try {
+        isFree = this.#beginGroup();
+      } catch (err) {
+        this.#endLockWait((w) => w.reject(err));
+        return;
+      }
+    }
+    if (isFree) {
+      this.#endLockWait((w) => w.resolve());
+      return;
+    }
+    const now = performance.now();
+    const waiting = this.#lockWaiters.filter((w) => {
+      if (now < w.deadline) return true;
+      w.reject(this.#lockError);
+      return false;
+    });
+    this.#lockWaiters = waiting;
+    if (waiting.length > 0) this.#lockTimer = setTimeout(() => this.#retryLock(), LOCK_RETRY_MS);
+  }
+
+  #endLockWait(settle: (w: LockWaiter) => void): void {
+    const waiters = this.#lockWaiters;
+    this.#lockWaiters = [];
+    clearTimeout(this.#lockTimer);
+    this.#lockTimer = undefined;
+    // resolved in order: each runs its statement in the group before the group's setImmediate
+    for (const w of waiters) settle(w);
+  }
+
+  #groupWrite(p: Prepared, args: SqlValue[], keepsTokenCache: boolean): DirectResult {
+    const group = this.#group!;
     let res: DirectResult;
     try {
       res = this.#result(p, args, keepsTokenCache);
@@ -323,6 +436,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
 
   close(): void {
     this.endWriteGroup();
+    this.#endLockWait((w) => w.reject(new Error("The database connection is closed")));
     this.#cache.clear();
     this.raw.close();
   }

@@ -344,6 +344,7 @@ Deno.test("EpochCache readsTokenTables: reloads after a token write, keeps after
     const res = direct.execute(`update "token" set "count" = 1 where "id" = -1`, [], {
       keepsTokenCache: true,
     });
+    assert.ok(!("lockWait" in res), "no other connection holds the write lock");
     await res.committed;
     await read();
     assert.equal(loads, 2, "a keepsTokenCache write keeps it");

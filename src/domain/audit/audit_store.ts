@@ -1,7 +1,7 @@
 import { CompiledQuery, type Expression, type Selectable, sql, type SqlBool } from "kysely";
 import type { AuditTable, Db } from "../../db/schema.ts";
 import { matchStar } from "../../db/like.ts";
-import { executeDirect } from "../../db/direct.ts";
+import { executeDirectOrWait, type LockWait } from "../../db/direct.ts";
 import { type AUDIT_FILTER_COLUMNS, type AuditEntry, fitAuditEntry } from "./model.ts";
 
 /** A stored audit row. */
@@ -94,16 +94,19 @@ export async function insertEntries(db: Db, entries: AuditEntry[]): Promise<void
  * Inserts one row now, in the SQLite connection's write group (it commits
  * with the hot-path writes of the same moment); returns the group's
  * `committed` promise. Undefined when that is not possible (PostgreSQL, or
- * a transaction is open on the connection): the caller queues the row.
+ * a transaction is open on the connection): the caller queues the row. A
+ * {@link LockWait} when another process holds the write lock: the row was not
+ * written; the caller awaits the wait and tries again.
  */
 export function insertEntryNow(
   db: Db,
   entry: AuditEntry,
-): { committed: Promise<void> | undefined } | undefined {
+): { committed: Promise<void> | undefined } | LockWait | undefined {
   const params: unknown[] = [];
   pushParams(params, entry);
-  const res = executeDirect(db, compiledInsert(db, 1), params);
-  return res && { committed: res.committed };
+  const res = executeDirectOrWait(db, compiledInsert(db, 1), params);
+  if (res === undefined || "lockWait" in res) return res;
+  return { committed: res.committed };
 }
 
 /**

@@ -139,6 +139,9 @@ export class AuditWriter {
         // again after a pause, not at once with another synchronous wait
         return this.#enqueue(entry, { isDeferred: true });
       }
+      if (written !== undefined && "lockWait" in written) {
+        return this.#afterLockWait(entry, written.lockWait);
+      }
       if (written !== undefined) return this.#track(entry, written.committed);
     }
     return this.#enqueue(entry);
@@ -215,9 +218,27 @@ export class AuditWriter {
       this.#skip(entry, err);
       return RESOLVED;
     }
-    if (written === undefined) return undefined;
+    if (written === undefined || "lockWait" in written) return undefined;
     // the group is open and the insert is a hot-path write: it joined that group
     return this.#track(entry, written.committed, { isRequeued: false });
+  }
+
+  // Another process holds SQLite's write lock: the row is written once the connection has it
+  // (the wait does not block the thread); when the lock stays held for the busy timeout, the
+  // queue tries again after a pause. Counted as pending meanwhile.
+  #afterLockWait(entry: AuditEntry, lockWait: Promise<void>): Promise<void> {
+    const done: Promise<void> = lockWait.then(
+      () => {
+        this.#direct.delete(done);
+        return this.write(entry);
+      },
+      () => {
+        this.#direct.delete(done);
+        return this.#enqueue(entry, { isDeferred: true });
+      },
+    );
+    this.#direct.add(done);
+    return done;
   }
 
   // a row in the write group: done when the group commits, queued again when it rolls back
@@ -276,8 +297,11 @@ export class AuditWriter {
   async flush(options: { timeoutMs?: number } = {}): Promise<number> {
     const target = this.#queued;
     const direct = [...this.#direct];
-    const left = () =>
-      Math.max(0, target - this.#done) + direct.filter((p) => this.#direct.has(p)).length;
+    // a direct row counts until its promise settles: one that went to the queue meanwhile
+    // (its commit failed, or its wait for SQLite's write lock timed out) settles when written
+    const unsettled = new Set(direct);
+    for (const p of direct) void p.then(() => unsettled.delete(p));
+    const left = () => Math.max(0, target - this.#done) + unsettled.size;
     if (this.#isStopped || left() === 0) return left();
     const queued = this.#done >= target
       ? RESOLVED

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { sql } from "kysely";
 import { type AuditEntry, AuditWriter, newAuditEntry } from "../../../src/domain/audit/mod.ts";
-import { migrateToLatest, openDatabase, sqliteConnectionOf } from "../../../src/db/database.ts";
+import { migrateToLatest, openDatabase } from "../../../src/db/database.ts";
 import type { Db } from "../../../src/db/schema.ts";
 import { memoryLogger } from "../../../src/lib/logger.ts";
 import { openTestDatabase, TEST_ENGINE } from "../../test_db.ts";
@@ -29,11 +29,10 @@ async function actions(db: Db): Promise<string[]> {
 async function lockableFile() {
   const dir = await Deno.makeTempDir({ prefix: "tessera-audit-" });
   const path = `${dir}/tessera.sqlite`;
-  const db = openDatabase(`sqlite:${path}`);
-  await migrateToLatest(db);
   // the writer's connection gives up on a lock after 20 ms instead of 5 s: the test is
   // about what the writer does with "database is locked", not about SQLite's wait
-  sqliteConnectionOf(db)!.raw.exec("PRAGMA busy_timeout = 20");
+  const db = openDatabase(`sqlite:${path}`, { statementTimeoutMs: 20 });
+  await migrateToLatest(db);
   const other = new DatabaseSync(path);
   return {
     db,
@@ -167,6 +166,8 @@ Deno.test({
       await writer.flush();
       f.lock();
       for (let i = 9; i < 30; i++) writer.write(entry(i));
+      // each row waits for the write lock up to the statement timeout (20 ms), then queues
+      await sleep(60);
       assert.equal(writer.isFull, true);
       const room = settledFlag(writer.room());
       await sleep(200);
