@@ -24,6 +24,7 @@ import { Kysely, SqliteDialect } from "kysely";
 import { NodeSqliteDatabase } from "../src/db/sqlite_adapter.ts";
 import type { Database } from "../src/db/schema.ts";
 import { attachDirect } from "../src/db/direct.ts";
+import { type Checkpointer, startCheckpointer } from "../src/db/sqlite_checkpoint.ts";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { openRuntime } from "../src/runtime.ts";
@@ -128,6 +129,7 @@ const config = loadConfig({
 });
 const deps = await openRuntime(config, createLogger("warn"));
 let counter: StatementCounter | undefined;
+let checkpointer: Checkpointer | undefined;
 let pgCounter: PgCounter | undefined;
 if (cluster) {
   pgCounter = new PgCounter(cluster, PG_DB);
@@ -138,6 +140,8 @@ if (cluster) {
     hotPathTables: true,
   });
   counter = new StatementCounter(counted);
+  // as the server does (serve): the WAL is checkpointed by a worker, not in the commits
+  checkpointer = startCheckpointer(counted.raw);
   deps.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: counted }) });
   attachDirect(deps.db, counted.direct);
   // as in the server, the audit writer shares the request's connection (another connection's
@@ -353,6 +357,7 @@ if (cluster) {
   console.log(" spent executing the statements, per request, the audit rows included)");
 }
 await deps.audit.flush();
+await checkpointer?.stop();
 await deps.db.destroy();
 await pgCounter?.close();
 await cluster?.stop();

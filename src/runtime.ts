@@ -10,7 +10,8 @@ import { dirname } from "node:path";
 import type { Config } from "./config.ts";
 import type { Deps, ResponseSigner } from "./deps.ts";
 import { createResponseSigner, loadOrCreateSigningKey } from "./domain/signing/mod.ts";
-import { migrateToLatest, openDatabase } from "./db/database.ts";
+import { migrateToLatest, openDatabase, sqliteConnectionOf } from "./db/database.ts";
+import { type Checkpointer, startCheckpointer } from "./db/sqlite_checkpoint.ts";
 import { isPostgresUrl } from "./db/postgres.ts";
 import type { Db } from "./db/schema.ts";
 import { sqliteFileOf } from "./db/backup.ts";
@@ -20,11 +21,17 @@ import { systemClock } from "./lib/clock.ts";
 import type { Logger } from "./lib/logger.ts";
 import { secureRandom } from "./lib/random.ts";
 
-/** Opens everything a Tessera process needs; `migrate` runs pending migrations. */
+const checkpointers = new WeakMap<Db, Checkpointer>();
+
+/**
+ * Opens everything a Tessera process needs; `migrate` runs pending migrations;
+ * `checkpointOffThread` (a server): a SQLite file's WAL is checkpointed by a
+ * worker, not in the commits (db/sqlite_checkpoint.ts), until {@link closeRuntime}.
+ */
 export async function openRuntime(
   config: Config,
   log: Logger,
-  options: { migrate?: boolean } = {},
+  options: { migrate?: boolean; checkpointOffThread?: boolean } = {},
 ): Promise<Deps> {
   // a new SQLite database needs its folder (by default the data directory); an existing one
   // does not, so a node refused below leaves no trace on disk
@@ -53,6 +60,9 @@ export async function openRuntime(
     throw err;
   }
   if (key.isCreated) log.info("Created encryption key file", { path: config.storage.keyFile });
+  const sqlite = options.checkpointOffThread ? sqliteConnectionOf(db) : undefined;
+  const checkpointer = sqlite && startCheckpointer(sqlite.raw, { log });
+  if (checkpointer) checkpointers.set(db, checkpointer);
   return {
     config,
     db,
@@ -118,6 +128,8 @@ export async function closeRuntime(
       waitedSeconds: waitMs / 1000,
     });
   }
+  // the worker's connection closes first: the last one to close folds the WAL into the file
+  await checkpointers.get(deps.db)?.stop();
   await deps.db.destroy();
   return left;
 }
