@@ -3,9 +3,9 @@
  *
  * @module
  */
-import { Kysely, SqliteDialect } from "kysely";
+import { Kysely } from "kysely";
 import { type MigrationResultSet, Migrator } from "kysely/migration";
-import { NodeSqliteDatabase } from "./sqlite_adapter.ts";
+import { LockWaitingSqliteDialect, NodeSqliteDatabase } from "./sqlite_adapter.ts";
 import { attachDirect } from "./direct.ts";
 import { MIGRATIONS } from "./migrations/mod.ts";
 import { isPostgresUrl, openPostgres, type PostgresOptions } from "./postgres.ts";
@@ -27,7 +27,7 @@ export function openDatabase(url: string, options: PostgresOptions = {}): Db {
     hotPathTables: true,
     busyTimeoutMs: options.statementTimeoutMs,
   });
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect(raw) });
   attachDirect(db, raw.direct);
   connections.set(db, raw);
   return db;

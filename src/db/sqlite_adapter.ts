@@ -8,7 +8,14 @@
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
-import type { SqliteDatabase, SqliteStatement } from "kysely";
+import {
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase,
+  SqliteDialect,
+  SqliteDriver,
+  type SqliteStatement,
+} from "kysely";
 import {
   type DirectAccess,
   type DirectResult,
@@ -158,10 +165,12 @@ export const EXTERNAL_CHECK_MS = 1;
  * {@link LOCK_RETRY_MS} from a timer, while the event loop serves other
  * requests; hot-path writes that come meanwhile join the same wait, and once
  * the group has begun they all run in it. A wait longer than the busy
- * timeout fails with SQLite's busy error, as a blocking wait would. Every
- * other statement waits for the lock under the connection's busy timeout
- * as SQLite does (synchronously, in SQLite's steps of up to 100 ms): those
- * are admin and maintenance paths.
+ * timeout fails with SQLite's busy error, as a blocking wait would. Kysely's
+ * transactions begin the same way ({@link beginTransaction}, through
+ * {@link LockWaitingSqliteDialect}). The other statements (Kysely's writes
+ * outside a transaction, writes that are not hot-path ones) wait for the
+ * lock under the connection's busy timeout as SQLite does (synchronously,
+ * in SQLite's steps of up to 100 ms): admin and maintenance paths.
  */
 export class NodeSqliteDatabase implements SqliteDatabase {
   readonly raw: DatabaseSync;
@@ -296,8 +305,8 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return { rows: [], numAffectedRows: BigInt(res.changes) };
   }
 
-  // Begins the write group without waiting: false when another connection holds the lock.
-  #beginGroup(): boolean {
+  // BEGIN IMMEDIATE without waiting: false when another connection holds the write lock.
+  #beginNow(): boolean {
     this.#noBusyWait.run();
     try {
       this.exec(this.#begin, [], false);
@@ -308,6 +317,27 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     } finally {
       this.#busyWait.run();
     }
+    return true;
+  }
+
+  /**
+   * Begins a transaction of Kysely's (see {@link LockWaitingSqliteDialect}): commits an
+   * open write group first, and waits for another connection's write lock on a timer,
+   * at most the busy timeout (then SQLite's busy error), while the event loop runs.
+   */
+  async beginTransaction(): Promise<void> {
+    const deadline = performance.now() + this.#busyTimeoutMs;
+    for (;;) {
+      this.endWriteGroup();
+      if (this.#beginNow()) return;
+      if (performance.now() >= deadline) throw this.#lockError;
+      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+    }
+  }
+
+  // Begins the write group without waiting: false when another connection holds the lock.
+  #beginGroup(): boolean {
+    if (!this.#beginNow()) return false;
     const g = this.#group = new WriteGroup();
     setImmediate(() => {
       if (this.#group === g) this.endWriteGroup();
@@ -439,5 +469,32 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.#endLockWait((w) => w.reject(new Error("The database connection is closed")));
     this.#cache.clear();
     this.raw.close();
+  }
+}
+
+/**
+ * Kysely's SQLite dialect on a {@link NodeSqliteDatabase}, whose transactions
+ * begin through {@link NodeSqliteDatabase.beginTransaction}: their wait for
+ * another process's write lock does not block the thread.
+ */
+export class LockWaitingSqliteDialect extends SqliteDialect {
+  readonly #db: NodeSqliteDatabase;
+  constructor(db: NodeSqliteDatabase) {
+    super({ database: db });
+    this.#db = db;
+  }
+  override createDriver(): Driver {
+    return new LockWaitingSqliteDriver(this.#db);
+  }
+}
+
+class LockWaitingSqliteDriver extends SqliteDriver {
+  readonly #db: NodeSqliteDatabase;
+  constructor(db: NodeSqliteDatabase) {
+    super({ database: db });
+    this.#db = db;
+  }
+  override async beginTransaction(_connection: DatabaseConnection): Promise<void> {
+    await this.#db.beginTransaction();
   }
 }

@@ -195,8 +195,19 @@ Deno.test(
       assert.match(String(err), /database is locked/);
       assert.ok(ms >= 290 && ms < 1000, `gave up after ${Math.round(ms)} ms`);
       assert.ok(ticks >= 15, `the event loop ran only ${ticks} times while waiting`);
+      // a Kysely transaction gives up the same way, without a statement run
+      const trxStarted = performance.now();
+      const trxErr = await db.transaction().execute(async (t) => {
+        await t.updateTable("token").set({ maxfail: 99 }).where("id", "=", id).execute();
+      }).then(() => undefined, (e) => e);
+      const trxMs = performance.now() - trxStarted;
+      assert.ok(trxErr && isTransientDbError(trxErr), String(trxErr));
+      assert.ok(trxMs >= 290 && trxMs < 1000, `the transaction gave up after ${trxMs} ms`);
       await released;
       assert.equal(readCount(path, id), 0);
+      const maxfail = await db.selectFrom("token").select("maxfail").where("id", "=", id)
+        .executeTakeFirstOrThrow();
+      assert.notEqual(maxfail.maxfail, 99);
       const info = await db.selectFrom("tokeninfo").selectAll().execute();
       assert.deepEqual(info, []);
       // the lock is free again: the next write goes through at once
@@ -207,11 +218,14 @@ Deno.test(
 );
 
 Deno.test(
-  "SQLite: a Kysely transaction still waits for another process's write lock, next to waiting hot-path writes",
+  "SQLite: a Kysely transaction waits for another process's write lock without blocking the thread, next to waiting hot-path writes",
   SQLITE_ONLY,
   async () => {
     await withFile(5000, async (db, path, id) => {
-      const { released } = await holdWriteLock(path, 200);
+      const { released } = await holdWriteLock(path, 500);
+      const started = performance.now();
+      let timerAt = Infinity;
+      setTimeout(() => timerAt = performance.now() - started, 20);
       const hot = setCount(db, id, 5);
       const trx = db.transaction().execute(async (t) => {
         await t.insertInto("config").values({ key: "lw", value: "1", type: "", description: "" })
@@ -219,6 +233,7 @@ Deno.test(
         await t.updateTable("token").set({ maxfail: 7 }).where("id", "=", id).execute();
       });
       await Promise.all([hot, trx, released]);
+      assert.ok(timerAt < 250, `the event loop was blocked: a 20 ms timer fired at ${timerAt} ms`);
       const other = new DatabaseSync(path, { readOnly: true });
       try {
         assert.deepEqual(
