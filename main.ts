@@ -381,7 +381,7 @@ async function serveProcess(
   const isWorker = options.worker !== undefined;
   // a busy port is found before the data directory, the key files or the database are touched
   if (!isWorker) checkListenAddress(config.server.host, config.server.port);
-  const deps = await openRuntime(config, log, { migrate: !isWorker, checkpointOffThread: true });
+  const deps = await openRuntime(config, log, { migrate: !isWorker, checkpointOnTimer: true });
   if (!isWorker) await writeInitialAdmin(deps, config, log);
   // prom-client is loaded only by a server that counts
   if (config.metrics.enabled) await loadMetricsLibrary();

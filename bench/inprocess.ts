@@ -140,7 +140,7 @@ if (cluster) {
     hotPathTables: true,
   });
   counter = new StatementCounter(counted);
-  // as the server does (serve): the WAL is checkpointed by a worker, not in the commits
+  // as the server does (serve): the WAL is checkpointed once a second, not in the commits
   checkpointer = startCheckpointer(counted.raw);
   deps.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: counted }) });
   attachDirect(deps.db, counted.direct);
@@ -357,7 +357,7 @@ if (cluster) {
   console.log(" spent executing the statements, per request, the audit rows included)");
 }
 await deps.audit.flush();
-await checkpointer?.stop();
+checkpointer?.stop();
 await deps.db.destroy();
 await pgCounter?.close();
 await cluster?.stop();

@@ -25,13 +25,13 @@ const checkpointers = new WeakMap<Db, Checkpointer>();
 
 /**
  * Opens everything a Tessera process needs; `migrate` runs pending migrations;
- * `checkpointOffThread` (a server): a SQLite file's WAL is checkpointed by a
- * worker, not in the commits (db/sqlite_checkpoint.ts), until {@link closeRuntime}.
+ * `checkpointOnTimer` (a server): a SQLite file's WAL is checkpointed once a
+ * second, not in the commits (db/sqlite_checkpoint.ts), until {@link closeRuntime}.
  */
 export async function openRuntime(
   config: Config,
   log: Logger,
-  options: { migrate?: boolean; checkpointOffThread?: boolean } = {},
+  options: { migrate?: boolean; checkpointOnTimer?: boolean } = {},
 ): Promise<Deps> {
   // a new SQLite database needs its folder (by default the data directory); an existing one
   // does not, so a node refused below leaves no trace on disk
@@ -60,7 +60,7 @@ export async function openRuntime(
     throw err;
   }
   if (key.isCreated) log.info("Created encryption key file", { path: config.storage.keyFile });
-  const sqlite = options.checkpointOffThread ? sqliteConnectionOf(db) : undefined;
+  const sqlite = options.checkpointOnTimer ? sqliteConnectionOf(db) : undefined;
   const checkpointer = sqlite && startCheckpointer(sqlite.raw, { log });
   if (checkpointer) checkpointers.set(db, checkpointer);
   return {
@@ -128,8 +128,7 @@ export async function closeRuntime(
       waitedSeconds: waitMs / 1000,
     });
   }
-  // the worker's connection closes first: the last one to close folds the WAL into the file
-  await checkpointers.get(deps.db)?.stop();
+  checkpointers.get(deps.db)?.stop();
   await deps.db.destroy();
   return left;
 }

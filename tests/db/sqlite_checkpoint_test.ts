@@ -1,9 +1,9 @@
 /**
- * WAL checkpoints in a worker (db/sqlite_checkpoint.ts): the serving
+ * WAL checkpoints on a timer (db/sqlite_checkpoint.ts): the serving
  * connection's commits no longer checkpoint (its automatic checkpoint is a
- * far backstop), the worker moves committed pages into the file while the
- * connection goes on, and stopping restores SQLite's automatic checkpoint.
- * Real SQLite files in a temporary folder.
+ * far backstop), the timer moves committed pages into the file between
+ * requests, and stopping restores SQLite's automatic checkpoint. Real SQLite
+ * files in a temporary folder.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
@@ -37,7 +37,7 @@ async function waitFor(what: string, cond: () => boolean, ms = 5000): Promise<vo
   }
 }
 
-Deno.test("checkpoint worker: committed pages reach the file without a checkpoint in the commits", async () => {
+Deno.test("checkpoint timer: committed pages reach the file without a checkpoint in the commits", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tessera-ckpt-" });
   const path = `${dir}/t.db`;
   const db = new DatabaseSync(path);
@@ -45,19 +45,19 @@ Deno.test("checkpoint worker: committed pages reach the file without a checkpoin
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("create table t (id integer primary key, v text)");
     const checkpointer = startCheckpointer(db, { intervalMs: 20 });
-    assert.ok(checkpointer, "a file database gets a worker");
+    assert.ok(checkpointer, "a file database gets a timer");
     assert.equal(autocheckpoint(db), BACKSTOP_AUTOCHECKPOINT_PAGES);
     const sizeBefore = Deno.statSync(path).size;
     // ~1,500 pages of WAL: SQLite's own default (1,000 pages) would have checkpointed in a commit
     writeRows(db, 1500);
-    // the worker moves them into the file while this connection stays idle
+    // the timer moves them into the file while the event loop runs
     await waitFor("the file to grow", () => Deno.statSync(path).size > sizeBefore + 1_000_000);
     // the rows are there, read through a fresh connection too
     const other = new DatabaseSync(path);
     assert.equal((other.prepare("select count(*) as n from t").get() as { n: number }).n, 1500);
     other.close();
-    await checkpointer.stop();
-    await checkpointer.stop(); // twice is harmless
+    checkpointer.stop();
+    checkpointer.stop(); // twice is harmless
     assert.equal(autocheckpoint(db), 1000, "SQLite's automatic checkpoint is back");
     writeRows(db, 10);
   } finally {
@@ -66,8 +66,8 @@ Deno.test("checkpoint worker: committed pages reach the file without a checkpoin
   }
 });
 
-Deno.test("checkpoint worker: without it the same commits leave the pages in the WAL", async () => {
-  // the control of the test above: with the backstop value and no worker, the file stays as it was
+Deno.test("checkpoint timer: without it the same commits leave the pages in the WAL", async () => {
+  // the control of the test above: with the backstop value and no timer, the file stays as it was
   const dir = await Deno.makeTempDir({ prefix: "tessera-ckpt-" });
   const path = `${dir}/t.db`;
   const db = new DatabaseSync(path);
@@ -85,7 +85,7 @@ Deno.test("checkpoint worker: without it the same commits leave the pages in the
   }
 });
 
-Deno.test("checkpoint worker: none for an in-memory database", () => {
+Deno.test("checkpoint timer: none for an in-memory database", () => {
   const db = new DatabaseSync(":memory:");
   try {
     assert.equal(startCheckpointer(db), undefined);
@@ -95,7 +95,7 @@ Deno.test("checkpoint worker: none for an in-memory database", () => {
   }
 });
 
-Deno.test("checkpoint worker: a server's runtime starts it and closeRuntime stops it", async () => {
+Deno.test("checkpoint timer: a server's runtime starts it and closeRuntime stops it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tessera-ckpt-" });
   try {
     const config = loadConfig({
@@ -106,10 +106,10 @@ Deno.test("checkpoint worker: a server's runtime starts it and closeRuntime stop
       },
     });
     const log = createLogger("error");
-    const served = await openRuntime(config, log, { checkpointOffThread: true });
+    const served = await openRuntime(config, log, { checkpointOnTimer: true });
     const raw = sqliteConnectionOf(served.db)!.raw;
     assert.equal(autocheckpoint(raw), BACKSTOP_AUTOCHECKPOINT_PAGES);
-    // the test's sanitizers fail it if the worker outlives closeRuntime
+    // the test's sanitizers fail it if the timer outlives closeRuntime
     await closeRuntime(served);
     // a command (not a server) keeps SQLite's own checkpoint
     const command = await openRuntime(config, log);
