@@ -29,6 +29,21 @@ function writeRows(db: DatabaseSync, rows: number): void {
   for (let i = 0; i < rows; i++) insert.run("x".repeat(1000));
 }
 
+/** A WAL database file with table `t` in a fresh folder, removed after `fn`. */
+async function withWalFile(fn: (db: DatabaseSync, path: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "tessera-ckpt-" });
+  const path = `${dir}/t.db`;
+  const db = new DatabaseSync(path);
+  try {
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("create table t (id integer primary key, v text)");
+    await fn(db, path);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 async function waitFor(what: string, cond: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
@@ -38,12 +53,7 @@ async function waitFor(what: string, cond: () => boolean, ms = 5000): Promise<vo
 }
 
 Deno.test("checkpoint timer: committed pages reach the file without a checkpoint in the commits", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tessera-ckpt-" });
-  const path = `${dir}/t.db`;
-  const db = new DatabaseSync(path);
-  try {
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("create table t (id integer primary key, v text)");
+  await withWalFile(async (db, path) => {
     const checkpointer = startCheckpointer(db, { intervalMs: 20 });
     assert.ok(checkpointer, "a file database gets a timer");
     assert.equal(autocheckpoint(db), BACKSTOP_AUTOCHECKPOINT_PAGES);
@@ -60,29 +70,18 @@ Deno.test("checkpoint timer: committed pages reach the file without a checkpoint
     checkpointer.stop(); // twice is harmless
     assert.equal(autocheckpoint(db), 1000, "SQLite's automatic checkpoint is back");
     writeRows(db, 10);
-  } finally {
-    db.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("checkpoint timer: without it the same commits leave the pages in the WAL", async () => {
   // the control of the test above: with the backstop value and no timer, the file stays as it was
-  const dir = await Deno.makeTempDir({ prefix: "tessera-ckpt-" });
-  const path = `${dir}/t.db`;
-  const db = new DatabaseSync(path);
-  try {
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("create table t (id integer primary key, v text)");
+  await withWalFile(async (db, path) => {
     db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
     const sizeBefore = Deno.statSync(path).size;
     writeRows(db, 1500);
     await new Promise((r) => setTimeout(r, 300));
     assert.ok(Deno.statSync(path).size < sizeBefore + 100_000);
-  } finally {
-    db.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("checkpoint timer: none for an in-memory database", () => {
