@@ -155,13 +155,11 @@ export class PgCacheEpoch implements VersionSource {
   #next(): Promise<number> {
     const inFlight = this.#inFlight;
     if (inFlight === undefined) return this.#send();
-    return this.#queued ??= inFlight.then(
-      () => undefined,
-      () => undefined,
-    ).then(() => {
+    const sendQueued = () => {
       this.#queued = undefined;
       return this.#send();
-    });
+    };
+    return this.#queued ??= inFlight.then(sendQueued, sendQueued);
   }
 
   #send(): Promise<number> {

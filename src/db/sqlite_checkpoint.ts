@@ -51,8 +51,9 @@ export function startCheckpointer(
     try {
       checkpoint.get();
     } catch (err) {
-      // a passing failure (the file busy with another process's checkpoint): the next tick
-      // tries again; SQLite's backstop checkpoint bounds the WAL meanwhile
+      // another process's checkpoint running is no failure (the pragma reports it in its row);
+      // this is one of the file (I/O): logged once, tried again on the next tick, and SQLite's
+      // backstop checkpoint bounds the WAL meanwhile
       if (!hasWarned) {
         hasWarned = true;
         options.log?.warn("A checkpoint of the SQLite database failed; retrying", {

@@ -357,12 +357,11 @@ function mysqlDriver(): Promise<typeof import("mysql2")> {
 }
 
 function openMysql(s: SqlServerSettings, size: number, ca: string | undefined): UserDb {
-  let pool: MysqlDriverPool | undefined;
   let opening: Promise<MysqlDriverPool> | undefined;
   const poolOf = () =>
     opening ??= mysqlDriver().then(({ createPool }) => createMysqlPool(createPool));
   function createMysqlPool(createPool: typeof import("mysql2").createPool): MysqlDriverPool {
-    pool = createPool({
+    const pool = createPool({
       host: s.socket ? undefined : s.host,
       port: s.socket ? undefined : s.port,
       socketPath: s.socket,
@@ -403,15 +402,12 @@ function openMysql(s: SqlServerSettings, size: number, ca: string | undefined): 
       isSettled = true;
       callback(new SqlTimeoutError("waiting for a connection", s.timeoutMs));
     }, s.timeoutMs);
-    if (pool) getConnection(pool);
-    else {
-      poolOf().then(getConnection, (err) => {
-        if (isSettled) return;
-        clearTimeout(timer);
-        isSettled = true;
-        callback(err);
-      });
-    }
+    poolOf().then(getConnection, (err) => {
+      if (isSettled) return;
+      clearTimeout(timer);
+      isSettled = true;
+      callback(err);
+    });
     function getConnection(pool: MysqlDriverPool): void {
       pool.getConnection((err, conn) => {
         if (isSettled) {
